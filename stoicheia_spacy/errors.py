@@ -1,0 +1,32 @@
+"""Exceptions raised by stoicheia-spacy. Every public function raises one of these
+(or a documented fallback) on bad input, never a bare crash."""
+
+from __future__ import annotations
+
+
+class StoicheiaError(Exception):
+    """Base class of every error raised by this package."""
+
+
+class InvalidTextError(StoicheiaError, ValueError):
+    """Text that cannot be processed (NUL bytes, lone surrogates, wrong type...)."""
+
+
+class LeidenSyntaxError(StoicheiaError, ValueError):
+    """Malformed Leiden / Ithaca markup; ``offset`` is the index in the input text."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(f"{message} (at offset {offset})")
+        self.offset = offset
+
+
+class CheckpointError(StoicheiaError):
+    """A checkpoint that is missing, corrupt, truncated, or of the wrong shape."""
+
+
+class ModelNotAvailableError(StoicheiaError):
+    """A model that cannot be fetched (offline, unknown repo id)."""
+
+
+class ConfigError(StoicheiaError, ValueError):
+    """An invalid model or pipeline configuration."""
