@@ -1,0 +1,36 @@
+# Two commands for a fresh machine (see README):
+#   make demo   installs the project, builds and installs grc_stoicheia_doc_clean, runs the demo
+#   make test   installs the project and its dev tools, then ruff, mypy and pytest
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export STOICHEIA_ASSET_MIRROR ?= $(abspath ../shared/data)
+
+.PHONY: install demo test lint typecheck pytest clean
+
+$(VENV)/.installed: requirements/lock.txt setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -r requirements/lock.txt
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	$(PY) -m stoicheia_spacy.cli demo --build
+
+lint: install
+	$(VENV)/bin/ruff check stoicheia_spacy pretrain tests
+
+typecheck: install
+	$(VENV)/bin/mypy stoicheia_spacy pretrain
+
+pytest: install
+	$(PY) -m pytest -q tests
+
+test: lint typecheck pytest
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info packages
