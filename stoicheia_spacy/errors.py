@@ -30,3 +30,7 @@ class ModelNotAvailableError(StoicheiaError):
 
 class ConfigError(StoicheiaError, ValueError):
     """An invalid model or pipeline configuration."""
+
+
+class CorpusError(StoicheiaError, ValueError):
+    """A training corpus that cannot be read: missing file, bad record schema, no usable text."""
