@@ -34,3 +34,15 @@ class ConfigError(StoicheiaError, ValueError):
 
 class CorpusError(StoicheiaError, ValueError):
     """A training corpus that cannot be read: missing file, bad record schema, no usable text."""
+
+
+class CorpusError(StoicheiaError, ValueError):
+    """A corpus source or pipeline input that is missing, unknown or malformed."""
+
+
+class AssetChecksumError(CorpusError):
+    """A fetched asset whose sha256 differs from the pinned one."""
+
+
+class ContaminationError(CorpusError):
+    """Verification found text shared between training data and held-out or documentary text."""
