@@ -36,10 +36,6 @@ class CorpusError(StoicheiaError, ValueError):
     """A training corpus that cannot be read: missing file, bad record schema, no usable text."""
 
 
-class CorpusError(StoicheiaError, ValueError):
-    """A corpus source or pipeline input that is missing, unknown or malformed."""
-
-
 class AssetChecksumError(CorpusError):
     """A fetched asset whose sha256 differs from the pinned one."""
 
