@@ -42,3 +42,7 @@ class AssetChecksumError(CorpusError):
 
 class ContaminationError(CorpusError):
     """Verification found text shared between training data and held-out or documentary text."""
+
+
+class InvalidInputError(StoicheiaError, ValueError):
+    """Model inputs of the wrong type, shape or id range (e.g. a plane id out of its vocabulary)."""
