@@ -46,3 +46,7 @@ class ContaminationError(CorpusError):
 
 class InvalidInputError(StoicheiaError, ValueError):
     """Model inputs of the wrong type, shape or id range (e.g. a plane id out of its vocabulary)."""
+
+
+class InvalidExampleError(StoicheiaError, ValueError):
+    """A training example whose planes are malformed (shape, length, dtype or id range)."""
