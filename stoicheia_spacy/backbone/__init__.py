@@ -1,0 +1,53 @@
+"""The Stoicheia backbone in torch: config, encoder, attention, long documents, loading.
+
+Names load lazily, so ``stoicheia_spacy.backbone.config`` stays importable without torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "PRESETS": "config",
+    "StoicheiaConfig": "config",
+    "mlp_hidden": "config",
+    "planes_to_tensors": "inputs",
+    "load_backbone": "loading",
+    "save_backbone": "loading",
+    "EncoderOutput": "model",
+    "StoicheiaEncoder": "model",
+    "encode_long": "windows",
+}
+
+__all__ = [
+    "PRESETS",
+    "EncoderOutput",
+    "StoicheiaConfig",
+    "StoicheiaEncoder",
+    "encode_long",
+    "load_backbone",
+    "mlp_hidden",
+    "planes_to_tensors",
+    "save_backbone",
+]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .config import PRESETS, StoicheiaConfig, mlp_hidden
+    from .inputs import planes_to_tensors
+    from .loading import load_backbone, save_backbone
+    from .model import EncoderOutput, StoicheiaEncoder
+    from .windows import encode_long
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stoicheia_spacy.backbone' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,212 @@
+"""Load and save backbones in the released format (``config.json`` + ``model.safetensors``).
+
+Only safetensors are read (never pickle). Every tensor name and shape is checked against
+the model built from the config; a corrupt, truncated or mismatched checkpoint raises
+:class:`~stoicheia_spacy.errors.CheckpointError` naming the offending file or tensor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import torch
+
+from stoicheia_spacy.errors import CheckpointError, ConfigError, ModelNotAvailableError
+
+from .config import StoicheiaConfig
+from .model import StoicheiaEncoder
+
+CONFIG_NAME = "config.json"
+WEIGHTS_NAME = "model.safetensors"
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
+#: Prefixes that exports put before every backbone tensor name.
+KNOWN_PREFIXES = ("model.", "encoder.", "tagger.encoder.")
+
+
+def _refuse_pickle(path: Path) -> None:
+    raise CheckpointError(
+        f"{path} is a pickle checkpoint ({path.suffix}); only safetensors are loaded, because "
+        "unpickling can run arbitrary code. Convert it with safetensors.torch.save_file "
+        f"to {WEIGHTS_NAME} beside {CONFIG_NAME}."
+    )
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _download(repo_id: str, revision: str | None) -> Path:
+    """Fetch config + safetensors of a Hub repo (the cache only, when offline)."""
+    hint = (
+        f"cannot fetch model {repo_id!r} from the Hugging Face Hub; download it elsewhere "
+        f"(huggingface-cli download {repo_id}) and pass the local directory holding "
+        f"{CONFIG_NAME} and {WEIGHTS_NAME} instead"
+    )
+    try:
+        import huggingface_hub
+    except ImportError as exc:  # pragma: no cover - dependency of the package
+        raise ModelNotAvailableError(f"{hint} (huggingface_hub is not installed)") from exc
+    try:
+        local = huggingface_hub.snapshot_download(
+            repo_id,
+            revision=revision,
+            allow_patterns=["*.json", "*.safetensors", "*.md"],
+            local_files_only=_offline(),
+        )
+    except Exception as exc:
+        reason = "offline (HF_HUB_OFFLINE is set) and not cached" if _offline() else type(exc).__name__
+        raise ModelNotAvailableError(f"{hint} ({reason}: {exc})") from exc
+    return Path(local)
+
+
+def resolve_source(source: str | os.PathLike[str], revision: str | None = None) -> Path:
+    """A local checkpoint directory for ``source`` (a directory, a file in one, or a Hub repo id)."""
+    path = Path(source)
+    if path.is_file():
+        if path.suffix in PICKLE_SUFFIXES:
+            _refuse_pickle(path)
+        path = path.parent
+    if path.is_dir():
+        return path
+    text = str(source)
+    if path.suffix in PICKLE_SUFFIXES:
+        _refuse_pickle(path)
+    looks_like_repo = text.count("/") == 1 and not text.startswith((".", "/", "~")) and " " not in text
+    if not looks_like_repo:
+        raise ModelNotAvailableError(
+            f"{text!r} is neither a local checkpoint directory nor a Hugging Face repo id (owner/name)"
+        )
+    return _download(text, revision)
+
+
+def _read_config(directory: Path) -> StoicheiaConfig:
+    cfg_path = directory / CONFIG_NAME
+    if not cfg_path.is_file():
+        raise CheckpointError(f"{directory} has no {CONFIG_NAME}")
+    try:
+        data = json.loads(cfg_path.read_text(encoding="utf-8"))
+        return StoicheiaConfig.from_dict(data)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ConfigError, TypeError) as exc:
+        raise CheckpointError(f"invalid {cfg_path}: {exc}") from exc
+
+
+def _read_tensors(weights: Path) -> dict[str, torch.Tensor]:
+    from safetensors import safe_open
+
+    size = weights.stat().st_size
+    try:
+        tensors: dict[str, torch.Tensor] = {}
+        with safe_open(str(weights), framework="pt", device="cpu") as handle:
+            for name in handle.keys():
+                tensors[name] = handle.get_tensor(name)
+    except Exception as exc:
+        raise CheckpointError(
+            f"{weights} is not a readable safetensors file ({size} bytes; corrupt or truncated?): {exc}"
+        ) from exc
+    return tensors
+
+
+def _strip_prefix(tensors: dict[str, torch.Tensor], prefix: str | None) -> dict[str, torch.Tensor]:
+    if prefix is None:
+        prefix = ""
+        if tensors and all(n.startswith("model.") for n in tensors):
+            prefix = "model."
+    if not prefix:
+        return tensors
+    if not prefix.endswith("."):
+        prefix += "."
+    picked = {n[len(prefix):]: t for n, t in tensors.items() if n.startswith(prefix)}
+    if not picked:
+        raise CheckpointError(f"no tensor starts with the prefix {prefix!r}")
+    return picked
+
+
+def load_state(
+    model: StoicheiaEncoder, tensors: dict[str, torch.Tensor], *, source: str = "checkpoint"
+) -> None:
+    """Copy ``tensors`` into ``model`` after checking names, shapes and finiteness exactly."""
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    problems = []
+    if missing:
+        problems.append(f"missing tensor(s): {', '.join(missing)}")
+    if unexpected:
+        problems.append(f"unexpected tensor(s): {', '.join(unexpected)}")
+    for name in sorted(set(expected) & set(tensors)):
+        if tuple(tensors[name].shape) != tuple(expected[name].shape):
+            problems.append(
+                f"tensor {name} has shape {tuple(tensors[name].shape)}, expected {tuple(expected[name].shape)}"
+            )
+        elif not tensors[name].dtype.is_floating_point:
+            problems.append(f"tensor {name} has dtype {tensors[name].dtype}, expected a float type")
+    if problems:
+        raise CheckpointError(f"{source} does not match the backbone config: " + "; ".join(problems))
+    bad = [n for n, t in tensors.items() if not bool(torch.isfinite(t).all())]
+    if bad:
+        raise CheckpointError(f"{source} holds non-finite values (corrupt?) in: {', '.join(sorted(bad))}")
+    with torch.no_grad():
+        for name, param in expected.items():
+            param.copy_(tensors[name].to(param.dtype))
+
+
+def load_backbone(
+    source: str | os.PathLike[str],
+    *,
+    device: str | torch.device = "cpu",
+    dtype: torch.dtype = torch.float32,
+    prefix: str | None = None,
+    revision: str | None = None,
+    attn_impl: str | None = None,
+) -> StoicheiaEncoder:
+    """Load a released backbone from a local directory or a Hugging Face repo id.
+
+    ``prefix`` selects the backbone inside a task checkpoint (``"encoder."``,
+    ``"tagger.encoder."``); by default a ``model.`` prefix on every name is stripped.
+    Stored bf16/fp16 tensors are upcast to ``dtype`` (float32 by default). ``attn_impl``
+    overrides the config's attention implementation. The model is returned in eval mode.
+    Raises :class:`ModelNotAvailableError` (cannot fetch) or :class:`CheckpointError`.
+    """
+    directory = resolve_source(source, revision)
+    weights = directory / WEIGHTS_NAME
+    if not weights.is_file():
+        candidates = sorted(directory.glob("*.safetensors"))
+        pickles = [p for p in directory.iterdir() if p.suffix in PICKLE_SUFFIXES]
+        if len(candidates) == 1:
+            weights = candidates[0]
+        elif pickles and not candidates:
+            _refuse_pickle(pickles[0])
+        else:
+            raise CheckpointError(f"{directory} has no {WEIGHTS_NAME}")
+    config = _read_config(directory)
+    if attn_impl is not None:
+        config.attn_impl = attn_impl
+        try:
+            config.validate()
+        except ConfigError as exc:
+            raise CheckpointError(str(exc)) from exc
+    tensors = _strip_prefix(_read_tensors(weights), prefix)
+    if "cap_emb.weight" in tensors and not config.use_cap_input:
+        config.use_cap_input = True  # task checkpoints carry the capitalization input
+    model = StoicheiaEncoder(config)
+    load_state(model, tensors, source=str(weights))
+    return model.to(device=device, dtype=dtype).eval()
+
+
+def save_backbone(
+    model: StoicheiaEncoder, directory: str | os.PathLike[str], *, dtype: torch.dtype | None = None
+) -> Path:
+    """Write ``config.json`` + ``model.safetensors`` in the released format (optionally bf16)."""
+    from safetensors.torch import save_file
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    state = {
+        name: (t.detach().to(dtype) if dtype is not None else t.detach()).contiguous().cpu()
+        for name, t in model.state_dict().items()
+    }
+    save_file(state, str(out / WEIGHTS_NAME), metadata={"format": "pt"})
+    model.config.to_json(out / CONFIG_NAME)
+    return out

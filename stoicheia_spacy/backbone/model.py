@@ -1,0 +1,256 @@
+"""The Stoicheia encoder (torch), with the exact tensor names of the released checkpoints."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from stoicheia_spacy.errors import InvalidInputError
+
+from .attention import AttentionPlan, attend, build_plan
+from .config import StoicheiaConfig
+from .layers import GeGLU, RMSNorm, apply_rope, rope_tables
+
+
+@dataclass
+class EncoderOutput:
+    """Per-letter logits of the five heads, the final hidden state and optionally all layers.
+
+    ``hidden_states`` (when asked) has ``depth + 1`` entries: the embedding sum, then the
+    output of every block (before ``norm_out``); ``last_hidden`` is after ``norm_out``.
+    """
+
+    char: torch.Tensor
+    boundary: torch.Tensor
+    dia: torch.Tensor
+    cap: torch.Tensor
+    punct: torch.Tensor
+    last_hidden: torch.Tensor
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention: fused qkv, per-head QK RMSNorm, RoPE, output projection."""
+
+    def __init__(self, config: StoicheiaConfig) -> None:
+        super().__init__()
+        d = config.d_model
+        self.n_heads = config.n_heads
+        self.head_dim = config.head_dim
+        self.qkv = nn.Linear(d, 3 * d, bias=False)
+        self.o = nn.Linear(d, d, bias=False)
+        self.qk_norm = config.qk_norm
+        if config.qk_norm:
+            self.q_norm = RMSNorm(self.head_dim)
+            self.k_norm = RMSNorm(self.head_dim)
+
+    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor], plan: AttentionPlan, local: bool) -> torch.Tensor:
+        B, T, _ = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, self.head_dim).unbind(2)
+        if self.qk_norm:
+            q, k = self.q_norm(q), self.k_norm(k)
+        cos, sin = rope
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        out = attend(q, k, v, plan, local)
+        return self.o(out.reshape(B, T, -1))
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: ``x + attn(n1(x))`` then ``x + mlp(n2(x))``."""
+
+    def __init__(self, config: StoicheiaConfig, index: int) -> None:
+        super().__init__()
+        self.local = not config.is_global(index)
+        self.n1 = RMSNorm(config.d_model)
+        self.attn = Attention(config)
+        self.n2 = RMSNorm(config.d_model)
+        self.mlp = GeGLU(config.d_model, config.mlp_hidden)
+
+    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor], plan: AttentionPlan) -> torch.Tensor:
+        x = x + self.attn(self.n1(x), rope, plan, self.local)
+        return x + self.mlp(self.n2(x))
+
+
+class StoicheiaEncoder(nn.Module):
+    """The Stoicheia character-level encoder (released ``char_bert`` layout).
+
+    Inputs are ``(B, T)`` integer tensors of plane ids (see ``stoicheia_spacy.alphabet``):
+    ``input_ids`` (letters incl. MASK/BLANK/PAD), ``boundary``, ``dia``, ``punct``; optional
+    ``seg_id`` (packed documents never attend across segments; default: PAD positions form
+    their own segment), ``positions`` (RoPE positions, default ``arange(T)`` per row),
+    ``cap`` (0/1, only with ``use_cap_input``; ids >= 2, the codec's UNKNOWN, read as 0),
+    ``region``/``century`` (``(B,)`` or ``(B, T)``; default the last id = unknown).
+    On CUDA in float32 the forward runs under bf16 autocast (set ``autocast_gpu = False``
+    to disable).
+    """
+
+    def __init__(self, config: StoicheiaConfig) -> None:
+        super().__init__()
+        self.config = config
+        d = config.d_model
+        self.e_char = nn.Embedding(config.n_char_ids, d)
+        self.e_bnd = nn.Embedding(config.n_boundary, d)
+        self.e_dia = nn.Embedding(config.n_dia, d)
+        self.e_punct = nn.Embedding(config.n_punct, d)
+        if config.use_cap_input:
+            self.cap_emb = nn.Embedding(2, d)
+            nn.init.zeros_(self.cap_emb.weight)
+        if config.n_region is not None:
+            self.e_region = nn.Embedding(config.n_region, d)
+        if config.n_century is not None:
+            self.e_century = nn.Embedding(config.n_century, d)
+        self.blocks = nn.ModuleList(Block(config, i) for i in range(config.depth))
+        self.norm_out = RMSNorm(d)
+        self.head_char = nn.Linear(d, config.n_char_ids, bias=False)
+        self.head_bnd = nn.Linear(d, config.n_boundary - 1, bias=False)
+        self.head_dia = nn.Linear(d, config.n_dia - 1, bias=False)
+        self.head_cap = nn.Linear(d, 2, bias=False)
+        self.head_punct = nn.Linear(d, config.n_punct - 1, bias=False)
+        self.autocast_gpu = True
+        self.apply(self._init_weights)
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, nn.Linear | nn.Embedding):
+            nn.init.normal_(module.weight, std=0.02)
+
+    # ------------------------------------------------------------------ inputs
+    def _check(self, name: str, x: torch.Tensor, high: int, shape: torch.Size | None) -> None:
+        if not isinstance(x, torch.Tensor):
+            raise InvalidInputError(f"{name} must be a torch tensor, got {type(x).__name__}")
+        if x.dtype.is_floating_point or x.dtype == torch.bool:
+            raise InvalidInputError(f"{name} must hold integer ids, got dtype {x.dtype}")
+        if shape is not None and x.shape != shape:
+            raise InvalidInputError(f"{name} has shape {tuple(x.shape)}, expected {tuple(shape)}")
+        if x.numel():
+            lo, hi = torch.aminmax(x)
+            if int(lo) < 0 or int(hi) >= high:
+                raise InvalidInputError(f"{name} ids must lie in 0..{high - 1}, got {int(lo)}..{int(hi)}")
+
+    def embed(
+        self,
+        input_ids: torch.Tensor,
+        boundary: torch.Tensor,
+        dia: torch.Tensor,
+        punct: torch.Tensor,
+        *,
+        cap: torch.Tensor | None = None,
+        region: torch.Tensor | None = None,
+        century: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Validated sum of the input embeddings ``(B, T, d)``."""
+        cfg = self.config
+        if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
+            raise InvalidInputError("input_ids must be a (batch, length) integer tensor")
+        shape = input_ids.shape
+        self._check("input_ids", input_ids, cfg.n_char_ids, shape)
+        self._check("boundary", boundary, cfg.n_boundary, shape)
+        self._check("dia", dia, cfg.n_dia, shape)
+        self._check("punct", punct, cfg.n_punct, shape)
+        x = self.e_char(input_ids) + self.e_bnd(boundary) + self.e_dia(dia) + self.e_punct(punct)
+        if cap is not None and cfg.use_cap_input:
+            self._check("cap", cap, 256, shape)
+            x = x + self.cap_emb(torch.where(cap >= 2, torch.zeros_like(cap), cap))
+        for name, table, value in (("region", "e_region", region), ("century", "e_century", century)):
+            emb = getattr(self, table, None)
+            if emb is None:
+                continue
+            n = emb.num_embeddings
+            if value is None:
+                value = torch.full(shape, n - 1, dtype=torch.long, device=input_ids.device)
+            if value.dim() == 1:
+                value = value[:, None].expand(shape)
+            self._check(name, value, n, shape)
+            x = x + emb(value)
+        return x
+
+    # ----------------------------------------------------------------- forward
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        boundary: torch.Tensor,
+        dia: torch.Tensor,
+        punct: torch.Tensor,
+        *,
+        seg_id: torch.Tensor | None = None,
+        positions: torch.Tensor | None = None,
+        cap: torch.Tensor | None = None,
+        region: torch.Tensor | None = None,
+        century: torch.Tensor | None = None,
+        output_hidden_states: bool = False,
+        layer_callback: Callable[[int, torch.Tensor], None] | None = None,
+    ) -> EncoderOutput:
+        """Encode a batch; see the class docstring for the inputs.
+
+        ``layer_callback(i, h)`` (optional) receives every hidden state as it is produced
+        (``i = 0`` embeddings, ``i = k`` after block ``k - 1``) without keeping them all.
+        """
+        x = self.embed(input_ids, boundary, dia, punct, cap=cap, region=region, century=century)
+        B, T = input_ids.shape
+        if seg_id is None:
+            seg_id = (input_ids == self.config.pad_id).to(torch.long)
+        else:
+            self._check("seg_id", seg_id, 2**62, input_ids.shape)
+        if positions is None:
+            positions = torch.arange(T, device=input_ids.device).expand(B, T)
+        elif positions.shape != input_ids.shape:
+            raise InvalidInputError(f"positions has shape {tuple(positions.shape)}, expected {tuple(input_ids.shape)}")
+        if T == 0:
+            raise InvalidInputError("cannot encode an empty sequence (length 0)")
+        plan = build_plan(seg_id.to(input_ids.device), self.config.char_window, self.config.attn_backend)
+        rope = rope_tables(positions, self.config.head_dim)
+        use_autocast = self.autocast_gpu and x.device.type == "cuda" and x.dtype == torch.float32
+        ctx: Any = torch.autocast("cuda", dtype=torch.bfloat16) if use_autocast else contextlib.nullcontext()
+        hidden: list[torch.Tensor] = []
+        with ctx:
+            if output_hidden_states:
+                hidden.append(x)
+            if layer_callback is not None:
+                layer_callback(0, x)
+            for i, block in enumerate(self.blocks):
+                x = block(x, rope, plan)
+                if output_hidden_states:
+                    hidden.append(x)
+                if layer_callback is not None:
+                    layer_callback(i + 1, x)
+            h = self.norm_out(x)
+            out = EncoderOutput(
+                char=self.head_char(h).float(),
+                boundary=self.head_bnd(h).float(),
+                dia=self.head_dia(h).float(),
+                cap=self.head_cap(h).float(),
+                punct=self.head_punct(h).float(),
+                last_hidden=h,
+                hidden_states=tuple(hidden) if output_hidden_states else None,
+            )
+        return out
+
+    def encode_long(
+        self,
+        input_ids: torch.Tensor,
+        boundary: torch.Tensor,
+        dia: torch.Tensor,
+        punct: torch.Tensor,
+        *,
+        window: int = 4096,
+        overlap: int = 512,
+        layers: Sequence[int] | None = None,
+        callback: Callable[[int, int, EncoderOutput], None] | None = None,
+        **inputs: Any,
+    ) -> EncoderOutput | None:
+        """Encode one long document in overlapping windows; see :func:`.windows.encode_long`."""
+        from .windows import encode_long
+
+        return encode_long(
+            self, input_ids, boundary, dia, punct, window=window, overlap=overlap,
+            layers=layers, callback=callback, **inputs,
+        )
+
+    def num_parameters(self) -> int:
+        """Number of parameters."""
+        return sum(p.numel() for p in self.parameters())
