@@ -50,3 +50,12 @@ class InvalidInputError(StoicheiaError, ValueError):
 
 class InvalidExampleError(StoicheiaError, ValueError):
     """A training example whose planes are malformed (shape, length, dtype or id range)."""
+
+
+class DecodingError(StoicheiaError, ValueError):
+    """Scores that cannot be decoded: wrong shape, NaN, or no valid structure
+    (no spanning tree with a single root, no path through a metre automaton)."""
+
+
+class ScoringError(StoicheiaError, ValueError):
+    """Inputs to a scorer that do not fit together (lengths, tokenisation, empty gold)."""
