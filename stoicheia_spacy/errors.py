@@ -59,3 +59,7 @@ class DecodingError(StoicheiaError, ValueError):
 
 class ScoringError(StoicheiaError, ValueError):
     """Inputs to a scorer that do not fit together (lengths, tokenisation, empty gold)."""
+
+
+class InvalidPlanesError(StoicheiaError, ValueError):
+    """Character planes that are malformed (unequal lengths, ids out of range...)."""
