@@ -1,0 +1,72 @@
+"""``stoicheia.WordPooler.v1``: per-letter hidden states of every layer -> one vector per token.
+
+A scalar mix (softmax over depth + 1 zero-initialised logits) combines the layers, each
+token takes the mean of its letters, and tokens without a Greek letter (punctuation,
+numbers, Latin) take a learned vector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+from spacy.util import registry
+from thinc.api import Model
+from thinc.types import Floats2d
+
+from .types import StoicheiaDocData
+
+
+@registry.architectures("stoicheia.WordPooler.v1")
+def build_word_pooler() -> Model[list[StoicheiaDocData], list[Floats2d]]:
+    """Scalar mix over layers, then mean over each token's letters (see module doc)."""
+    return Model("stoicheia_word_pooler", _forward, init=_init, dims={"nO": None, "n_layers": None},
+                 params={"mix": None, "empty": None})
+
+
+def _init(model: Model, X: list[StoicheiaDocData] | None = None, Y: object = None) -> None:
+    if X:
+        first = X[0].hidden
+        if not model.has_dim("n_layers"):
+            model.set_dim("n_layers", int(first.shape[0]))
+        if not model.has_dim("nO"):
+            model.set_dim("nO", int(first.shape[2]))
+    model.set_param("mix", model.ops.alloc1f(model.get_dim("n_layers")))
+    model.set_param("empty", model.ops.alloc1f(model.get_dim("nO")))
+
+
+def _forward(
+    model: Model, docs: list[StoicheiaDocData], is_train: bool
+) -> tuple[list[Floats2d], Callable[[list[Floats2d]], list[Any]]]:
+    ops = model.ops
+    logits: Any = model.get_param("mix")
+    empty: Any = model.get_param("empty")
+    weights: Any = ops.softmax(logits)
+    outputs: list[Floats2d] = []
+    cache: list[tuple[Any, Any, Any, Any]] = []
+    for doc in docs:
+        hidden = doc.hidden
+        lengths: Any = ops.asarray1i(cast(Any, doc.token_lengths))
+        mixed = ops.xp.tensordot(weights, hidden, axes=(0, 0)) if hidden.shape[1] else ops.alloc2f(0, hidden.shape[2])
+        pooled: Any = ops.reduce_mean(ops.asarray2f(mixed), lengths)
+        is_empty: Any = ops.asarray1f(lengths == 0)
+        pooled = pooled + is_empty[:, None] * empty[None, :]
+        outputs.append(pooled)
+        cache.append((hidden, mixed, lengths, is_empty))
+
+    def backprop(d_outputs: list[Floats2d]) -> list[Any]:
+        d_hiddens: list[Any] = []
+        d_weights: Any = ops.alloc1f(weights.shape[0])
+        d_empty: Any = ops.alloc1f(empty.shape[0])
+        for d_out, (hidden, _mixed, lengths, is_empty) in zip(d_outputs, cache, strict=True):
+            d_empty += (d_out * is_empty[:, None]).sum(axis=0)
+            d_mixed: Any = ops.backprop_reduce_mean(ops.asarray2f(d_out * (1.0 - is_empty)[:, None]), lengths)
+            d_hiddens.append(weights[:, None, None] * d_mixed[None, :, :])
+            d_weights += ops.xp.tensordot(hidden, d_mixed, axes=([1, 2], [0, 1]))
+        # softmax backprop: dL/dlogit = w * (dL/dw - <w, dL/dw>)
+        d_logits = weights * (d_weights - (weights * d_weights).sum())
+        model.inc_grad("mix", d_logits)
+        model.inc_grad("empty", d_empty)
+        return d_hiddens
+
+    return outputs, backprop
