@@ -1,0 +1,306 @@
+"""The pretraining loop.
+
+One optimiser step reads ``micro_rows * accum * world_size`` packed rows (the global
+batch); each process runs its contiguous share in ``accum`` micro-batches. Loss
+denominators cover the global batch (see ``objective``), so 1 process with
+accumulation and N processes give the same update. A run directory holds ``run.json``
+(the resolved configuration), ``last.pt`` (resumable checkpoint), ``best.pt`` (model
+weights of the best dev bpc), ``metrics.jsonl`` and, at the end, ``export/`` (the
+best step in the released format).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from . import objective as O
+from .checkpoint import (
+    atomic_torch_save,
+    atomic_write_text,
+    load_checkpoint,
+    rng_state,
+    seed_everything,
+    set_rng_state,
+)
+from .config import RunConfig
+from .data import TrainStream, build_dev_rows, resolve_paths
+from .distributed import (
+    DistInfo,
+    all_reduce_sum,
+    full_state,
+    init_distributed,
+    is_fsdp,
+    load_full_state,
+    shutdown_distributed,
+    wrap_model,
+)
+from .model import build_model, count_parameters, matrix_parameter_names, param_groups
+from .sampling import IGNORE, make_sampler
+
+log = logging.getLogger("pretrain")
+
+
+class SimulatedCrash(RuntimeError):
+    """Raised by the ``train.fail_at_step`` testing hook."""
+
+
+@dataclass
+class TrainResult:
+    """Summary of a finished (or interrupted) run."""
+
+    step: int
+    best_dev_bpc: float
+    best_step: int
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def losses(self) -> list[float]:
+        return [h["loss"] for h in self.history if "loss" in h]
+
+
+def _autocast(device: torch.device, bf16: bool) -> contextlib.AbstractContextManager[Any]:
+    if device.type == "cuda" and bf16:
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def _forward(model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> Any:
+    return model(batch["input_ids"], batch["boundary"], batch["dia"], batch["punct"], seg_id=batch["seg_id"])
+
+
+class Trainer:
+    """Builds everything a run needs and runs it; ``run()`` resumes from ``last.pt``."""
+
+    def __init__(
+        self,
+        cfg: RunConfig,
+        data: str | Sequence[str | Path],
+        out_dir: str | Path,
+        *,
+        resume: bool = True,
+        encoder: Any = None,
+        info: DistInfo | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.out = Path(out_dir)
+        self.resume = resume
+        t = cfg.train
+        if t.threads > 0:
+            torch.set_num_threads(t.threads)
+        self.info = info or init_distributed(t.device)
+        self.device = self.info.device
+        seed_everything(t.seed)
+        if self.device.type == "cpu":
+            torch.use_deterministic_algorithms(True, warn_only=True)
+
+        self.model_config = cfg.model_config()
+        raw = build_model(self.model_config).to(self.device)
+        self.n_params = count_parameters(raw)
+        matrices = matrix_parameter_names(raw)
+        self.model = wrap_model(raw, self.info, t.dist)
+        self.raw_model = raw
+        self.forward_model: torch.nn.Module = torch.compile(self.model) if t.compile else self.model  # type: ignore[assignment]
+        fused = self.device.type == "cuda"
+        self.optimizer = torch.optim.AdamW(
+            param_groups(self.model, matrices, t.weight_decay),
+            lr=t.lr,
+            betas=t.betas,
+            eps=t.eps,
+            **({"fused": True} if fused else {}),
+        )
+        from .schedule import Schedule
+
+        self.schedule = Schedule(t, cfg.data)
+        paths = resolve_paths(data)
+        self.paths = paths
+        sampler = make_sampler(cfg.data.sampler)
+        self.stream = TrainStream(paths, cfg.data, sampler, seed=t.seed, encoder=encoder)
+        self.dev_rows = build_dev_rows(paths, cfg.data, sampler, seed=t.seed, encoder=encoder)
+        self.step = 0
+        self.history: list[dict[str, Any]] = []
+
+    # -- evaluation ----------------------------------------------------------------
+    @torch.no_grad()
+    def evaluate(self) -> float:
+        """Masked bits per character on the fixed dev slice (NaN without a dev slice)."""
+        if not self.dev_rows:
+            return math.nan
+        self.model.eval()
+        # equal shares on every rank (sharded forwards are collective): pad with a copy
+        # of a row whose letter targets are all ignored
+        per = -(-len(self.dev_rows) // self.info.world_size)
+        mine = self.dev_rows[self.info.rank * per : (self.info.rank + 1) * per]
+        filler = dict(self.dev_rows[0], char_target=np.full_like(self.dev_rows[0]["char_target"], IGNORE))
+        mine = mine + [filler] * (per - len(mine))
+        sums = torch.zeros(2, dtype=torch.float64)
+        size = self.cfg.train.micro_rows
+        for i in range(0, len(mine), size):
+            batch = O.collate(mine[i : i + size], self.device)
+            with _autocast(self.device, self.cfg.train.bf16):
+                out = _forward(self.forward_model, batch)
+            ce, n = O.masked_ce_sum(out, batch)
+            sums += torch.tensor([ce, n], dtype=torch.float64)
+        sums = all_reduce_sum(sums.to(self.device), self.info).cpu()
+        self.model.train()
+        return O.bits_per_char(float(sums[0]), int(sums[1]))
+
+    # -- checkpoints ---------------------------------------------------------------
+    def save_checkpoint(self) -> None:
+        msd, osd = full_state(self.model, self.optimizer)
+        if not self.info.is_main:
+            return
+        atomic_torch_save(
+            {
+                "step": self.step,
+                "model": msd,
+                "optimizer": osd,
+                "schedule": self.schedule.state_dict(),
+                "data": self.stream.state_dict(),
+                "rng": rng_state(),
+                "history": self.history,
+                "model_config": self.model_config.to_dict(),
+                "run_config": self.cfg.to_dict(),
+            },
+            self.out / "last.pt",
+        )
+
+    def save_best(self, bpc: float) -> None:
+        msd, _ = full_state(self.model, self.optimizer) if is_fsdp(self.model) else (None, None)
+        if not self.info.is_main:
+            return
+        if msd is None:
+            msd = {k: v.detach().cpu().clone() for k, v in self.raw_model.state_dict().items()}
+        atomic_torch_save(
+            {"step": self.step, "dev_bpc": bpc, "model": msd, "model_config": self.model_config.to_dict()},
+            self.out / "best.pt",
+        )
+
+    def load_checkpoint(self, path: Path) -> None:
+        state = load_checkpoint(path)
+        load_full_state(self.model, self.optimizer, state["model"], state["optimizer"])
+        self.schedule.load_state_dict(state["schedule"])
+        self.stream.load_state_dict(state["data"])
+        set_rng_state(state["rng"])
+        self.step = int(state["step"])
+        self.history = list(state["history"])
+
+    # -- the loop ------------------------------------------------------------------
+    def _log(self, entry: dict[str, Any]) -> None:
+        self.history.append(entry)
+        if self.info.is_main:
+            with open(self.out / "metrics.jsonl", "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(entry) + "\n")
+
+    def train_step(self) -> dict[str, Any]:
+        """One optimiser step over the global batch; returns its log entry."""
+        t = self.cfg.train
+        info = self.info
+        self.stream.set_tier_weights(self.schedule.tier_weights(self.step))
+        rows = self.stream.next_rows(self.cfg.global_rows(info.world_size))
+        dens = O.denominators(rows)
+        letters = int(sum(int((r["seg_id"] > 0).sum()) for r in rows))
+        share = t.micro_rows * t.accum
+        mine = rows[info.rank * share : (info.rank + 1) * share]
+        total = torch.zeros((), dtype=torch.float64)
+        for k in range(t.accum):
+            batch = O.collate(mine[k * t.micro_rows : (k + 1) * t.micro_rows], self.device)
+            last = k == t.accum - 1
+            sync = contextlib.nullcontext() if last or not info.enabled else self.model.no_sync()  # type: ignore[operator]
+            with sync:
+                with _autocast(self.device, t.bf16):
+                    out = _forward(self.forward_model, batch)
+                loss = O.combine(O.numerators(out, batch), dens, t.aux_weight)
+                (loss * info.world_size).backward()
+            total += loss.detach().double().cpu()
+        if is_fsdp(self.model):
+            grad_norm = self.model.clip_grad_norm_(t.clip)  # type: ignore[operator]
+        else:
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip)
+        lr = t.lr * self.schedule.lr_factor(self.step)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.step += 1
+        total = all_reduce_sum(total.to(self.device), info).cpu()
+        return {
+            "step": self.step,
+            "loss": float(total),
+            "lr": lr,
+            "grad_norm": float(grad_norm),
+            "letters": letters,
+        }
+
+    def run(self) -> TrainResult:
+        """Train until the schedule ends (or ``max_steps``), resuming when possible."""
+        t = self.cfg.train
+        if self.info.is_main:
+            self.out.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(self.cfg.to_json() + "\n", self.out / "run.json")
+        last = self.out / "last.pt"
+        if self.resume and last.is_file():
+            self.load_checkpoint(last)
+            log.info("resumed from %s at step %d", last, self.step)
+            if self.info.is_main:
+                atomic_write_text("".join(json.dumps(h) + "\n" for h in self.history), self.out / "metrics.jsonl")
+        elif self.info.is_main and (self.out / "metrics.jsonl").exists():
+            (self.out / "metrics.jsonl").unlink()
+        if self.info.is_main:
+            log.info(
+                "model %s: %.1fM parameters; %d dev rows; %d process(es) on %s",
+                self.cfg.preset, self.n_params / 1e6, len(self.dev_rows), self.info.world_size, self.device,
+            )
+        self.model.train()
+        window_letters, window_t0 = 0, time.perf_counter()
+        last_bpc = math.nan
+        while self.step < min(self.schedule.end_step, t.max_steps):
+            entry = self.train_step()
+            window_letters += entry["letters"]
+            if self.step % t.eval_every == 0 or self.step >= min(self.schedule.end_step, t.max_steps):
+                last_bpc = self.evaluate()
+                entry["dev_bpc"] = last_bpc
+                if not math.isnan(last_bpc) and self.schedule.report_dev(self.step, last_bpc):
+                    self.save_best(last_bpc)
+            self._log(entry)
+            if self.info.is_main and (self.step % t.log_every == 0 or "dev_bpc" in entry):
+                elapsed = max(time.perf_counter() - window_t0, 1e-9)
+                log.info(
+                    "step %d/%d loss %.4f lr %.2e dev_bpc %.4f letters/s %.0f",
+                    self.step, self.schedule.end_step, entry["loss"], entry["lr"], last_bpc,
+                    window_letters / elapsed,
+                )
+                window_letters, window_t0 = 0, time.perf_counter()
+            done = self.step >= min(self.schedule.end_step, t.max_steps)
+            if self.step % t.ckpt_every == 0 or done:
+                self.save_checkpoint()
+            if t.fail_at_step == self.step:
+                raise SimulatedCrash(f"simulated crash after step {self.step}")
+        if self.info.is_main:
+            from .export import export_run
+
+            try:
+                export_run(self.out, self.out / "export")
+            except Exception as exc:  # export is a convenience here; the checkpoints are kept
+                log.warning("export of the best step failed: %s", exc)
+        return TrainResult(self.step, self.schedule.best, self.schedule.best_step, self.history)
+
+
+def train(cfg: RunConfig, data: str | Sequence[str | Path], out_dir: str | Path, **kwargs: Any) -> TrainResult:
+    """Build a ``Trainer`` and run it; tears the process group down afterwards."""
+    try:
+        return Trainer(cfg, data, out_dir, **kwargs).run()
+    finally:
+        shutdown_distributed()
+
+
+__all__ = ["SimulatedCrash", "TrainResult", "Trainer", "train"]
