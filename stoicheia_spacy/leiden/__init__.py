@@ -1,0 +1,25 @@
+"""Leiden / Ithaca / DDbDP gap markup: parse to a cleaned text with gaps, render back.
+
+``parse_gaps(text)`` returns a :class:`GappedText` whose ``text`` holds no gap
+characters (a :class:`Gap` is an insertion point) and whose ``source_offsets`` map
+every cleaned character back to the input; ``render_restorations`` is the inverse.
+"""
+
+from __future__ import annotations
+
+from stoicheia_spacy.leiden.model import GAP_KINDS, SPAN_KINDS, Gap, GappedText, Restoration, Span
+from stoicheia_spacy.leiden.parser import Notation, parse_gaps
+from stoicheia_spacy.leiden.render import format_gap, render_restorations
+
+__all__ = [
+    "GAP_KINDS",
+    "SPAN_KINDS",
+    "Gap",
+    "GappedText",
+    "Notation",
+    "Restoration",
+    "Span",
+    "format_gap",
+    "parse_gaps",
+    "render_restorations",
+]
