@@ -11,7 +11,7 @@ each; circumflex > acute > grave, rough > smooth) before any other marks; U+0313
 consonant (on ρ: when no letter follows) becomes U+2019; whitespace runs -> one space,
 none at either end; no space between a letter (or its elision mark) and the
 punctuation after it; one space after punctuation or an elision mark that a letter
-follows directly; σ at the end of a word -> ς, elsewhere σ; NFC (so oxia -> tonos,
+follows directly; σ at the end of a word -> ς, elsewhere σ (also before an elision mark: θάλασσ’); NFC (so oxia -> tonos,
 U+0387 -> U+00B7, U+037E -> ``;``).  Never NFKC.
 
 Characters that are not modelled (Latin, digits, archaic letters, sigla, other
@@ -40,7 +40,7 @@ _SPACES = re.compile(r"\s+")
 _SPACE_BEFORE_PUNCT = re.compile(f"(?<=[{_LETTERS}{_MARKS}{ELISION}]) (?=[{_PUNCT}])")
 _AFTER_PUNCT = re.compile(f"([{_PUNCT}])(?=[{_LETTERS}])")
 _AFTER_ELISION = re.compile(f"(?<=[{_LETTERS}{_MARKS}]){ELISION}(?=[{_LETTERS}])")
-_FINAL_SIGMA = re.compile(f"σ(?=[^{_LETTERS}\\s{_PUNCT}{ELISION}]*(?:[\\s{_PUNCT}{ELISION}]|$))")
+_FINAL_SIGMA = re.compile(f"σ(?=[^{_LETTERS}\\s{_PUNCT}{ELISION}]*(?:[\\s{_PUNCT}]|$))")
 
 
 @cache

@@ -1,7 +1,8 @@
 """Five character planes -> NFC polytonic text, by table lookup.
 
 Rendering of each position: letter (capital when the capitals plane says 1, final
-sigma ``ς`` for a lower-case σ whose boundary is word- or sentence-final), its
+sigma ``ς`` for a lower-case σ whose boundary is word- or sentence-final, unless
+elided: ``θάλασσ’``), its
 diacritics, then an elision mark U+2019 when :func:`elision_mask` says so, then its
 punctuation mark (``,`` ``·`` U+00B7 ``:`` ``.`` ``;``), then one space when its
 boundary is word- or sentence-final, except after the last position.
@@ -261,11 +262,11 @@ def decode_planes(planes: CharPlanes, *, mask_char: str = MASK_PLACEHOLDER) -> s
     boundary = planes.boundary
     upper = planes.capitals == CAP_UPPER
     word_end = (boundary == BND_WORD_END) | (boundary == BND_SENT_END)
-    final_sigma = (letters == SIGMA) & ~upper & word_end
+    elision = elision_mask(planes)
+    final_sigma = (letters == SIGMA) & ~upper & word_end & ~elision  # elided: θάλασσ’
     letters[final_sigma] = _FINAL_SIGMA_CODE
     space = word_end.copy()
     space[-1] = False
-    elision = elision_mask(planes)
     punct = np.where(planes.punctuation == PUNCT_UNKNOWN, PUNCT_NONE, planes.punctuation).astype(np.int64)
     suffix = (elision.astype(np.int64) * N_PUNCT + punct) * 2 + space
     index = ((letters * 2 + upper) * N_DIA + planes.diacritics) * _N_SUFFIX + suffix
