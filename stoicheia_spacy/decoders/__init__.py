@@ -11,6 +11,7 @@ from .viterbi import (
     gated_decode,
     syllable_scores,
     viterbi,
+    viterbi_batch,
 )
 
 __all__ = [
@@ -28,4 +29,5 @@ __all__ = [
     "syllable_scores",
     "tree_score",
     "viterbi",
+    "viterbi_batch",
 ]

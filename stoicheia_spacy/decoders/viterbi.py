@@ -10,7 +10,8 @@ when it costs at most 0.1 nats *per letter* more than the unconstrained argmax
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,15 +63,41 @@ def _to_string(ids: np.ndarray) -> str:
     return "".join(WEIGHTS[i] for i in ids.tolist())
 
 
-def _incidence(meter: Meter) -> tuple[np.ndarray, np.ndarray]:
-    """(2S, S) bool: row ``w*S + s`` feeds state ``trans[s, w]``; and the row validity."""
+@functools.lru_cache(maxsize=64)
+def _incidence(meter: Meter) -> np.ndarray:
+    """(2S, S) bool: row ``w*S + s`` feeds state ``trans[s, w]`` (cached per metre)."""
     trans = meter.transitions
-    n_states = trans.shape[0]
     rows = trans.T.reshape(-1)  # row index w*S + s
     valid = rows >= 0
-    inc = np.zeros((rows.size, n_states), dtype=bool)
+    inc = np.zeros((rows.size, trans.shape[0]), dtype=bool)
     inc[np.nonzero(valid)[0], rows[valid]] = True
-    return inc, valid
+    return inc
+
+
+def _viterbi_same_length(scores: np.ndarray, meter: Meter) -> tuple[np.ndarray, np.ndarray]:
+    """Batched recursion over (B, n, 2) scores: (paths (B, n), costs (B,)); inf cost = no path."""
+    b, n, _ = scores.shape
+    inc = _incidence(meter)
+    n_states = meter.n_states
+    alpha = np.full((b, n_states), -np.inf)
+    alpha[:, 0] = 0.0
+    back = np.empty((n, b, n_states), dtype=np.int64)
+    rows = np.arange(b)[:, None]
+    cols = np.arange(n_states)[None, :]
+    for t in range(n):  # over syllables; lines, states and weights are vectorised
+        cand = (alpha[:, None, :] + scores[:, t, :, None]).reshape(b, -1)  # (B, 2S)
+        table = np.where(inc[None], cand[:, :, None], -np.inf)  # (B, 2S, S)
+        back[t] = np.argmax(table, axis=1)
+        alpha = table[rows, back[t], cols]
+    final = np.where(meter.accepting[None], alpha, -np.inf)
+    state = np.argmax(final, axis=1)
+    found = np.isfinite(final[np.arange(b), state])
+    paths = np.zeros((b, n), dtype=np.int64)
+    for t in range(n - 1, -1, -1):
+        weight, state = np.divmod(back[t, np.arange(b), state], n_states)
+        paths[:, t] = weight
+    costs = -np.take_along_axis(scores, paths[:, :, None], axis=2)[:, :, 0].sum(axis=1)
+    return paths, np.where(found, costs, np.inf)
 
 
 def viterbi(logp: np.ndarray, meter: Meter) -> ViterbiResult:
@@ -79,31 +106,31 @@ def viterbi(logp: np.ndarray, meter: Meter) -> ViterbiResult:
     The recursion is vectorised over the automaton's states and both weights.
     Ties are broken towards heavy and towards lower state ids.
     """
-    scores = _check_logp(logp)
-    n = scores.shape[0]
-    argmax_ids = np.argmax(scores, axis=1)
-    argmax_cost = float(-scores[np.arange(n), argmax_ids].sum())
-    inc, _valid = _incidence(meter)
-    n_states = meter.n_states
-    neg = np.full(inc.shape, -np.inf)
-    alpha = np.full(n_states, -np.inf)
-    alpha[0] = 0.0
-    back = np.empty((n, n_states), dtype=np.int64)
-    for t in range(n):  # over syllables; states and weights are vectorised
-        cand = (alpha[None, :] + scores[t][:, None]).reshape(-1)  # row w*S + s
-        table = np.where(inc, cand[:, None], neg)
-        back[t] = np.argmax(table, axis=0)
-        alpha = table[back[t], np.arange(n_states)]
-    final = np.where(meter.accepting, alpha, -np.inf)
-    state = int(np.argmax(final))
-    if not np.isfinite(final[state]):
-        return ViterbiResult(meter.name, None, float("inf"), _to_string(argmax_ids), argmax_cost)
-    path = np.empty(n, dtype=np.int64)
-    for t in range(n - 1, -1, -1):
-        weight, state = divmod(int(back[t, state]), n_states)
-        path[t] = weight
-    cost = float(-scores[np.arange(n), path].sum())
-    return ViterbiResult(meter.name, _to_string(path), cost, _to_string(argmax_ids), argmax_cost)
+    return viterbi_batch([logp], meter)[0]
+
+
+def viterbi_batch(logps: Sequence[np.ndarray], meter: Meter) -> list[ViterbiResult]:
+    """:func:`viterbi` for many lines at once; lines of equal length share one vectorised pass."""
+    checked = [_check_logp(x) for x in logps]
+    results: list[ViterbiResult | None] = [None] * len(checked)
+    by_length: dict[int, list[int]] = {}
+    for i, x in enumerate(checked):
+        by_length.setdefault(x.shape[0], []).append(i)
+    for idx in by_length.values():
+        scores = np.stack([checked[i] for i in idx])
+        paths, costs = _viterbi_same_length(scores, meter)
+        argmax_ids = np.argmax(scores, axis=2)
+        argmax_costs = -np.max(scores, axis=2).sum(axis=1)
+        for j, i in enumerate(idx):
+            found = bool(np.isfinite(costs[j]))
+            results[i] = ViterbiResult(
+                meter.name,
+                _to_string(paths[j]) if found else None,
+                float(costs[j]),
+                _to_string(argmax_ids[j]),
+                float(argmax_costs[j]),
+            )
+    return [r for r in results if r is not None]
 
 
 def syllable_scores(letter_logp: np.ndarray, syllable_ends: np.ndarray) -> np.ndarray:

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from stoicheia_spacy.decoders.meters import Meter, load_meters, meter_from_dict
-from stoicheia_spacy.decoders.viterbi import detect_meter, gated_decode, syllable_scores, viterbi
+from stoicheia_spacy.decoders.viterbi import (
+    detect_meter,
+    gated_decode,
+    syllable_scores,
+    viterbi,
+    viterbi_batch,
+)
 from stoicheia_spacy.errors import DecodingError
 
 
@@ -151,3 +157,19 @@ def test_bad_scores_raise(meters: dict[str, Meter], bad: np.ndarray) -> None:
         viterbi(bad, meters["choliamb"])
     with pytest.raises(DecodingError):
         gated_decode(np.zeros((12, 2)), meters["choliamb"], theta=-1.0)
+
+
+def test_batch_equals_single_lines(meters: dict[str, Meter]) -> None:
+    rng = np.random.default_rng(9)
+    lines = [log_softmax(rng.normal(size=(n, 2))) for n in (16, 13, 16, 17, 5, 13)]
+    meter = meters["dactylic_hexameter"]
+    batch = viterbi_batch(lines, meter)
+    assert len(batch) == len(lines)
+    for line, result in zip(lines, batch, strict=True):
+        single = viterbi(line, meter)
+        assert result.path == single.path and result.argmax_path == single.argmax_path
+        assert result.cost == pytest.approx(single.cost) or (
+            np.isinf(result.cost) and np.isinf(single.cost)
+        )
+        assert result.cost == pytest.approx(brute_force(line, meter))
+    assert batch[4].path is None  # five syllables cannot be a hexameter
