@@ -1,0 +1,14 @@
+"""``stoicheia`` command line: one module per command group, all on one typer ``app``."""
+
+from __future__ import annotations
+
+from . import demo as _demo  # noqa: F401  (registers the command)
+from . import package as _package  # noqa: F401  (registers the command)
+from .app import app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,102 @@
+"""``stoicheia demo``: codec planes and Leiden gaps of a shipped passage, then any installed pipeline."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+import typer
+from wasabi import Printer
+
+from .app import app
+
+#: The shipped sample (the repository's ``assets/samples``); used when it is present.
+SAMPLE = Path(__file__).resolve().parents[2] / "assets" / "samples" / "bgu_1_100.txt"
+#: Fallback when the package is installed without the repository assets (same text, BGU I 100).
+FALLBACK = ("Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι Ὥρου χαίρειν. ὁμολογῶ πεπρακέναι σοι "
+            "κάμηλον θήλειαν δευτερόβολον πυρρὰν κεχαραγμένο[ν] δεξιῷ σιαγόνι.")
+DEFAULT_SOURCE = "anonymous-stoicheia/Stoicheia-doc_clean"
+_RESTORED = re.compile(r"\[([^\]\[.\-–0-9]+)\]")
+
+
+def read_sample(path: Path | None = None) -> str:
+    """The sample passage without its ``#`` comment lines."""
+    path = path or SAMPLE
+    if not path.is_file():
+        return FALLBACK
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return " ".join(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+def mask_restorations(text: str) -> str:
+    """Turn editorial restorations ``[αβγ]`` into lacunae of the same width ``[.3]``."""
+    return _RESTORED.sub(lambda m: f"[.{len(m.group(1))}]", text)
+
+
+def installed_pipelines() -> list[str]:
+    """Names of the installed ``grc_stoicheia_*`` pipeline packages."""
+    names = {re.sub(r"[-_.]+", "_", d.metadata["Name"] or "").lower() for d in metadata.distributions()}
+    return sorted(n for n in names if n.startswith("grc_stoicheia_"))
+
+
+def _build_and_install(source: str, msg: Printer) -> str:
+    from .package import package_name, package_pipeline
+
+    with tempfile.TemporaryDirectory() as tmp:
+        msg.info(f"Building grc_stoicheia_doc_clean from {source}")
+        path = package_pipeline(source, "doc_clean", Path(tmp), force=True)
+        sdist = next((path / "dist").glob("*.tar.gz"))
+        subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", str(sdist)], check=True)
+    return package_name("doc_clean")
+
+
+@app.command("demo")
+def demo_command(
+    text_file: Path = typer.Option(None, "--text-file", help="Passage to show (default: the shipped sample)"),
+    pipeline: str = typer.Option(None, "--pipeline", help="Pipeline package or directory to run"),
+    build: bool = typer.Option(False, "--build", help="Build and install grc_stoicheia_doc_clean when none is installed"),
+    source: str = typer.Option(DEFAULT_SOURCE, "--source", help="Checkpoint used by --build"),
+    letters: int = typer.Option(12, "--letters", help="How many letters of the planes to print"),
+) -> None:
+    """Show the codec planes and Leiden gaps of a passage, then run an installed pipeline on it."""
+    from ..codec import encode_planes
+    from ..leiden import parse_gaps
+
+    msg = Printer()
+    text = read_sample(text_file)
+    msg.divider("Passage")
+    print(text)
+    planes = encode_planes(text)
+    msg.divider(f"Codec planes ({len(planes)} letters; first {letters})")
+    rows = [(text[int(o)], int(planes.letters[i]), int(planes.boundary[i]), int(planes.diacritics[i]),
+             int(planes.punctuation[i]), int(planes.capitals[i]))
+            for i, o in enumerate(planes.offsets[:letters])]
+    msg.table(rows, header=("char", "letter", "boundary", "diacritic", "punct", "cap"), divider=True)
+    masked = mask_restorations(text)
+    gapped = parse_gaps(masked)
+    msg.divider(f"Leiden gaps (restorations masked): {len(gapped.gaps)}")
+    for gap in gapped.gaps:
+        context = gapped.text[max(0, gap.start - 12): gap.start]
+        print(f"  …{context}[{gap.kind}, width {gap.min_width}–{gap.max_width}]  (source {gap.source_start}:{gap.source_end})")
+    names = [pipeline] if pipeline else installed_pipelines()
+    if not names and build:
+        names = [_build_and_install(source, msg)]
+    if not names:
+        msg.info("No grc_stoicheia_* pipeline installed: run `stoicheia package SOURCE --name NAME` "
+                 "and pip install the result, or `stoicheia demo --build`.")
+        return
+    import spacy
+
+    import stoicheia_spacy.pipeline  # noqa: F401  (factories, if the entry points are absent)
+
+    msg.divider(f"Pipeline {names[0]}")
+    nlp = spacy.load(names[0])
+    doc = nlp(gapped.text)
+    data = doc._.stoicheia
+    msg.good(f"pipes {nlp.pipe_names}: {len(doc)} tokens, {data.n_letters} letters")
+    if data.hidden is not None:
+        print(f"  hidden states (layers, letters, width): {tuple(data.hidden.shape)}")

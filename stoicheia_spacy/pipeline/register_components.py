@@ -1,0 +1,4 @@
+"""Shipped inside packaged pipelines (``spacy package --code``) so that loading one
+registers the stoicheia factories even where the entry points are not installed."""
+
+import stoicheia_spacy.pipeline  # noqa: F401
