@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
@@ -219,7 +219,18 @@ class GappedText:
         events: list[tuple[int, int, int, Gap]] = []
         for order, gap in enumerate(self.gaps):
             start = int(new_pos[gap.start])
-            events.append((start, gap.source_start, order, replace(gap, start=start)))
+            moved = Gap(
+                start,
+                gap.min_width,
+                gap.max_width,
+                gap.kind,
+                gap.source_start,
+                gap.source_end,
+                gap.approximate,
+                gap.lines,
+                gap.gold,
+            )
+            events.append((start, gap.source_start, order, moved))
         for order, span in enumerate(restored):
             gold = self.text[span.start : span.end]
             width = _count_base_chars(gold)
@@ -244,7 +255,9 @@ class GappedText:
             start, end = int(new_pos[span.start]), int(new_pos[span.end])
             if end == start and span.end > span.start:
                 continue
-            spans.append(replace(span, start=start, end=end))
+            spans.append(
+                Span(start, end, span.kind, span.source_start, span.source_end, span.note)
+            )
         return GappedText(
             text=new_text,
             gaps=[item[3] for item in events],

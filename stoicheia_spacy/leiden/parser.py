@@ -26,8 +26,9 @@ What is recognised (``notation="leiden"``, the default):
   letter before it is kept as text (documented fallback).
 * Line breaks ``|``, ``||`` and ``/`` are removed and recorded as zero-width
   ``line_break`` spans before the next cleaned character: ``ἐ|πὶ`` -> ``ἐπὶ``; when
-  whitespace touches the mark, one whitespace character is kept (``καὶ | ἐπὶ`` ->
-  ``καὶ ἐπὶ``, the break after the space; ``κλή| ἐπὶ``: the break before it).
+  whitespace follows the mark, it is dropped when whitespace precedes it, else one
+  character of it is kept (``καὶ | ἐπὶ`` -> ``καὶ ἐπὶ``, the break after the space;
+  ``κλή| ἐπὶ``: the break before it).
 * DDbDP gap tags (both notations): ``|gap=N|`` = lacuna of N, ``|gap=A-B|`` = A..B,
   ``|gap=unknown|`` = unknown lacuna, ``|gap=N_lines|``/``|gap=unknown_lines|`` = a
   ``lines`` gap (``Gap.lines`` = N, the lower bound of ``A-B_lines``).
@@ -131,8 +132,8 @@ _HYPHEN = r"(?P<hyphen>(?<=\S)-|-(?=\S))"  # a free-standing " - " is a dash (te
 # regex engine can skip plain text quickly.
 _PIPE_LEIDEN = _pipe(_TAG_BODY_LEIDEN)
 _PIPE_DDBDP = _pipe(_TAG_BODY_DDBDP)
-_LB_LEIDEN = rf"(?P<lb>[ \t]+(?:{_PIPE_LEIDEN}|/)[ \t]*|(?:{_PIPE_LEIDEN}|/)[ \t]*)"
-_LB_DDBDP = rf"(?P<lb>[ \t]+{_PIPE_DDBDP}[ \t]*|{_PIPE_DDBDP}[ \t]*)"
+_LB_LEIDEN = rf"(?P<lb>(?:{_PIPE_LEIDEN}|/)[ \t]*)"
+_LB_DDBDP = rf"(?P<lb>{_PIPE_DDBDP}[ \t]*)"
 # the base letter was already emitted as plain text; the token is its marks
 _DOTTED = rf"(?P<dotted>[{_MARKS_NOT_DOT}]*{DOT_BELOW}[{_MARKS}]*)"
 _FILL_CHARS_LEIDEN = r".\-–—…"
@@ -146,8 +147,15 @@ def _fill(chars: str) -> str:
     return rf"(?P<fillrun>(?P<fill_pre>\s*)(?P<fill>[{chars}](?:\s*[{chars}])*)(?P<fill_post>\s*))"
 
 
-def _compile(*alternatives: str) -> re.Pattern[str]:
-    return re.compile("|".join(alternatives))
+# Characters a token can start with; the leading lookahead lets the regex engine skip
+# plain text with a character-set scan instead of trying every alternative.
+_STARTS = re.escape("[]⟦⟧〚〛{}⟨⟩〈〉<>()|/?-\\@*") + _MARKS
+_STARTS_INNER = _STARTS + re.escape(".–—…") + r"\s"
+
+
+def _compile(*alternatives: str, inner: bool = False) -> re.Pattern[str]:
+    starts = _STARTS_INNER if inner else _STARTS
+    return re.compile(f"(?=[{starts}])(?:" + "|".join(alternatives) + ")")
 
 
 _SCANNERS: Final[dict[tuple[str, bool], re.Pattern[str]]] = {
@@ -173,6 +181,7 @@ _SCANNERS: Final[dict[tuple[str, bool], re.Pattern[str]]] = {
         _LB_LEIDEN,
         _fill(_FILL_CHARS_LEIDEN),
         _DOTTED,
+        inner=True,
     ),
     ("ddbdp", False): _compile(
         _tag(_TAG_BODY_DDBDP),
@@ -199,6 +208,7 @@ _SCANNERS: Final[dict[tuple[str, bool], re.Pattern[str]]] = {
         _LB_DDBDP,
         _fill(_FILL_CHARS_DDBDP),
         _DOTTED,
+        inner=True,
     ),
 }
 
@@ -471,17 +481,17 @@ class _Scanner:
             self.emit(post_at, post_at + 1)  # one word space after the gap
 
     def line_break(self, match: re.Match[str]) -> None:
-        """Drop the mark; keep one whitespace character touching it (before or after)."""
+        """Drop the mark; whitespace after it is kept (one character) unless the text
+        already ends with emitted whitespace, so ``καὶ | ἐπὶ`` -> ``καὶ ἐπὶ``."""
         start, end = match.span()
-        token = match.group()
-        if token[0] in " \t":  # space, mark
-            self.emit(start, start + 1)
-            self.marker(LINE_BREAK, start, end)
-        elif token[-1] in " \t":  # mark, space
-            self.marker(LINE_BREAK, start, end)
-            self.emit(end - 1, end)
-        else:
-            self.marker(LINE_BREAK, start, end)
+        self.marker(LINE_BREAK, start, end)
+        if match.group()[-1] not in " \t":
+            return
+        before = self.text[start - 1] if start else ""
+        emitted_before = bool(self.seg_len) and self.seg_src[-1] + self.seg_len[-1] == start
+        if not (before.isspace() and emitted_before):
+            trailing = start + len(match.group().rstrip(" \t"))
+            self.emit(trailing, trailing + 1)
 
     def result(self) -> GappedText:
         total = self.out
