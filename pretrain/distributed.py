@@ -9,7 +9,9 @@ with the same global batch would.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,30 +89,49 @@ def wrap_model(model: nn.Module, info: DistInfo, strategy: str) -> nn.Module:
     """DDP, or FSDP with FULL_SHARD and one unit per block; unchanged in one process."""
     if not info.enabled:
         return model
+    block_class(model)  # fail early without blocks
     device_ids = [info.device.index] if info.device.type == "cuda" else None
     if strategy == "ddp":
         from torch.nn.parallel import DistributedDataParallel
 
         return DistributedDataParallel(model, device_ids=device_ids)
-    from torch.distributed.fsdp import FullyShardedDataParallel, ShardingStrategy
-    from torch.distributed.fsdp.wrap import ModuleWrapPolicy
+    # FSDP2: one shard unit per block plus the root; parameters are resharded after
+    # the forward (reshard_after_forward=True is FULL_SHARD). Works with gloo on CPU.
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
 
-    kwargs: dict[str, Any] = {}
-    if info.device.type == "cuda":
-        kwargs["device_id"] = info.device
-    return FullyShardedDataParallel(
-        model,
-        sharding_strategy=ShardingStrategy.FULL_SHARD,
-        auto_wrap_policy=ModuleWrapPolicy({block_class(model)}),
-        use_orig_params=True,
-        **kwargs,
-    )
+    mesh = init_device_mesh(info.device.type, (info.world_size,))
+    for block in getattr(model, "blocks"):  # noqa: B009 - checked by block_class
+        fully_shard(block, mesh=mesh, reshard_after_forward=True)
+    fully_shard(model, mesh=mesh, reshard_after_forward=True)
+    return model
 
 
 def is_fsdp(model: nn.Module) -> bool:
-    from torch.distributed.fsdp import FullyShardedDataParallel
+    """Whether ``model`` is sharded by ``fully_shard``."""
+    from torch.distributed.fsdp import FSDPModule
 
-    return isinstance(model, FullyShardedDataParallel)
+    return isinstance(model, FSDPModule)
+
+
+def no_sync(model: nn.Module, last: bool) -> contextlib.AbstractContextManager[Any]:
+    """Skip the gradient all-reduce on all but the ``last`` micro-batch."""
+    if last:
+        return contextlib.nullcontext()
+    if is_fsdp(model):
+        return _fsdp_no_sync(model)
+    if hasattr(model, "no_sync"):
+        return model.no_sync()  # type: ignore[operator]
+    return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _fsdp_no_sync(model: nn.Module) -> Iterator[None]:
+    model.set_requires_gradient_sync(False)  # type: ignore[operator]
+    try:
+        yield
+    finally:
+        model.set_requires_gradient_sync(True)  # type: ignore[operator]
 
 
 def full_state(model: nn.Module, optimizer: torch.optim.Optimizer) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.distributed.tensor
 
 from . import objective as O
 from .checkpoint import (
@@ -42,6 +43,7 @@ from .distributed import (
     init_distributed,
     is_fsdp,
     load_full_state,
+    no_sync,
     shutdown_distributed,
     wrap_model,
 )
@@ -215,17 +217,16 @@ class Trainer:
         for k in range(t.accum):
             batch = O.collate(mine[k * t.micro_rows : (k + 1) * t.micro_rows], self.device)
             last = k == t.accum - 1
-            sync = contextlib.nullcontext() if last or not info.enabled else self.model.no_sync()  # type: ignore[operator]
+            sync = no_sync(self.model, last or not info.enabled)
             with sync:
                 with _autocast(self.device, t.bf16):
                     out = _forward(self.forward_model, batch)
                 loss = O.combine(O.numerators(out, batch), dens, t.aux_weight)
                 (loss * info.world_size).backward()
             total += loss.detach().double().cpu()
-        if is_fsdp(self.model):
-            grad_norm = self.model.clip_grad_norm_(t.clip)  # type: ignore[operator]
-        else:
-            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip)
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip)
+        if isinstance(grad_norm, torch.distributed.tensor.DTensor):
+            grad_norm = grad_norm.full_tensor()
         lr = t.lr * self.schedule.lr_factor(self.step)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
