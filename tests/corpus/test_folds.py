@@ -15,7 +15,18 @@ from stoicheia_spacy.corpus.works import ChunkIndex, cluster_works
 from stoicheia_spacy.errors import ContaminationError
 
 from .greek_samples import (
-    HDT, HESIOD, ILIAD, JOHN, MEMORABILIA, ODYSSEY, PLATO, PLATO_B, THUC, XEN, XEN_B, rec,
+    HDT,
+    HESIOD,
+    ILIAD,
+    JOHN,
+    MEMORABILIA,
+    ODYSSEY,
+    PLATO,
+    PLATO_B,
+    THUC,
+    XEN,
+    XEN_B,
+    rec,
 )
 
 
