@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
-
-_spec = importlib.util.spec_from_file_location("_standin_codec", Path(__file__).parents[1] / "models" / "standin_codec.py")
-assert _spec and _spec.loader
-_standin = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_standin)
-_standin.install()
 
 torch.set_num_threads(1)
 
