@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 
 from stoicheia_spacy.alphabet import ALPHABET
 
@@ -35,7 +35,7 @@ _PUNCT = re.escape("".join(sorted(set(PUNCT_CLASS) - {"?", "!"})))
 _CONSONANTS = "βγδζθκλμνξπρστφχψ"
 _SMOOTH = "\u0313"
 
-_CLUSTER = re.compile(f"([{_LETTERS}])([{_MARKS}]*)")
+_CLUSTER = re.compile(f"([{_LETTERS}])([{_MARKS}]+)")
 _SPACES = re.compile(r"\s+")
 _SPACE_BEFORE_PUNCT = re.compile(f"(?<=[{_LETTERS}{_MARKS}{ELISION}]) (?=[{_PUNCT}])")
 _AFTER_PUNCT = re.compile(f"([{_PUNCT}])(?=[{_LETTERS}])")
@@ -59,8 +59,12 @@ def _translation() -> dict[int, str | None]:
 
 def _cluster(match: re.Match[str]) -> str:
     base, marks = match.group(1), match.group(2)
-    if not marks:
-        return base
+    following = match.string[match.end() : match.end() + 1]
+    return _render_cluster(base, marks, following != "" and following in _LETTERS)
+
+
+@lru_cache(maxsize=65536)
+def _render_cluster(base: str, marks: str, letter_follows: bool) -> str:
     flags = 0
     others = []
     for mark in marks:
@@ -70,11 +74,9 @@ def _cluster(match: re.Match[str]) -> str:
             others.append(mark)
     elided = False
     lower = base.lower()
-    if _SMOOTH in marks and lower in _CONSONANTS:
-        following = match.string[match.end() : match.end() + 1]
-        if lower != "ρ" or following not in _LETTERS or following == "":
-            elided = True
-            flags &= ~MARK_FLAGS[_SMOOTH]
+    if _SMOOTH in marks and lower in _CONSONANTS and (lower != "ρ" or not letter_follows):
+        elided = True
+        flags &= ~MARK_FLAGS[_SMOOTH]
     return base + flag_marks(flags) + "".join(others) + (ELISION if elided else "")
 
 

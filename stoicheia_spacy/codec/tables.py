@@ -166,11 +166,12 @@ class CodepointTables:
 @cache
 def codepoint_tables() -> CodepointTables:
     """Build (once) the per-code-point tables."""
-    kind = np.full(TABLE_SIZE, KIND_OTHER, dtype=np.uint8)
-    letter = np.zeros(TABLE_SIZE, dtype=np.uint8)
-    cap = np.zeros(TABLE_SIZE, dtype=np.uint8)
-    flags = np.zeros(TABLE_SIZE, dtype=np.uint8)
-    punct = np.zeros(TABLE_SIZE, dtype=np.uint8)
+    # plain bytearrays while filling (fast item writes), numpy views at the end
+    kind = bytearray([KIND_OTHER]) * TABLE_SIZE
+    letter = bytearray(TABLE_SIZE)
+    cap = bytearray(TABLE_SIZE)
+    flags = bytearray(TABLE_SIZE)
+    punct = bytearray(TABLE_SIZE)
     for cp in range(0x10000):
         if 0xD800 <= cp < 0xE000:
             continue
@@ -199,9 +200,8 @@ def codepoint_tables() -> CodepointTables:
                 kind[cp] = KIND_XMARK
             elif category[0] in "LN":
                 kind[cp] = KIND_BLOCK
-    for arr in (kind, letter, cap, flags, punct):
-        arr.setflags(write=False)
-    return CodepointTables(kind, letter, cap, flags, punct)
+    arrays = [np.frombuffer(bytes(a), dtype=np.uint8) for a in (kind, letter, cap, flags, punct)]
+    return CodepointTables(*arrays)
 
 
 def _resolve(flag_set: int) -> tuple[int, int, int, int]:

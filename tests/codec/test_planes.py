@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from stoicheia_spacy.alphabet import BND_UNKNOWN, CAP_UNKNOWN, DIA_UNKNOWN, MASK_ID, PUNCT_UNKNOWN
-from stoicheia_spacy.codec import CharPlanes, decode_planes, encode_planes, sentence_spans, word_spans
+from stoicheia_spacy.codec import (
+    CharPlanes,
+    decode_planes,
+    encode_planes,
+    sentence_spans,
+    word_spans,
+)
 from stoicheia_spacy.errors import InvalidPlanesError
 
 TEXT = "ἐν ἀρχῇ ἦν ὁ λόγος. καὶ ὁ λόγος ἦν πρὸς τὸν θεόν"
