@@ -47,8 +47,13 @@ def _forward(
     for doc in docs:
         hidden = doc.hidden
         lengths: Any = ops.asarray1i(cast(Any, doc.token_lengths))
-        mixed = ops.xp.tensordot(weights, hidden, axes=(0, 0)) if hidden.shape[1] else ops.alloc2f(0, hidden.shape[2])
-        pooled: Any = ops.reduce_mean(ops.asarray2f(mixed), lengths)
+        width = hidden.shape[2]
+        if hidden.shape[1]:
+            mixed = ops.xp.tensordot(weights, hidden, axes=(0, 0))
+            pooled: Any = ops.reduce_mean(ops.asarray2f(mixed), lengths)
+        else:  # no Greek letter in the Doc (thinc's reduce_mean needs a non-empty input)
+            mixed = ops.alloc2f(0, width)
+            pooled = ops.alloc2f(lengths.shape[0], width)
         is_empty: Any = ops.asarray1f(lengths == 0)
         pooled = pooled + is_empty[:, None] * empty[None, :]
         outputs.append(pooled)
@@ -60,6 +65,9 @@ def _forward(
         d_empty: Any = ops.alloc1f(empty.shape[0])
         for d_out, (hidden, _mixed, lengths, is_empty) in zip(d_outputs, cache, strict=True):
             d_empty += (d_out * is_empty[:, None]).sum(axis=0)
+            if hidden.shape[1] == 0:
+                d_hiddens.append(ops.alloc3f(*hidden.shape))
+                continue
             d_mixed: Any = ops.backprop_reduce_mean(ops.asarray2f(d_out * (1.0 - is_empty)[:, None]), lengths)
             d_hiddens.append(weights[:, None, None] * d_mixed[None, :, :])
             d_weights += ops.xp.tensordot(hidden, d_mixed, axes=([1, 2], [0, 1]))

@@ -74,3 +74,22 @@ def test_gradients_match_finite_differences() -> None:
         ld = loss()
         hidden[index] = saved
         assert abs((lu - ld) / (2 * eps) - d_hidden[index]) < 1e-3
+
+
+def test_docs_without_greek_letters_get_the_learned_vector() -> None:
+    nlp = spacy.blank("grc")
+    docs = [Doc(nlp.vocab, words=["123", ","]), Doc(nlp.vocab, words=[])]
+    data = []
+    for doc in docs:
+        planes = encode_planes(doc.text)
+        letter_token, lengths = align_letters(doc, planes.offsets)
+        data.append(StoicheiaDocData(planes, letter_token, lengths, hidden=np.zeros((3, 0, 4), "float32")))
+    pooler = build_word_pooler()
+    pooler.initialize(X=data)
+    pooler.set_param("empty", np.arange(4, dtype="float32"))
+    out, backprop = pooler.begin_update(data)
+    assert out[0].shape == (2, 4) and out[1].shape == (0, 4)
+    np.testing.assert_array_equal(out[0], [[0, 1, 2, 3]] * 2)
+    d_hidden = backprop([np.ones((2, 4), "float32"), np.zeros((0, 4), "float32")])
+    assert [d.shape for d in d_hidden] == [(3, 0, 4), (3, 0, 4)]
+    np.testing.assert_array_equal(pooler.get_grad("empty"), [2, 2, 2, 2])
