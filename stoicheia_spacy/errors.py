@@ -63,3 +63,11 @@ class ScoringError(StoicheiaError, ValueError):
 
 class InvalidPlanesError(StoicheiaError, ValueError):
     """Character planes that are malformed (unequal lengths, ids out of range...)."""
+
+
+class InvalidTagError(StoicheiaError, ValueError):
+    """A morphological tag that is not a valid 9-position AGDT tag."""
+
+
+class TreebankError(StoicheiaError, ValueError):
+    """A treebank file or sentence that cannot be read (bad XML, missing source, bad tree)."""
