@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import lzma
+import re
 import tarfile
 import unicodedata
 import xml.etree.ElementTree as ET
@@ -68,6 +69,9 @@ SOURCES: dict[str, SourceSpec] = {
 }
 
 
+_PEDALION_WORK = re.compile(r"^(\d{4})-(\d{3})$")
+
+
 def _int(value: str | None) -> int:
     if value is None:
         return -1
@@ -84,6 +88,9 @@ def _nfc(text: str | None) -> str:
 def _work_id(document_id: str, fallback: str) -> str:
     """``tlgNNNN.tlgNNN`` when the document id names a TLG work, else ``fallback``."""
     lowered = document_id.lower()
+    numeric = _PEDALION_WORK.search(lowered)
+    if numeric:  # Pedalion writes TLG author-work as "0019-001"
+        return f"tlg{numeric.group(1)}.tlg{numeric.group(2)}"
     start = lowered.find("tlg")
     if start >= 0:
         parts = lowered[start:].replace(":", ".").split(".")
@@ -217,7 +224,7 @@ def iter_conllu_full(
         raise TreebankError(f"CoNLL-U file not found: {path}")
     opener = lzma.open if path.suffix == ".xz" else open
     doc_id = path.name
-    with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
+    with opener(path, "rt", encoding="utf-8") as handle:
         for token_list in conllu.parse_incr(handle):
             meta = token_list.metadata
             doc_id = meta.get("newdoc id", doc_id)
