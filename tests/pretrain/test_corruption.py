@@ -3,13 +3,12 @@
 Structural tests check every output of a few thousand corruptions of real Greek exactly;
 statistical tests check the published frequencies over >= 10k sequences to 3 standard
 errors. Sequences are 200-400-letter windows of Plato and Xenophon, encoded with
-``stoicheia_spacy.codec`` when it exists, else with the small local encoder below.
+``stoicheia_spacy.codec``.
 """
 
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -30,6 +29,7 @@ from pretrain.corruption import (
     sample_span_lengths,
 )
 from stoicheia_spacy import alphabet as A
+from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.errors import ConfigError, InvalidExampleError
 
 PLATO_APOLOGY = (
@@ -68,68 +68,13 @@ N_STRUCT = 3_000  # sequences checked position by position
 
 
 # --------------------------------------------------------------------- encoding
-_MARKS = {"\u0301": (1, None), "\u0300": (2, None), "\u0342": (3, None)}
-_BREATH = {"\u0313": 1, "\u0314": 2}
-_PUNCT = {",": A.PUNCT_COMMA, "·": A.PUNCT_HIGH_DOT, "\u0387": A.PUNCT_HIGH_DOT}
-_PUNCT.update({":": A.PUNCT_COLON, ".": A.PUNCT_PERIOD, ";": A.PUNCT_QUESTION})
-_PUNCT.update({"\u037e": A.PUNCT_QUESTION})
-
-
-def _local_encode(text: str) -> Example:
-    """Minimal polytonic encoder used until ``stoicheia_spacy.codec`` lands."""
-    letters: list[int] = []
-    bnd: list[int] = []
-    dia: list[list[int]] = []  # accent, breathing, iota, diaeresis
-    caps: list[int] = []
-    punct: list[int] = []
-    for ch in unicodedata.normalize("NFD", text):
-        low = ch.lower().replace("ς", "σ")
-        if low in A.ALPHABET:
-            letters.append(A.ALPHABET.index(low))
-            bnd.append(A.BND_INTERNAL)
-            dia.append([0, 0, 0, 0])
-            caps.append(int(ch != ch.lower()))
-            punct.append(A.PUNCT_NONE)
-        elif not letters:
-            continue
-        elif ch in _MARKS:
-            dia[-1][0] = _MARKS[ch][0]
-        elif ch in _BREATH:
-            dia[-1][1] = _BREATH[ch]
-        elif ch == "\u0345":
-            dia[-1][2] = 1
-        elif ch == "\u0308":
-            dia[-1][3] = 1
-        elif ch in _PUNCT:
-            punct[-1] = _PUNCT[ch]
-            bnd[-1] = (
-                A.BND_SENT_END
-                if _PUNCT[ch] in (A.PUNCT_PERIOD, A.PUNCT_QUESTION)
-                else max(bnd[-1], A.BND_WORD_END)
-            )
-        elif ch.isspace() or ch == "—":
-            bnd[-1] = max(bnd[-1], A.BND_WORD_END)
-    bnd[-1] = A.BND_SENT_END
-    return Example(
-        letters=np.array(letters, dtype=np.uint8),
-        boundary=np.array(bnd, dtype=np.uint8),
-        diacritics=np.array([A.dia_state(*d) for d in dia], dtype=np.uint8),
-        capitals=np.array(caps, dtype=np.uint8),
-        punctuation=np.array(punct, dtype=np.uint8),
-    )
-
-
 def encode(text: str) -> Example:
-    """Encode real Greek through the project codec, or the local encoder before it lands."""
-    try:
-        from stoicheia_spacy.codec import encode_planes
-    except ImportError:
-        return _local_encode(text)
+    """Real Greek through the project codec."""
     return Example.from_planes(encode_planes(text))
 
 
 @pytest.fixture(scope="module")
-def corpus() -> Example:
+def greek() -> Example:
     parts = [encode(PLATO_APOLOGY), encode(XENOPHON_ANABASIS)]
     return Example(
         **{
@@ -139,15 +84,15 @@ def corpus() -> Example:
     )
 
 
-def _window(corpus: Example, rng: np.random.Generator, lacunae: bool) -> Example:
+def _window(greek: Example, rng: np.random.Generator, lacunae: bool) -> Example:
     """A 200-400-letter window starting and ending on word boundaries, optionally with
     a few real lacunae (MASK letters, unknown planes)."""
-    ends = np.flatnonzero(corpus.boundary != A.BND_INTERNAL)
-    start_word = int(rng.integers(0, np.searchsorted(ends, len(corpus) - 420)))
+    ends = np.flatnonzero(greek.boundary != A.BND_INTERNAL)
+    start_word = int(rng.integers(0, np.searchsorted(ends, len(greek) - 420)))
     start = int(ends[start_word]) + 1
     stop = int(ends[np.searchsorted(ends, start + int(rng.integers(200, 400)))]) + 1
     planes = {
-        name: getattr(corpus, name)[start:stop].copy()
+        name: getattr(greek, name)[start:stop].copy()
         for name in ("letters", "boundary", "diacritics", "capitals", "punctuation")
     }
     lacuna = None
@@ -307,18 +252,18 @@ class Sampled:
 
 
 @pytest.fixture(scope="module")
-def structural(corpus: Example) -> Sampled:
+def structural(greek: Example) -> Sampled:
     rng = np.random.default_rng(1234)
     sampler = CorruptionSampler()
-    examples = [_window(corpus, rng, lacunae=i % 3 == 0) for i in range(N_STRUCT)]
+    examples = [_window(greek, rng, lacunae=i % 3 == 0) for i in range(N_STRUCT)]
     return Sampled(examples, [sampler(ex, rng) for ex in examples])
 
 
 @pytest.fixture(scope="module")
-def statistical(corpus: Example) -> list[CorruptedExample]:
+def statistical(greek: Example) -> list[CorruptedExample]:
     rng = np.random.default_rng(2024)
     sampler = CorruptionSampler()
-    windows = [_window(corpus, rng, lacunae=i % 4 == 0) for i in range(200)]
+    windows = [_window(greek, rng, lacunae=i % 4 == 0) for i in range(200)]
     return [sampler(windows[i % len(windows)], rng) for i in range(N_STAT)]
 
 
@@ -502,10 +447,10 @@ def test_elastic_example_is_exact() -> None:
         assert tg[-1] == A.BLANK_ID
 
 
-def test_real_lacunae_are_never_masked_or_supervised(corpus: Example) -> None:
+def test_real_lacunae_are_never_masked_or_supervised(greek: Example) -> None:
     rng = np.random.default_rng(7)
     sampler = CorruptionSampler()
-    ex = _window(corpus, rng, lacunae=False)
+    ex = _window(greek, rng, lacunae=False)
     lac = np.zeros(len(ex), dtype=bool)
     lac[::3] = True  # a third of the letters lost
     letters = ex.letters.copy()
@@ -528,9 +473,9 @@ def test_flagged_lacuna_with_a_letter_is_fed_as_mask() -> None:
     assert (out.char_target[keep][lac] == IGNORE_INDEX).all()
 
 
-def test_same_seed_same_corruption_and_seeds_differ(corpus: Example) -> None:
+def test_same_seed_same_corruption_and_seeds_differ(greek: Example) -> None:
     sampler = CorruptionSampler()
-    ex = _window(corpus, np.random.default_rng(3), lacunae=True)
+    ex = _window(greek, np.random.default_rng(3), lacunae=True)
     names = ["input_ids", "boundary", "dia", "punct", "char_target", "char_weight"]
     names += ["bnd_target", "dia_target", "punct_target", "cap_target"]
     for seed in range(20):
@@ -543,8 +488,8 @@ def test_same_seed_same_corruption_and_seeds_differ(corpus: Example) -> None:
     assert len({o.input_ids.tobytes() for o in outs}) == 20
 
 
-def test_sampler_does_not_mutate_its_input(corpus: Example) -> None:
-    ex = _window(corpus, np.random.default_rng(4), lacunae=True)
+def test_sampler_does_not_mutate_its_input(greek: Example) -> None:
+    ex = _window(greek, np.random.default_rng(4), lacunae=True)
     before = [
         getattr(ex, n).copy()
         for n in ("letters", "boundary", "diacritics", "capitals", "punctuation")
