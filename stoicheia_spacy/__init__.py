@@ -18,6 +18,20 @@ _EXPORTS: dict[str, str] = {
     "encode_planes": "stoicheia_spacy.codec",
     "decode_planes": "stoicheia_spacy.codec",
     "canonicalize": "stoicheia_spacy.codec",
+    "word_spans": "stoicheia_spacy.codec",
+    "sentence_spans": "stoicheia_spacy.codec",
+    "unmodelled_offsets": "stoicheia_spacy.codec",
+    "elision_mask": "stoicheia_spacy.codec",
+    "validate_text": "stoicheia_spacy.textcheck",
+    "Span": "stoicheia_spacy.leiden",
+    "iter_records": "stoicheia_spacy.corpus",
+    "chu_liu_edmonds": "stoicheia_spacy.decoders",
+    "load_meters": "stoicheia_spacy.decoders",
+    "gated_decode": "stoicheia_spacy.decoders",
+    "detect_meter": "stoicheia_spacy.decoders",
+    "StoicheiaDocData": "stoicheia_spacy.models",
+    "StoicheiaListener": "stoicheia_spacy.models",
+    "StoicheiaEncoderPipe": "stoicheia_spacy.pipeline",
     "parse_gaps": "stoicheia_spacy.leiden",
     "render_restorations": "stoicheia_spacy.leiden",
     "GappedText": "stoicheia_spacy.leiden",
@@ -32,8 +46,22 @@ __all__ = sorted(_EXPORTS) + ["__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .backbone import StoicheiaConfig, StoicheiaEncoder, load_backbone, save_backbone
-    from .codec import CharPlanes, canonicalize, decode_planes, encode_planes
-    from .leiden import Gap, GappedText, parse_gaps, render_restorations
+    from .codec import (
+        CharPlanes,
+        canonicalize,
+        decode_planes,
+        elision_mask,
+        encode_planes,
+        sentence_spans,
+        unmodelled_offsets,
+        word_spans,
+    )
+    from .corpus import iter_records
+    from .decoders import chu_liu_edmonds, detect_meter, gated_decode, load_meters
+    from .leiden import Gap, GappedText, Span, parse_gaps, render_restorations
+    from .models import StoicheiaDocData, StoicheiaListener
+    from .pipeline import StoicheiaEncoderPipe
+    from .textcheck import validate_text
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,12 @@ class StoicheiaError(Exception):
 
 
 class InvalidTextError(StoicheiaError, ValueError):
-    """Text that cannot be processed (NUL bytes, lone surrogates, wrong type...)."""
+    """Text that cannot be processed (NUL bytes, lone surrogates, wrong type...);
+    ``offset`` is the index of the offending character (-1 when not positional)."""
+
+    def __init__(self, message: str, offset: int = -1) -> None:
+        super().__init__(message)
+        self.offset = offset
 
 
 class LeidenSyntaxError(StoicheiaError, ValueError):

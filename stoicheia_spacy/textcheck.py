@@ -25,15 +25,11 @@ def validate_text(text: object, *, what: str = "text") -> None:
     attribute, -1 for a wrong type).
     """
     if not isinstance(text, str):
-        error = InvalidTextError(f"{what} must be a str, not {type(text).__name__}")
-        error.offset = -1  # type: ignore[attr-defined]
-        raise error
+        raise InvalidTextError(f"{what} must be a str (expected str, got {type(text).__name__})")
     match = _BAD.search(text)
     if match is None:
         return
     offset = match.start()
     char = match.group()
     reason = "NUL character" if char == "\x00" else f"lone surrogate U+{ord(char):04X}"
-    error = InvalidTextError(f"{what} contains a {reason} at offset {offset}")
-    error.offset = offset  # type: ignore[attr-defined]
-    raise error
+    raise InvalidTextError(f"{what} contains a {reason} at offset {offset}", offset)
