@@ -107,6 +107,7 @@ class Trainer:
 
         self.model_config = cfg.model_config()
         raw = build_model(self.model_config).to(self.device)
+        raw.autocast_gpu = t.bf16  # the encoder's own CUDA autocast follows train.bf16
         self.n_params = count_parameters(raw)
         matrices = matrix_parameter_names(raw)
         self.model = wrap_model(raw, self.info, t.dist)
