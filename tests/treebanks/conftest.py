@@ -24,7 +24,10 @@ SAMPLE_DOCS: dict[str, list[str]] = {
 
 @pytest.fixture(scope="session")
 def raw_samples(shared_data: Path) -> dict[str, list[RawSentence]]:
-    return {name: list(iter_source(shared_data, name, documents=docs)) for name, docs in SAMPLE_DOCS.items()}
+    return {
+        name: list(iter_source(shared_data, name, documents=docs))
+        for name, docs in SAMPLE_DOCS.items()
+    }
 
 
 @pytest.fixture(scope="session")

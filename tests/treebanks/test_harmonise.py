@@ -15,7 +15,9 @@ from stoicheia_spacy.treebanks.harmonise import (
 from stoicheia_spacy.treebanks.readers import RawSentence
 
 
-def _raw(words: list[tuple[int, str, str, str, int, str]], artificial: set[int] = frozenset()) -> RawSentence:  # type: ignore[assignment]
+def _raw(
+    words: list[tuple[int, str, str, str, int, str]], artificial: frozenset[int] = frozenset()
+) -> RawSentence:
     s = RawSentence(source="test", doc_id="doc", sent_id="1")
     for wid, form, lemma, tag, head, rel in words:
         s.ids.append(wid)
@@ -72,7 +74,7 @@ def test_artificial_node_dependents_reattach_to_its_head() -> None:
             (5, "[0]", "εἰμί", "v3spia---", 0, "PRED"),
             (6, ".", "punc1", "u--------", 0, "AuxK"),
         ],
-        artificial={5},
+        artificial=frozenset({5}),
     )
     stats = HarmoniseStats()
     h = harmonise(raw, stats=stats)
