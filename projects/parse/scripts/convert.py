@@ -1,0 +1,97 @@
+"""Harmonise the four treebanks, split them (5 folds + shared test) and write DocBins
+(data-prep step ``convert``): ``corpus/fold{k}/train.spacy``, ``corpus/fold{k}/dev.spacy``,
+``corpus/test.spacy``, ``corpus/ud_perseus_{dev,test}.spacy`` and ``corpus/stats.json``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from spacy.tokens import DocBin
+from spacy.vocab import Vocab
+
+from stoicheia_spacy.treebanks.harmonise import HarmoniseStats, Sentence, harmonise
+from stoicheia_spacy.treebanks.lemma_scripts import build_script_vocab
+from stoicheia_spacy.treebanks.readers import SOURCES, RawSentence, iter_conllu, iter_source
+from stoicheia_spacy.treebanks.splits import make_splits, sentence_key
+from stoicheia_spacy.treebanks.to_docbin import sentences_to_docbin
+
+UD = "ud/UD_Ancient_Greek-Perseus/grc_perseus-ud-{}.conllu.xz"
+
+
+def _ud_sentence(raw: RawSentence) -> Sentence:
+    """A UD sentence in the harmonised layout (UD relations, XPOS as the AGDT tag)."""
+    h = harmonise(raw, punct="keep")
+    assert h is not None
+    return h
+
+
+def main(assets: str, corpus: str, seed: str = "0", n_folds: str = "5") -> int:
+    assets_dir, out = Path(assets), Path(corpus)
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.time()
+    stats: dict[str, object] = {}
+    sentences: list[Sentence] = []
+    for name in SOURCES:
+        st = HarmoniseStats()
+        sents = [
+            h for r in iter_source(assets_dir, name) if (h := harmonise(r, stats=st)) is not None
+        ]
+        sentences.extend(sents)
+        stats[name] = {
+            "sentences": len(sents),
+            "words": st.words_out,
+            "events": dict(st.events),
+            "tag_repairs": dict(st.tags.repairs),
+            "malformed_tags": sum(st.tags.malformed.values()),
+        }
+        print(name, stats[name], flush=True)
+    ud = {
+        split: list(iter_conllu(assets_dir / UD.format(split), source="ud_perseus"))
+        for split in ("dev", "test")
+    }
+    ud_keys = {sentence_key(s.forms) for rows in ud.values() for s in rows}
+    split = make_splits(sentences, n_folds=int(n_folds), seed=int(seed), exclude_keys=ud_keys)
+    vocab = Vocab()
+    parts = [sentences_to_docbin(p, vocab=vocab) for p in split.parts]
+    sentences_to_docbin(split.test, vocab=vocab).to_disk(out / "test.spacy")
+    for k in range(len(parts)):
+        fold_dir = out / f"fold{k}"
+        fold_dir.mkdir(exist_ok=True)
+        train = DocBin(
+            attrs=["ORTH", "SPACY", "TAG", "POS", "MORPH", "LEMMA", "HEAD", "DEP", "SENT_START"]
+        )
+        for j, part in enumerate(parts):
+            if j != k:
+                train.merge(part)
+        train.to_disk(fold_dir / "train.spacy")
+        parts[k].to_disk(fold_dir / "dev.spacy")
+    for name, rows in ud.items():
+        sentences_to_docbin([_ud_sentence(r) for r in rows], vocab=vocab).to_disk(
+            out / f"ud_perseus_{name}.spacy"
+        )
+    scripts = build_script_vocab(
+        (f, lem) for s in sentences for f, lem in zip(s.forms, s.lemmas, strict=True)
+    )
+    stats["split"] = {
+        "seed": int(seed),
+        "test_sentences": len(split.test),
+        "test_words": sum(len(s) for s in split.test),
+        "part_words": [sum(len(s) for s in p) for p in split.parts],
+        "dropped": dict(split.dropped),
+        "units": {u: k for u, k in sorted(split.part_of_unit.items())},
+    }
+    stats["lemma_scripts"] = len(scripts)
+    stats["seconds"] = round(time.time() - start, 1)
+    (out / "stats.json").write_text(
+        json.dumps(stats, ensure_ascii=False, indent=1), encoding="utf-8"
+    )
+    print(json.dumps({k: v for k, v in stats.items() if k != "split"}, ensure_ascii=False)[:2000])
+    print("split", {k: v for k, v in stats["split"].items() if k != "units"})  # type: ignore[union-attr]
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:5]))
