@@ -12,6 +12,7 @@ from pathlib import Path
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 
+from stoicheia_spacy.treebanks.agdt_tags import normalise_tag
 from stoicheia_spacy.treebanks.harmonise import HarmoniseStats, Sentence, harmonise
 from stoicheia_spacy.treebanks.lemma_scripts import build_script_vocab
 from stoicheia_spacy.treebanks.readers import SOURCES, RawSentence, iter_conllu, iter_source
@@ -22,10 +23,19 @@ UD = "ud/UD_Ancient_Greek-Perseus/grc_perseus-ud-{}.conllu.xz"
 
 
 def _ud_sentence(raw: RawSentence) -> Sentence:
-    """A UD sentence in the harmonised layout (UD relations, XPOS as the AGDT tag)."""
-    h = harmonise(raw, punct="keep")
-    assert h is not None
-    return h
+    """A UD sentence as is (UD relations and heads, UD lemmas), XPOS repaired as an AGDT tag."""
+    tags = [normalise_tag(t) for t in raw.tags]
+    return Sentence(
+        raw.source,
+        raw.doc_id,
+        raw.sent_id,
+        raw.work_id,
+        list(raw.forms),
+        list(raw.lemmas),
+        tags,
+        list(raw.relations),
+        list(raw.heads),
+    )
 
 
 def main(assets: str, corpus: str, seed: str = "0", n_folds: str = "5") -> int:
