@@ -16,6 +16,9 @@ from .attention import AttentionPlan, attend, build_plan
 from .config import StoicheiaConfig
 from .layers import GeGLU, RMSNorm, apply_rope, rope_tables
 
+#: Positions per chunk of the position-wise steps during long inference forwards.
+CHUNK = 2048
+
 
 @dataclass
 class EncoderOutput:
@@ -49,13 +52,16 @@ class Attention(nn.Module):
             self.q_norm = RMSNorm(self.head_dim)
             self.k_norm = RMSNorm(self.head_dim)
 
-    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor], plan: AttentionPlan, local: bool) -> torch.Tensor:
-        B, T, _ = x.shape
-        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, self.head_dim).unbind(2)
+    def project(self, h: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """q, k, v ``(..., H, D)`` of normed inputs ``h`` ``(..., d)``: fused qkv, QK-norm, RoPE."""
+        q, k, v = self.qkv(h).unflatten(-1, (3, self.n_heads, self.head_dim)).unbind(-3)
         if self.qk_norm:
             q, k = self.q_norm(q), self.k_norm(k)
-        cos, sin = rope
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        return apply_rope(q, cos, sin), apply_rope(k, cos, sin), v
+
+    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor], plan: AttentionPlan, local: bool) -> torch.Tensor:
+        B, T, _ = x.shape
+        q, k, v = self.project(x, *rope)
         out = attend(q, k, v, plan, local)
         return self.o(out.reshape(B, T, -1))
 
@@ -72,8 +78,34 @@ class Block(nn.Module):
         self.mlp = GeGLU(config.d_model, config.mlp_hidden)
 
     def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor], plan: AttentionPlan) -> torch.Tensor:
-        x = x + self.attn(self.n1(x), rope, plan, self.local)
-        return x + self.mlp(self.n2(x))
+        B, T, _ = x.shape
+        if torch.is_grad_enabled() or B * T <= 2 * CHUNK:
+            x = x + self.attn(self.n1(x), rope, plan, self.local)
+            return x + self.mlp(self.n2(x))
+        return self._forward_chunked(x, rope, plan)
+
+    def _forward_chunked(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor], plan: AttentionPlan) -> torch.Tensor:
+        """Inference on long rows: every position-wise step runs on chunks of ``CHUNK``
+        positions, so that norms, RoPE and the GeGLU intermediate stay cache-sized instead
+        of streaming T-long temporaries through memory; only attention sees the whole row."""
+        B, T, d = x.shape
+        attn = self.attn
+        H, D = attn.n_heads, attn.head_dim
+        flat = x.reshape(B * T, d)
+        cos, sin = (t.expand(B, T, 1, D).reshape(B * T, 1, D) for t in rope)
+        q = flat.new_empty(B * T, H, D)
+        k, v = torch.empty_like(q), torch.empty_like(q)
+        for s in range(0, B * T, CHUNK):
+            e = s + CHUNK
+            q[s:e], k[s:e], v[s:e] = attn.project(self.n1(flat[s:e]), cos[s:e], sin[s:e])
+        mixed = attend(q.view(B, T, H, D), k.view(B, T, H, D), v.view(B, T, H, D), plan, self.local)
+        mixed = mixed.reshape(B * T, d)
+        out = torch.empty_like(flat)
+        for s in range(0, B * T, CHUNK):
+            e = s + CHUNK
+            y = flat[s:e] + attn.o(mixed[s:e])
+            out[s:e] = y + self.mlp(self.n2(y))
+        return out.view(B, T, d)
 
 
 class StoicheiaEncoder(nn.Module):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -119,3 +121,30 @@ def test_pad_positions_do_not_change_real_outputs() -> None:
     with torch.no_grad():
         plain, pad = model(**a), model(**padded)  # default seg_id: PAD is its own segment
     assert torch.allclose(plain.char, pad.char[:, :n], atol=1e-4)
+
+
+def test_chunked_inference_path_matches_plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    import stoicheia_spacy.backbone.model as model_module
+
+    monkeypatch.setattr(model_module, "CHUNK", 7)  # force the chunked path on a short batch
+    model = _model("sdpa", window=8)
+    inputs = random_inputs(2, 45, seed=5)
+    seg = _segments(2, 45, [20])
+    with torch.inference_mode():
+        chunked = model(**inputs, seg_id=seg, output_hidden_states=True)
+    calls: list[int] = []
+    original = model_module.Block._forward_chunked
+
+    def counting(self: model_module.Block, *args: Any) -> torch.Tensor:
+        calls.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(model_module.Block, "_forward_chunked", counting)
+    with torch.inference_mode():
+        model(**inputs, seg_id=seg)
+    assert len(calls) == model.config.depth
+    with torch.enable_grad():
+        plain = model(**inputs, seg_id=seg, output_hidden_states=True)
+    assert chunked.hidden_states is not None and plain.hidden_states is not None
+    for a, b in zip(chunked.hidden_states, plain.hidden_states, strict=True):
+        assert torch.allclose(a, b.detach(), atol=1e-4, rtol=1e-5)
