@@ -183,7 +183,7 @@ def segment_global_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
         og = F.scaled_dot_product_attention(
             qf[idx].transpose(1, 2), kf[idx].transpose(1, 2), vf[idx].transpose(1, 2)
         )
-        out_f[idx] = og.transpose(1, 2)
+        out_f[idx] = og.transpose(1, 2).to(out_f.dtype)  # SDPA under autocast returns bf16
     return out_f.view(B, T, H, D)
 
 
