@@ -7,6 +7,7 @@ the model built from the config; a corrupt, truncated or mismatched checkpoint r
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -152,6 +153,24 @@ def load_state(
             param.copy_(tensors[name].to(param.dtype))
 
 
+def verify_checksum(weights: Path) -> None:
+    """Check ``weights`` against a ``<name>.sha256`` file beside it, when there is one
+    (the embedded default model ships one); raise :class:`CheckpointError` on mismatch."""
+    record = weights.with_name(weights.name + ".sha256")
+    if not record.is_file():
+        return
+    expected = record.read_text(encoding="utf-8").split()[0].lower()
+    digest = hashlib.sha256()
+    with weights.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != expected:
+        raise CheckpointError(
+            f"{weights} does not match its recorded sha256 ({record.name}): the file is corrupt or was "
+            f"replaced; expected {expected}, got {digest.hexdigest()}"
+        )
+
+
 def load_backbone(
     source: str | os.PathLike[str],
     *,
@@ -180,6 +199,7 @@ def load_backbone(
             _refuse_pickle(pickles[0])
         else:
             raise CheckpointError(f"{directory} has no {WEIGHTS_NAME}")
+    verify_checksum(weights)
     config = _read_config(directory)
     if attn_impl is not None:
         config.attn_impl = attn_impl
