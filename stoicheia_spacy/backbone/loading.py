@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from stoicheia_spacy.errors import CheckpointError, ConfigError, ModelNotAvailableError
+from stoicheia_spacy.errors import CheckpointError, ConfigError, ModelNotAvailableError, StoicheiaError
 
 from .config import StoicheiaConfig
 from .model import StoicheiaEncoder
@@ -62,8 +62,22 @@ def _download(repo_id: str, revision: str | None) -> Path:
     return Path(local)
 
 
+#: Source prefix naming a model shipped with the package (``embedded:grc_stoicheia_doc_clean``).
+EMBEDDED = "embedded:"
+
+
 def resolve_source(source: str | os.PathLike[str], revision: str | None = None) -> Path:
-    """A local checkpoint directory for ``source`` (a directory, a file in one, or a Hub repo id)."""
+    """A local checkpoint directory for ``source``: a directory, a file in one, a Hub repo
+    id, or ``"embedded:NAME"`` for a model shipped in ``assets/models`` (``"embedded:"``
+    alone is the default, ``grc_stoicheia_doc_clean``)."""
+    text = str(source)
+    if text.startswith(EMBEDDED):
+        from ..assets import DEFAULT_MODEL, asset_path
+
+        try:
+            return asset_path("models", text[len(EMBEDDED) :] or DEFAULT_MODEL)
+        except StoicheiaError as exc:
+            raise ModelNotAvailableError(str(exc)) from exc
     path = Path(source)
     if path.is_file():
         if path.suffix in PICKLE_SUFFIXES:
@@ -71,7 +85,6 @@ def resolve_source(source: str | os.PathLike[str], revision: str | None = None) 
         path = path.parent
     if path.is_dir():
         return path
-    text = str(source)
     if path.suffix in PICKLE_SUFFIXES:
         _refuse_pickle(path)
     looks_like_repo = text.count("/") == 1 and not text.startswith((".", "/", "~")) and " " not in text

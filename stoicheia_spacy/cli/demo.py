@@ -19,7 +19,8 @@ SAMPLE = Path(__file__).resolve().parents[2] / "assets" / "samples" / "bgu_1_100
 #: Fallback when the package is installed without the repository assets (same text, BGU I 100).
 FALLBACK = ("Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι Ὥρου χαίρειν. ὁμολογῶ πεπρακέναι σοι "
             "κάμηλον θήλειαν δευτερόβολον πυρρὰν κεχαραγμένο[ν] δεξιῷ σιαγόνι.")
-DEFAULT_SOURCE = "anonymous-stoicheia/Stoicheia-doc_clean"
+#: The embedded default backbone (``assets/models/grc_stoicheia_doc_clean``).
+DEFAULT_SOURCE = "embedded:grc_stoicheia_doc_clean"
 _RESTORED = re.compile(r"\[([^\]\[.\-–0-9]+)\]")
 
 
@@ -100,3 +101,36 @@ def demo_command(
     msg.good(f"pipes {nlp.pipe_names}: {len(doc)} tokens, {data.n_letters} letters")
     if data.hidden is not None:
         print(f"  hidden states (layers, letters, width): {tuple(data.hidden.shape)}")
+    show_masked_letters(nlp, gapped.text, msg)
+
+
+def show_masked_letters(nlp: object, text: str, msg: Printer, every: int = 9, top: int = 3) -> None:
+    """Hide every ``every``-th letter (and its diacritics) and print the backbone's guesses."""
+    import torch
+
+    from .. import alphabet as A
+    from ..backbone import planes_to_tensors
+    from ..codec import encode_planes
+    from ..models.encoder import torch_backbone
+
+    planes = encode_planes(text)[:400]
+    hidden = planes.copy()
+    where = [i for i in range(every // 2, len(planes), every)]
+    hidden.letters[where] = A.MASK_ID
+    hidden.diacritics[where] = A.DIA_UNKNOWN
+    batch = planes_to_tensors([hidden])
+    model = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)  # type: ignore[attr-defined]
+    with torch.inference_mode():
+        out = model(batch["input_ids"], batch["boundary"], batch["dia"], batch["punct"], seg_id=batch["seg_id"])
+    probs = torch.softmax(out.char[0, :, : A.N_ALPHA].float(), dim=-1)
+    best = probs.topk(top, dim=-1)
+    right = 0
+    rows = []
+    for i in where:
+        gold = A.ALPHABET[int(planes.letters[i])]
+        guesses = [f"{A.ALPHABET[int(j)]} {float(p):.2f}" for p, j in zip(best.values[i], best.indices[i], strict=True)]
+        right += int(int(best.indices[i, 0]) == int(planes.letters[i]))
+        context = text[max(0, int(planes.offsets[i]) - 8): int(planes.offsets[i])]
+        rows.append((f"…{context}_", gold, ", ".join(guesses)))
+    msg.divider(f"Backbone: {len(where)} hidden letters, {right} guessed first time")
+    msg.table(rows[:15], header=("context", "gold", f"top {top}"), divider=True)

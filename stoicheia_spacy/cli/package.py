@@ -23,6 +23,17 @@ def package_name(name: str) -> str:
     return f"grc_stoicheia_{name}"
 
 
+def stored_dtype(directory: str | Path | None) -> str | None:
+    """The safetensors dtype (e.g. ``"BF16"``) of a local checkpoint's first tensor."""
+    if directory is None or not (Path(directory) / "model.safetensors").is_file():
+        return None
+    from safetensors import safe_open
+
+    with safe_open(str(Path(directory) / "model.safetensors"), framework="pt") as handle:
+        names = list(handle.keys())
+        return str(handle.get_slice(names[0]).get_dtype()) if names else None
+
+
 def build_pipeline(
     source: str, *, prefix: str | None = None, revision: str | None = None,
     max_length: int = 4096, overlap: int = 512,
@@ -46,6 +57,12 @@ def build_pipeline(
     encoder = nlp.add_pipe("stoicheia_encoder", config={"model": model})
     nlp.initialize()
     set_backbone_weights(encoder.model, backbone)  # type: ignore[attr-defined]
+    from ..backbone.loading import EMBEDDED, resolve_source
+
+    local = str(source).startswith(EMBEDDED) or Path(str(source)).is_dir()
+    stored = stored_dtype(resolve_source(source) if local else None)
+    if stored in {"BF16", "F16"}:  # keep a half-precision release half-precision in the package
+        encoder.cfg["save_dtype"] = "bfloat16" if stored == "BF16" else "float16"  # type: ignore[attr-defined]
     loader = {"@misc": "stoicheia.BackboneLoader.v1", "source": str(source), "prefix": prefix,
               "revision": revision}
     nlp.config["initialize"]["components"]["stoicheia_encoder"] = {"loader": loader}

@@ -196,13 +196,20 @@ class StoicheiaEncoderPipe(TrainablePipe):
 
     # -------------------------------------------------------- serialization
     def to_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> None:
-        """Write ``cfg`` and the backbone as ``config.json`` + ``model.safetensors``."""
+        """Write ``cfg`` and the backbone as ``config.json`` + ``model.safetensors``.
+
+        ``cfg["save_dtype"]`` (``"bfloat16"`` / ``"float16"``; default float32) sets the
+        stored precision; weights are always loaded back as float32 on CPU.
+        """
+        import torch
+
         from ..backbone import save_backbone
 
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         srsly.write_json(path / "cfg", self.cfg)
-        save_backbone(torch_backbone(self.model), path)
+        dtypes = {"bfloat16": torch.bfloat16, "float16": torch.float16}
+        save_backbone(torch_backbone(self.model), path, dtype=dtypes.get(str(self.cfg.get("save_dtype"))))
 
     def from_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> StoicheiaEncoderPipe:
         """Read what :meth:`to_disk` wrote."""

@@ -38,3 +38,12 @@ def test_shipped_default_matches_its_checksum() -> None:
 
     model = load_backbone(default_model_dir())
     assert model.config.d_model == 384 and model.config.depth == 12
+
+
+def test_embedded_source_names_the_shipped_model() -> None:
+    from stoicheia_spacy.errors import ModelNotAvailableError
+
+    assert load_backbone("embedded:").config.depth == 12
+    assert load_backbone("embedded:grc_stoicheia_doc_clean").config.d_model == 384
+    with pytest.raises(ModelNotAvailableError, match="no_such_model"):
+        load_backbone("embedded:no_such_model")

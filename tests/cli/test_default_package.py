@@ -1,0 +1,76 @@
+"""The embedded default: ``stoicheia package embedded: --name doc_clean`` builds an installable
+``grc_stoicheia_doc_clean`` that loads offline by name and processes a passage."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from stoicheia_spacy import __version__
+from stoicheia_spacy import alphabet as A
+from stoicheia_spacy.assets import default_model_dir
+from stoicheia_spacy.backbone import load_backbone, planes_to_tensors
+from stoicheia_spacy.cli import app
+from stoicheia_spacy.codec import encode_planes
+
+REPO = Path(__file__).resolve().parents[2]
+PASSAGE = "ἔδοξε τῇ βουλῇ καὶ τῷ δήμῳ· Κεκροπὶς ἐπρυτάνευε, Γραμματεὺς ἐγραμμάτευε."
+
+
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("packages")
+    result = CliRunner().invoke(app, ["package", "embedded:", "--name", "doc_clean", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    path = out / f"grc_stoicheia_doc_clean-{__version__}" / "dist" / f"grc_stoicheia_doc_clean-{__version__}.tar.gz"
+    assert path.is_file()
+    return path
+
+
+def test_default_package_installs_and_loads_offline_by_name(sdist: Path, tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                    "--target", str(target), str(sdist)], check=True)
+    weights = next(target.rglob("stoicheia_encoder/model.safetensors"))
+    assert weights.stat().st_size < 60 * 2**20  # bf16, as shipped
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(REPO)]),
+           "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    code = (
+        "import json, spacy; nlp = spacy.load('grc_stoicheia_doc_clean'); "
+        f"doc = nlp({PASSAGE!r}); "
+        "print(json.dumps([doc.text, len(doc), doc._.stoicheia.n_letters, list(doc._.stoicheia.hidden.shape)]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    text, n_tokens, n_letters, shape = json.loads(out.stdout.strip().splitlines()[-1])
+    assert text == PASSAGE and n_tokens >= 12
+    assert n_letters == len(encode_planes(PASSAGE)) and shape == [13, n_letters, 384]
+
+
+def test_default_backbone_restores_hidden_letters_of_held_out_text() -> None:
+    """Masked letters of held-out literary text: far above chance (1/24), as pretraining promises."""
+    dev = [json.loads(line) for line in (default_model_dir() / "dev_sample.jsonl").open(encoding="utf-8")]
+    planes = encode_planes(dev[1]["text"])[:1500]
+    rng = np.random.default_rng(0)
+    masked = np.flatnonzero(rng.random(len(planes)) < 0.15)
+    hidden = planes.copy()
+    hidden.letters[masked] = A.MASK_ID
+    hidden.diacritics[masked] = A.DIA_UNKNOWN
+    hidden.boundary[masked] = A.BND_UNKNOWN
+    hidden.punctuation[masked] = A.PUNCT_UNKNOWN
+    batch = planes_to_tensors([hidden])
+    model = load_backbone(default_model_dir())
+    with torch.inference_mode():
+        logits = model(batch["input_ids"], batch["boundary"], batch["dia"], batch["punct"], seg_id=batch["seg_id"]).char
+    guess = logits[0, masked, : A.N_ALPHA].argmax(-1).numpy()
+    accuracy = float((guess == planes.letters[masked]).mean())
+    print(f"top-1 on {len(masked)} masked held-out letters: {accuracy:.3f}")
+    assert accuracy > 0.45
