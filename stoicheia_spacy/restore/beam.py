@@ -1,0 +1,398 @@
+"""Non-sequential beam search for gap restoration, batched over hypotheses and gaps.
+
+A :class:`GapQuery` is a gap in a letter context (``CharPlanes``). Each gap is
+decoded through one or more :class:`~.widths.Template` layouts (``k`` MASK slots
+for a width of L characters = k letters + L−k word breaks; or elastic slots for an
+unknown width). Every step commits **one letter at any open slot**: each hypothesis
+is expanded over (open slot × letter) — or, with ``mode="confident"``, over the
+letters of its most confident open slot — and each template keeps the ``beam`` best
+distinct fillings (duplicates reached through different commit orders keep their
+best score). All live hypotheses of all templates of all gaps go through ONE
+batched forward per step, with the context cropped to ``window`` letters on each
+side of the gap. A template of k slots needs k steps; one last forward over the
+finished fillings reads the boundary head to place word breaks (the L−k best break
+slots by log-odds; for elastic templates, every slot whose break probability
+exceeds 0.5). A gap therefore costs ``max(k) + 1 ≤ L + 1`` forwards.
+
+Scores: ``logprob`` = Σ log P(committed letter) + Σ log P(break decision) over the
+break slots; candidates are ranked by the length-normalised ``logprob / L`` (L =
+characters of the candidate, spaces included; elastic templates normalise by their
+slot count, as all their fillings commit that many symbols). ``probability`` is a
+softmax over a gap's returned candidates of ``score · L̄ / temperature`` (L̄ = mean
+candidate width), i.e. ``softmax(logprob / T)`` when the width is known.
+
+Elastic decoding follows the pretraining objective: M slots, targets = the letters
+then BLANK; a letter may be committed only before every BLANK and a BLANK only after
+every letter, slot 0 is never BLANK.
+
+Candidate texts are bare lower-case letters (no diacritics) with spaces; σ is
+written ς before a break or at the end of a word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import torch
+
+from ..alphabet import (
+    ALPHABET,
+    BLANK_ID,
+    BND_UNKNOWN,
+    CAP_LOWER,
+    DIA_UNKNOWN,
+    MASK_ID,
+    N_ALPHA,
+    PUNCT_UNKNOWN,
+)
+from ..codec import CharPlanes
+from ..errors import DecodingError
+from .widths import Template, templates_for
+
+__all__ = [
+    "Candidate",
+    "GapQuery",
+    "ModelScorer",
+    "Scorer",
+    "beam_search",
+    "mask_slots",
+]
+
+N_OUT = BLANK_ID + 1  # scorer columns: letters 0..23, MASK (unused), BLANK
+NEG = float("-inf")
+Mode = Literal["any", "confident"]
+
+
+class Scorer(Protocol):
+    """Maps padded batch tensors (``planes_to_tensors``) to log-probabilities:
+    letters ``(B, T, 26)`` over ids 0..25 and word breaks ``(B, T, 2)`` (no break, break).
+    ``forwards`` counts the batched steps."""
+
+    forwards: int
+
+    def __call__(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+
+class ModelScorer:
+    """A :class:`Scorer` over a Stoicheia encoder (or any module with its forward signature).
+
+    Rows are run in chunks of at most ``max_tokens`` padded positions; one call still
+    counts as one forward (one decoding step).
+    """
+
+    def __init__(self, module: torch.nn.Module, *, max_tokens: int = 1 << 16) -> None:
+        self.module = module
+        self.max_tokens = max_tokens
+        self.forwards = 0
+
+    def __call__(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        self.forwards += 1
+        try:
+            device = next(self.module.parameters()).device
+        except StopIteration:
+            device = torch.device("cpu")
+        B, T = batch["input_ids"].shape
+        step = max(1, self.max_tokens // max(T, 1))
+        letters, breaks = [], []
+        was_training = self.module.training
+        self.module.eval()
+        try:
+            with torch.inference_mode():
+                for s in range(0, B, step):
+                    part = {k: batch[k][s : s + step].to(device) for k in ("input_ids", "boundary", "dia", "punct", "seg_id")}
+                    out = self.module(part["input_ids"], part["boundary"], part["dia"], part["punct"], seg_id=part["seg_id"])
+                    char = out.char[..., :N_OUT].float().clone()
+                    char[..., MASK_ID] = NEG
+                    letters.append(torch.log_softmax(char, dim=-1).cpu())
+                    bnd = torch.log_softmax(out.boundary.float(), dim=-1)
+                    brk = torch.logaddexp(bnd[..., 1], bnd[..., 2])
+                    breaks.append(torch.stack([bnd[..., 0], brk], dim=-1).cpu())
+        finally:
+            self.module.train(was_training)
+        return torch.cat(letters), torch.cat(breaks)
+
+
+@dataclass(frozen=True)
+class GapQuery:
+    """A gap inserted before letter ``insert_at`` of ``context``.
+
+    ``widths``: candidate widths in characters (spaces count), or None = unknown
+    (elastic). ``left_open``/``right_open``: the gap touches a letter on that side,
+    so a word break may fall at that edge (the left neighbour's boundary is then an
+    output, not an input). Other gaps of the document should already be MASK slots
+    in ``context`` (see :func:`mask_slots`).
+    """
+
+    context: CharPlanes
+    insert_at: int
+    widths: tuple[int, ...] | None
+    left_open: bool = False
+    right_open: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.insert_at <= len(self.context):
+            raise DecodingError(f"insert_at {self.insert_at} outside the context of {len(self.context)} letters")
+        if self.widths is not None and (not self.widths or min(self.widths) < 1):
+            raise DecodingError(f"gap widths must be >= 1, got {self.widths}")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One restoration of a gap."""
+
+    text: str
+    logprob: float
+    probability: float
+    score: float  # length-normalised log-probability (ranking key)
+    width: int  # characters, spaces included
+
+    def as_tuple(self) -> tuple[str, float, float]:
+        return (self.text, self.logprob, self.probability)
+
+
+def mask_slots(n: int) -> CharPlanes:
+    """``n`` unknown letter positions (letter MASK, every other input plane UNKNOWN)."""
+    return CharPlanes(
+        letters=np.full(n, MASK_ID, np.uint8),
+        boundary=np.full(n, BND_UNKNOWN, np.uint8),
+        diacritics=np.full(n, DIA_UNKNOWN, np.uint8),
+        capitals=np.full(n, CAP_LOWER, np.uint8),
+        punctuation=np.full(n, PUNCT_UNKNOWN, np.uint8),
+        offsets=np.full(n, -1, np.int64),
+    )
+
+
+@dataclass
+class _Layout:
+    query: int
+    template: Template
+    start: int  # row index of the first slot
+    left_open: bool
+    right_open: bool
+    planes: CharPlanes = field(repr=False)
+
+
+def _layouts(queries: Sequence[GapQuery], window: int, space_ratio: float, elastic_slots: int) -> list[_Layout]:
+    out = []
+    for qi, q in enumerate(queries):
+        lo = max(0, q.insert_at - window)
+        hi = min(len(q.context), q.insert_at + window)
+        left, right = q.context[lo : q.insert_at], q.context[q.insert_at : hi]
+        if q.left_open and len(left):
+            left = CharPlanes.concat([left])
+            left.boundary[-1] = BND_UNKNOWN
+        widths = None if q.widths is None else list(q.widths)
+        for tpl in templates_for(widths, q.left_open, q.right_open, space_ratio=space_ratio, elastic_slots=elastic_slots):
+            planes = CharPlanes.concat([left, mask_slots(tpl.slots), right])
+            out.append(_Layout(qi, tpl, len(left), q.left_open and len(left) > 0, q.right_open, planes))
+    return out
+
+
+def _pad(batch: dict[str, torch.Tensor], rows: torch.Tensor) -> dict[str, torch.Tensor]:
+    return {k: v[rows] for k, v in batch.items() if k != "lengths"}
+
+
+def beam_search(
+    scorer: Scorer | Callable[[dict[str, torch.Tensor]], tuple[torch.Tensor, torch.Tensor]],
+    queries: Sequence[GapQuery],
+    *,
+    beam: int = 20,
+    n_best: int = 20,
+    window: int = 512,
+    mode: Mode = "any",
+    space_ratio: float = 0.25,
+    elastic_slots: int = 12,
+    temperature: float = 1.0,
+) -> list[list[Candidate]]:
+    """Ranked candidates (best first, at most ``n_best``, distinct texts) for every query."""
+    from ..backbone import planes_to_tensors
+
+    if beam < 1 or n_best < 1:
+        raise DecodingError("beam and n_best must be >= 1")
+    if mode not in ("any", "confident"):
+        raise DecodingError(f"mode must be 'any' or 'confident', got {mode!r}")
+    if temperature <= 0:
+        raise DecodingError("temperature must be > 0")
+    if not queries:
+        return []
+    layouts = _layouts(queries, window, space_ratio, elastic_slots)
+    G = len(layouts)
+    tmpl = planes_to_tensors([lay.planes for lay in layouts])
+    S = max(lay.template.slots for lay in layouts)
+    n_slots = torch.tensor([lay.template.slots for lay in layouts])
+    start = torch.tensor([lay.start for lay in layouts])
+    elastic = torch.tensor([lay.template.elastic for lay in layouts])
+    T = tmpl["input_ids"].shape[1]
+    slot_idx = torch.arange(S)
+    valid = slot_idx[None, :] < n_slots[:, None]  # (G, S)
+    slot_pos = (start[:, None] + slot_idx[None, :]).clamp(max=T - 1)  # (G, S)
+    allowed = torch.zeros(G, N_OUT, dtype=torch.bool)
+    allowed[:, :N_ALPHA] = True
+    allowed[:, BLANK_ID] = elastic
+
+    # hypotheses: template id, fill (MASK = open), summed letter log-probability
+    h_t = torch.arange(G)
+    h_fill = torch.full((G, S), MASK_ID, dtype=torch.long)
+    h_score = torch.zeros(G, dtype=torch.float64)
+
+    def inputs(rows: torch.Tensor) -> dict[str, torch.Tensor]:
+        batch = _pad(tmpl, h_t[rows])
+        ids = batch["input_ids"].clone()
+        pos = slot_pos[h_t[rows]]
+        fill = torch.where(valid[h_t[rows]], h_fill[rows], ids.gather(1, pos))
+        ids.scatter_(1, pos, fill)
+        batch["input_ids"] = ids
+        return batch
+
+    while True:
+        open_ = (h_fill == MASK_ID) & valid[h_t]
+        live = open_.any(1)
+        if not bool(live.any()):
+            break
+        rows = live.nonzero().squeeze(1)
+        letter_lp, _ = scorer(inputs(rows))
+        t = h_t[rows]
+        lp = letter_lp.gather(1, slot_pos[t][:, :, None].expand(-1, -1, N_OUT)).double()  # (R, S, 26)
+        lp = lp.masked_fill(~allowed[t][:, None, :], NEG)
+        lp = lp - torch.logsumexp(lp, dim=-1, keepdim=True)
+        ok = open_[rows][:, :, None].expand(-1, -1, N_OUT).clone()
+        fill = h_fill[rows]
+        is_letter = (fill < N_ALPHA) & valid[t]
+        is_blank = fill == BLANK_ID
+        first_blank = torch.where(is_blank, slot_idx[None, :], S).min(1).values
+        last_letter = torch.where(is_letter, slot_idx[None, :], -1).max(1).values
+        el = elastic[t]
+        letter_ok = slot_idx[None, :] < first_blank[:, None]
+        blank_ok = (slot_idx[None, :] > last_letter[:, None]) & (slot_idx[None, :] > 0)
+        ok[:, :, :N_ALPHA] &= torch.where(el[:, None], letter_ok, True)[:, :, None]
+        ok[:, :, BLANK_ID] &= blank_ok
+        lp = lp.masked_fill(~ok, NEG)
+        if mode == "confident":
+            best_pos = lp.max(-1).values.argmax(1)
+            keep = slot_idx[None, :] == best_pos[:, None]
+            lp = lp.masked_fill(~keep[:, :, None], NEG)
+        cand = h_score[rows][:, None, None] + lp
+        k = min(beam, S * N_OUT)
+        top_s, top_i = cand.reshape(len(rows), -1).topk(k, dim=1)
+        parent = rows[:, None].expand(-1, k).reshape(-1)
+        top_s, top_i = top_s.reshape(-1), top_i.reshape(-1)
+        finite = torch.isfinite(top_s)
+        parent, top_s, top_i = parent[finite], top_s[finite], top_i[finite]
+        pos, letter = top_i // N_OUT, top_i % N_OUT
+        new_fill = h_fill[parent].clone()
+        new_fill[torch.arange(len(parent)), pos] = letter
+        new_t = h_t[parent]
+        # carry finished hypotheses unchanged
+        done = (~live).nonzero().squeeze(1)
+        all_t = torch.cat([new_t, h_t[done]])
+        all_fill = torch.cat([new_fill, h_fill[done]])
+        all_s = torch.cat([top_s, h_score[done]])
+        # dedupe (template, fill), keeping the best score
+        order = torch.argsort(all_s, descending=True, stable=True)
+        all_t, all_fill, all_s = all_t[order], all_fill[order], all_s[order]
+        key = torch.cat([all_t[:, None], all_fill], dim=1)
+        _, inverse = torch.unique(key, dim=0, return_inverse=True)
+        first = torch.full((int(inverse.max()) + 1,), len(inverse), dtype=torch.long)
+        first.scatter_reduce_(0, inverse, torch.arange(len(inverse)), reduce="amin")
+        first = first.sort().values
+        all_t, all_fill, all_s = all_t[first], all_fill[first], all_s[first]
+        # top `beam` per template (stable sort by template keeps score order)
+        by_t = torch.argsort(all_t, stable=True)
+        all_t, all_fill, all_s = all_t[by_t], all_fill[by_t], all_s[by_t]
+        counts = torch.bincount(all_t, minlength=G)
+        group_start = torch.cumsum(counts, 0) - counts
+        rank = torch.arange(len(all_t)) - group_start[all_t]
+        keep_rows = rank < beam
+        h_t, h_fill, h_score = all_t[keep_rows], all_fill[keep_rows], all_s[keep_rows]
+
+    # final forward: boundary head over finished fillings
+    rows = torch.arange(len(h_t))
+    _, break_lp = scorer(inputs(rows))
+    edge_pos = torch.cat([(start - 1).clamp(min=0)[:, None], slot_pos], dim=1)  # (G, S+1): left edge, after slot i
+    blp = break_lp.gather(1, edge_pos[h_t][:, :, None].expand(-1, -1, 2)).double()  # (R, S+1, 2)
+    return _finish(queries, layouts, h_t, h_fill, h_score, blp, n_best, temperature)
+
+
+def _finish(
+    queries: Sequence[GapQuery],
+    layouts: list[_Layout],
+    h_t: torch.Tensor,
+    h_fill: torch.Tensor,
+    h_score: torch.Tensor,
+    blp: torch.Tensor,
+    n_best: int,
+    temperature: float,
+) -> list[list[Candidate]]:
+    """Place word breaks, render texts, dedupe and rank per query."""
+    best: list[dict[str, tuple[float, float, int]]] = [{} for _ in queries]
+    fills = h_fill.numpy()
+    scores = h_score.numpy()
+    blp_np = blp.numpy()
+    for r in range(len(h_t)):
+        lay = layouts[int(h_t[r])]
+        tpl = lay.template
+        fill = fills[r, : tpl.slots]
+        letters = fill[fill < N_ALPHA]
+        n = len(letters)
+        if n == 0:
+            continue
+        # decision slots: 0 = before the first letter, i = after letter i-1 (i = 1..n)
+        slot_ok = np.zeros(n + 1, dtype=bool)
+        slot_ok[0] = lay.left_open
+        slot_ok[1:n] = True
+        slot_ok[n] = lay.right_open
+        no, yes = blp_np[r, : n + 1, 0], blp_np[r, : n + 1, 1]
+        odds = np.where(slot_ok, yes - no, NEG)
+        base = float(scores[r] + no[slot_ok].sum())
+        if tpl.elastic:
+            chosen = slot_ok & (odds > 0)
+        else:
+            chosen = np.zeros(n + 1, dtype=bool)
+            if tpl.spaces:
+                chosen[np.argsort(-odds, kind="stable")[: tpl.spaces]] = True
+            if not slot_ok[chosen].all():
+                continue
+        total = base + float(odds[chosen].sum())
+        text = _render(letters, chosen, ends_word=not lay.right_open)
+        width = len(text)
+        norm = total / (tpl.slots if tpl.elastic else width)
+        prev = best[lay.query].get(text)
+        if prev is None or norm > prev[1]:
+            best[lay.query][text] = (total, norm, width)
+    out: list[list[Candidate]] = []
+    for table in best:
+        ranked = sorted(table.items(), key=lambda item: -item[1][1])[:n_best]
+        if not ranked:
+            out.append([])
+            continue
+        norms = np.array([v[1] for _, v in ranked])
+        mean_w = float(np.mean([v[2] for _, v in ranked]))
+        z = norms * mean_w / temperature
+        probs = np.exp(z - z.max())
+        probs /= probs.sum()
+        out.append([
+            Candidate(text, float(v[0]), float(p), float(v[1]), int(v[2]))
+            for (text, v), p in zip(ranked, probs, strict=True)
+        ])
+    return out
+
+
+def _render(letters: np.ndarray, breaks: np.ndarray, *, ends_word: bool) -> str:
+    """Bare letters with a space at each chosen break slot; final sigma before a break."""
+    chars = [ALPHABET[int(i)] for i in letters]
+    n = len(chars)
+    parts = [" "] if breaks[0] else []
+    for i, ch in enumerate(chars):
+        word_end = breaks[i + 1] or (i == n - 1 and ends_word)
+        parts.append("ς" if ch == "σ" and word_end else ch)
+        if breaks[i + 1]:
+            parts.append(" ")
+    return "".join(parts)
+
+
+def counting(scorer: Any) -> int:
+    """Forwards made so far by a scorer (0 when it does not count)."""
+    return int(getattr(scorer, "forwards", 0))
