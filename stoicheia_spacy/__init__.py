@@ -42,7 +42,35 @@ _EXPORTS: dict[str, str] = {
     "save_backbone": "stoicheia_spacy.backbone",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__all__ = [
+    "CharPlanes",
+    "Gap",
+    "GappedText",
+    "Span",
+    "StoicheiaConfig",
+    "StoicheiaDocData",
+    "StoicheiaEncoder",
+    "StoicheiaEncoderPipe",
+    "StoicheiaListener",
+    "canonicalize",
+    "chu_liu_edmonds",
+    "decode_planes",
+    "detect_meter",
+    "elision_mask",
+    "encode_planes",
+    "gated_decode",
+    "iter_records",
+    "load_backbone",
+    "load_meters",
+    "parse_gaps",
+    "render_restorations",
+    "save_backbone",
+    "sentence_spans",
+    "unmodelled_offsets",
+    "validate_text",
+    "word_spans",
+    "__version__",
+]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .backbone import StoicheiaConfig, StoicheiaEncoder, load_backbone, save_backbone

@@ -14,7 +14,12 @@ from pathlib import Path
 
 import torch
 
-from stoicheia_spacy.errors import CheckpointError, ConfigError, ModelNotAvailableError, StoicheiaError
+from stoicheia_spacy.errors import (
+    CheckpointError,
+    ConfigError,
+    ModelNotAvailableError,
+    StoicheiaError,
+)
 
 from .config import StoicheiaConfig
 from .model import StoicheiaEncoder

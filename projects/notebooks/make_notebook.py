@@ -1,0 +1,88 @@
+import nbformat as nbf
+nb = nbf.v4.new_notebook()
+md = nbf.v4.new_markdown_cell
+code = nbf.v4.new_code_cell
+nb.cells = [
+md("# Stoicheia in a notebook\n\nLoads the default pipeline `grc_stoicheia_doc_clean` (built from the embedded backbone when it is not installed), asks the backbone for hidden letters and missing planes of a passage, runs whatever components the pipeline holds (restorer, accentuator, morphosyntax, scanner), and plots per-plane confidence. CI executes this notebook headless, so it never rots."),
+code("""import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import spacy
+import torch
+
+import stoicheia_spacy as st
+from stoicheia_spacy import alphabet as A
+from stoicheia_spacy.backbone import planes_to_tensors
+from stoicheia_spacy.models.encoder import torch_backbone
+
+torch.set_num_threads(2)
+try:
+    nlp = spacy.load("grc_stoicheia_doc_clean")
+except OSError:
+    from stoicheia_spacy.cli.package import build_pipeline
+    nlp = build_pipeline("embedded:grc_stoicheia_doc_clean")
+backbone = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)
+nlp.pipe_names"""),
+md("## A passage and its planes"),
+code("""text = "ἀνδρῶν δ’ ἐπιφανῶν πᾶσα γῆ τάφος, καὶ οὐ στηλῶν μόνον ἐν τῇ οἰκείᾳ σημαίνει ἐπιγραφή."
+planes = st.encode_planes(text)
+print(len(planes), "letters;", st.decode_planes(planes) == st.canonicalize(text))
+planes.letters[:10], planes.diacritics[:10], planes.boundary[:10]"""),
+md("## Restoring a lacuna\n\nA Leiden gap `[.3]` is parsed into an insertion point; with the restorer in the pipeline its ranked candidates appear in `doc._.restorations`. The backbone alone already fills masked letters of known width:"),
+code("""gapped = st.parse_gaps("ἀνδρῶν δ’ ἐπιφανῶν πᾶσα γῆ [.3]ος, καὶ οὐ στηλῶν μόνον")
+gap = gapped.gaps[0]
+print(gapped.text, gap)
+if "stoicheia_restorer" in nlp.pipe_names:
+    doc = nlp("ἀνδρῶν δ’ ἐπιφανῶν πᾶσα γῆ [.3]ος, καὶ οὐ στηλῶν μόνον")
+    for r in doc._.restorations:
+        print(r)
+else:
+    gold = st.encode_planes("ἀνδρῶν δ’ ἐπιφανῶν πᾶσα γῆ τάφος, καὶ οὐ στηλῶν μόνον")
+    hidden = gold.with_unknown("diacritics")
+    start = len(st.encode_planes(gapped.text[: gap.start]))
+    hidden.letters[start : start + 3] = A.MASK_ID
+    batch = planes_to_tensors([hidden])
+    with torch.inference_mode():
+        out = backbone(batch["input_ids"], batch["boundary"], batch["dia"], batch["punct"], seg_id=batch["seg_id"])
+    guess = out.char[0, :, : A.N_ALPHA].argmax(-1)
+    print("greedy fill:", "".join(A.ALPHABET[int(i)] for i in guess[start : start + 3]))"""),
+md("## Accentuation of scriptio continua"),
+code("""bare = "ανδρωνδεπιφανωνπασαγηταφος"
+if "stoicheia_accentuator" in nlp.pipe_names or type(nlp.tokenizer).__name__ != "Tokenizer":
+    doc = nlp(bare)
+    print(doc.text)
+else:
+    planes = st.encode_planes(bare).with_unknown("diacritics", "boundary", "punctuation")
+    batch = planes_to_tensors([planes])
+    with torch.inference_mode():
+        out = backbone(batch["input_ids"], batch["boundary"], batch["dia"], batch["punct"], seg_id=batch["seg_id"])
+    planes.diacritics[:] = out.dia[0].argmax(-1).numpy()
+    planes.boundary[:] = out.boundary[0].argmax(-1).numpy()
+    planes.punctuation[:] = out.punct[0].argmax(-1).numpy()
+    print(st.decode_planes(planes))"""),
+md("## Tags, parse and scansion\n\nShown when the morphosyntax and scanner components are in the pipeline."),
+code("""doc = nlp("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος")
+if "stoicheia_parser" in nlp.pipe_names:
+    print([(t.text, t.tag_, t.lemma_, t.dep_, t.head.i) for t in doc])
+if "stoicheia_scanner" in nlp.pipe_names:
+    print([(t.text, t._.macronized) for t in doc])
+print(nlp.pipe_names)"""),
+md("## Per-plane confidence\n\nEvery plane but the letters is hidden; the backbone's probability for its best guess on each plane, letter by letter."),
+code("""planes = st.encode_planes(text)
+hidden = planes.with_unknown("diacritics", "boundary", "punctuation")
+batch = planes_to_tensors([hidden])
+with torch.inference_mode():
+    out = backbone(batch["input_ids"], batch["boundary"], batch["dia"], batch["punct"], seg_id=batch["seg_id"])
+conf = {name: torch.softmax(getattr(out, name)[0].float(), -1).max(-1).values.numpy()
+        for name in ("dia", "boundary", "punct", "cap")}
+fig, ax = plt.subplots(figsize=(12, 3))
+for name, values in conf.items():
+    ax.plot(values, label=name)
+ax.set_xticks(range(len(planes)))
+ax.set_xticklabels([text[int(o)] for o in planes.offsets], fontsize=7)
+ax.set_ylabel("confidence"); ax.legend(ncol=4); fig.tight_layout()
+{name: round(float(v.mean()), 3) for name, v in conf.items()}"""),
+]
+nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+nbf.write(nb, "/work/main/projects/notebooks/analysis.ipynb")
