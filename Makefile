@@ -19,7 +19,7 @@ $(VENV)/.installed: requirements/lock.txt setup.cfg pyproject.toml
 install: $(VENV)/.installed
 
 demo: install
-	$(PY) -m stoicheia_spacy.cli demo --build
+	$(PY) -m stoicheia_spacy.cli demo --build --source embedded:grc_stoicheia_doc_clean
 
 lint: install
 	$(VENV)/bin/ruff check stoicheia_spacy pretrain tests

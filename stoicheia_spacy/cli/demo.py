@@ -59,7 +59,7 @@ def _build_and_install(source: str, msg: Printer) -> str:
 def demo_command(
     text_file: Path = typer.Option(None, "--text-file", help="Passage to show (default: the shipped sample)"),
     pipeline: str = typer.Option(None, "--pipeline", help="Pipeline package or directory to run"),
-    build: bool = typer.Option(False, "--build", help="Build and install grc_stoicheia_doc_clean when none is installed"),
+    build: bool = typer.Option(False, "--build", help="(Re)build and install grc_stoicheia_doc_clean from --source first"),
     source: str = typer.Option(DEFAULT_SOURCE, "--source", help="Checkpoint used by --build"),
     letters: int = typer.Option(12, "--letters", help="How many letters of the planes to print"),
 ) -> None:
@@ -84,7 +84,7 @@ def demo_command(
         context = gapped.text[max(0, gap.start - 12): gap.start]
         print(f"  …{context}[{gap.kind}, width {gap.min_width}–{gap.max_width}]  (source {gap.source_start}:{gap.source_end})")
     names = [pipeline] if pipeline else installed_pipelines()
-    if not names and build:
+    if build and not pipeline:
         names = [_build_and_install(source, msg)]
     if not names:
         msg.info("No grc_stoicheia_* pipeline installed: run `stoicheia package SOURCE --name NAME` "
