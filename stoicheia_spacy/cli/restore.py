@@ -1,0 +1,77 @@
+"""``stoicheia restore TEXT``: restore the Leiden gaps of a text and print the candidates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from wasabi import Printer
+
+from .app import app
+
+INSTALLED = "grc_stoicheia_doc_clean"
+
+
+def load_restorer_pipeline(pipeline: str | None = None, *, beam_width: int = 20, n_candidates: int = 20) -> Any:
+    """``pipeline`` (a package or directory), else the installed ``grc_stoicheia_doc_clean``,
+    else one built from the embedded default model; a restorer is added when missing."""
+    import spacy
+
+    import stoicheia_spacy.pipeline  # noqa: F401
+    import stoicheia_spacy.pipeline.restorer  # noqa: F401
+
+    nlp = None
+    for name in ([pipeline] if pipeline else [INSTALLED]):
+        try:
+            nlp = spacy.load(name)
+            break
+        except OSError:
+            if pipeline:
+                raise
+    if nlp is None:
+        from ..assets import default_model_dir
+        from .package import build_pipeline
+
+        nlp = build_pipeline(str(default_model_dir()))
+    config = {"beam_width": beam_width, "n_candidates": n_candidates}
+    if "stoicheia_restorer" not in nlp.pipe_names:
+        nlp.add_pipe("stoicheia_restorer", config=config)
+    else:
+        nlp.get_pipe("stoicheia_restorer").cfg.update(config)
+    return nlp
+
+
+@app.command("restore")
+def restore_command(
+    text: str = typer.Argument(..., help="Greek text with Leiden gaps, e.g. 'ἔδοξεν τῆι βουλῆι [---] δήμωι'"),
+    pipeline: str = typer.Option(None, "--pipeline", help="Pipeline package or directory (default: installed or embedded)"),
+    top: int = typer.Option(10, "--top", help="How many candidates to print per gap"),
+    beam: int = typer.Option(20, "--beam", help="Beam width"),
+    strip: bool = typer.Option(False, "--strip-restorations", help="Treat editorial restorations [αβγ] as gaps too"),
+    html_out: Path = typer.Option(None, "--html", help="Also write an HTML rendering here"),
+) -> None:
+    """Restore the gaps of TEXT and print the ranked candidates of each gap."""
+    from ..errors import StoicheiaError
+
+    msg = Printer()
+    nlp = load_restorer_pipeline(pipeline, beam_width=beam, n_candidates=max(top, 1))
+    nlp.get_pipe("stoicheia_restorer").cfg["strip_restorations"] = strip
+    try:
+        doc = nlp(text)
+    except StoicheiaError as exc:
+        msg.fail(f"{type(exc).__name__}: {exc}", exits=1)
+    if not doc._.restorations:
+        msg.warn("No gaps found (write them in Leiden notation: [---], [.3], [ca. 5], [5±2])")
+        return
+    print(doc._.restored)
+    for number, item in enumerate(doc._.restorations, start=1):
+        msg.divider(f"gap {number}: {doc.text[item['start']:item['end']]}")
+        rows = [(rank, cand, f"{prob:.3f}", f"{lp:.2f}")
+                for rank, (cand, lp, prob) in enumerate(item["candidates"][:top], start=1)]
+        msg.table(rows, header=("#", "candidate", "p", "log p"), divider=True)
+    if html_out is not None:
+        from ..restore.render import render_html
+
+        render_html(doc, path=html_out)
+        msg.good(f"HTML written to {html_out}")

@@ -1,0 +1,237 @@
+"""The ``stoicheia_restorer`` pipe: restore Leiden gaps with the encoder pipe's backbone.
+
+Place it after ``stoicheia_encoder``; it runs the torch backbone of that pipe
+(``torch_backbone``) through :func:`stoicheia_spacy.restore.beam_search`. The Doc text
+is the input text WITH its Leiden markup; gaps come from ``parse_gaps(doc.text)`` or,
+with ``strip_restorations`` editorial restorations ``[αβγ]`` become
+gaps too (the evaluation view); when ``doc.spans[spans_key]`` exists, from those spans (each span's characters are
+hidden and become a gap of ``len(span.text)`` characters: an evaluation view).
+
+``doc._.restorations`` is a list (document order) of dicts::
+
+    {"start": int, "end": int,        # the gap's markup (or span) in doc.text
+     "gap_index": int | None,         # index in parse_gaps(doc.text).gaps (None for spans)
+     "min_width": int, "max_width": int | None, "kind": str,
+     "candidates": [(text, logprob, probability), ...],   # up to n_candidates, best first
+     "abstain": bool}                 # top probability < abstain_below
+
+``doc._.restored`` is ``doc.text`` with every non-abstained gap filled by its top
+candidate in Leiden brackets (``render_restorations``). Width conventions, scores and
+probabilities: see :mod:`stoicheia_spacy.restore.beam` and :mod:`~.restore.widths`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import srsly
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc
+
+from ..errors import ConfigError
+from ..leiden import Gap, GappedText, parse_gaps, render_restorations
+
+if not Doc.has_extension("restorations"):
+    Doc.set_extension("restorations", default=None)
+
+
+def _restored(doc: Doc) -> str | None:
+    items = doc._.restorations
+    if items is None:
+        return None
+    if any(item["gap_index"] is None for item in items):  # span mode: splice into the text
+        out, cursor = [], 0
+        for item in sorted(items, key=lambda it: it["start"]):
+            out.append(doc.text[cursor : item["start"]])
+            top = item["candidates"][0][0] if item["candidates"] and not item["abstain"] else None
+            out.append(f"[{top}]" if top is not None else doc.text[item["start"] : item["end"]])
+            cursor = item["end"]
+        out.append(doc.text[cursor:])
+        return "".join(out)
+    notation, strip = doc.user_data.get(("stoicheia_restorer", "parse"), ("leiden", False))
+    gapped = parse_gaps(doc.text, notation=notation, strip_restorations=strip)
+    fills = {item["gap_index"]: item["candidates"][0][0] for item in items
+             if item["candidates"] and not item["abstain"]}
+    return render_restorations(gapped, fills, notation=notation)
+
+
+if not Doc.has_extension("restored"):
+    Doc.set_extension("restored", getter=_restored)
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "encoder": "stoicheia_encoder",
+    "beam_width": 20,
+    "n_candidates": 20,
+    "window": 512,
+    "mode": "any",
+    "space_ratio": 0.25,
+    "elastic_slots": 12,
+    "unknown_slots": 5,
+    "approx_slack": 2,
+    "temperature": 1.0,
+    "abstain_below": 0.0,
+    "notation": "leiden",
+    "spans_key": "restore",
+    "strip_restorations": False,
+}
+
+
+@Language.factory(
+    "stoicheia_restorer",
+    assigns=["doc._.restorations", "doc._.restored"],
+    requires=["doc._.stoicheia"],
+    default_config=DEFAULT_CONFIG,
+)
+def make_stoicheia_restorer(
+    nlp: Language, name: str, encoder: str, beam_width: int, n_candidates: int, window: int,
+    mode: str, space_ratio: float, elastic_slots: int, unknown_slots: int, approx_slack: int,
+    temperature: float, abstain_below: float, notation: str, spans_key: str, strip_restorations: bool,
+) -> StoicheiaRestorer:
+    """Create the ``stoicheia_restorer`` pipe (see the module docstring for the options)."""
+    return StoicheiaRestorer(
+        nlp, name, encoder=encoder, beam_width=beam_width, n_candidates=n_candidates, window=window,
+        mode=mode, space_ratio=space_ratio, elastic_slots=elastic_slots, unknown_slots=unknown_slots,
+        approx_slack=approx_slack, temperature=temperature, abstain_below=abstain_below,
+        notation=notation, spans_key=spans_key,
+        strip_restorations=strip_restorations)
+
+
+class StoicheiaRestorer(Pipe):
+    """Restore the gaps of each Doc; every gap of a batch of Docs shares one beam search."""
+
+    def __init__(self, nlp: Language, name: str = "stoicheia_restorer", **cfg: Any) -> None:
+        unknown = set(cfg) - set(DEFAULT_CONFIG)
+        if unknown:
+            raise ConfigError(f"unknown stoicheia_restorer options: {sorted(unknown)}")
+        self.nlp = nlp
+        self.name = name
+        self.cfg: dict[str, Any] = {**DEFAULT_CONFIG, **cfg}
+        self._check()
+        self.forwards = 0
+
+    def _check(self) -> None:
+        c = self.cfg
+        if c["mode"] not in ("any", "confident"):
+            raise ConfigError(f"mode must be 'any' or 'confident', got {c['mode']!r}")
+        if not 0.0 <= float(c["abstain_below"]) <= 1.0:
+            raise ConfigError("abstain_below must be in [0, 1]")
+        if float(c["temperature"]) <= 0:
+            raise ConfigError("temperature must be > 0")
+        if c["notation"] not in ("leiden", "ddbdp"):
+            raise ConfigError(f"notation must be 'leiden' or 'ddbdp', got {c['notation']!r}")
+
+    # ------------------------------------------------------------ backbone
+    def backbone(self) -> Any:
+        """The torch backbone of the encoder pipe named by ``cfg['encoder']``."""
+        from ..models.encoder import torch_backbone
+
+        if self.cfg["encoder"] not in self.nlp.pipe_names:
+            raise ConfigError(f"stoicheia_restorer needs the pipe {self.cfg['encoder']!r} before it "
+                              f"(pipeline: {self.nlp.pipe_names})")
+        return torch_backbone(self.nlp.get_pipe(self.cfg["encoder"]).model)
+
+    # ------------------------------------------------------------ gaps
+    def gapped(self, doc: Doc) -> tuple[GappedText, bool]:
+        """The gaps of ``doc`` (from ``doc.spans[spans_key]`` or its Leiden markup) and
+        whether they came from spans. Malformed markup raises ``LeidenSyntaxError``."""
+        key = self.cfg["spans_key"]
+        if key in doc.spans:
+            return _spans_gapped(doc, [(s.start_char, s.end_char) for s in doc.spans[key]]), True
+        return parse_gaps(doc.text, notation=self.cfg["notation"],
+                          strip_restorations=bool(self.cfg["strip_restorations"])), False
+
+    # ------------------------------------------------------------ running
+    def __call__(self, doc: Doc) -> Doc:
+        return next(iter(self.pipe([doc])))
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 8) -> Iterator[Doc]:
+        batch: list[Doc] = []
+        for doc in stream:
+            batch.append(doc)
+            if len(batch) >= batch_size:
+                yield from self._restore(batch)
+                batch = []
+        if batch:
+            yield from self._restore(batch)
+
+    def _restore(self, docs: list[Doc]) -> list[Doc]:
+        from ..restore import ModelScorer, beam_search, build_queries
+
+        c = self.cfg
+        per_doc = []
+        queries = []
+        for doc in docs:
+            gapped, from_spans = self.gapped(doc)
+            targets = build_queries(gapped, unknown_slots=c["unknown_slots"], approx_slack=c["approx_slack"])
+            per_doc.append((gapped, from_spans, targets))
+            queries.extend(t.query for t in targets)
+        results = []
+        if queries:
+            scorer = ModelScorer(self.backbone())
+            results = beam_search(scorer, queries, beam=c["beam_width"], n_best=c["n_candidates"],
+                                  window=c["window"], mode=c["mode"], space_ratio=c["space_ratio"],
+                                  elastic_slots=c["elastic_slots"], temperature=c["temperature"])
+            self.forwards += scorer.forwards
+        cursor = 0
+        for doc, (_, from_spans, targets) in zip(docs, per_doc, strict=True):
+            items = []
+            for target in targets:
+                cands = results[cursor]
+                cursor += 1
+                gap: Gap = target.gap
+                top = cands[0].probability if cands else 0.0
+                items.append({
+                    "start": int(gap.source_start), "end": int(gap.source_end),
+                    "gap_index": None if from_spans else target.index,
+                    "min_width": int(gap.min_width), "max_width": gap.max_width, "kind": gap.kind,
+                    "candidates": [cand.as_tuple() for cand in cands],
+                    "abstain": bool(top < float(c["abstain_below"])),
+                })
+            doc._.restorations = items
+            doc.user_data[("stoicheia_restorer", "parse")] = (c["notation"], bool(c["strip_restorations"]))
+        return docs
+
+    # ------------------------------------------------------------ serialization
+    def to_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> None:
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(path / "cfg", self.cfg)
+
+    def from_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> StoicheiaRestorer:
+        cfg_file = Path(path) / "cfg"
+        if cfg_file.exists():
+            self.cfg.update(srsly.read_json(cfg_file))
+            self._check()
+        return self
+
+    def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
+        return srsly.msgpack_dumps({"cfg": self.cfg})
+
+    def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> StoicheiaRestorer:
+        self.cfg.update(srsly.msgpack_loads(data)["cfg"])
+        self._check()
+        return self
+
+    def initialize(self, get_examples: Callable[[], Iterable[Any]] | None = None, *,
+                   nlp: Language | None = None) -> None:
+        """Nothing to initialize: the restorer reuses the encoder's heads."""
+
+
+def _spans_gapped(doc: Doc, spans: list[tuple[int, int]]) -> GappedText:
+    """Hide the given character spans of ``doc.text``: each becomes a ``restored`` gap."""
+    text = doc.text
+    keep = np.ones(len(text), dtype=bool)
+    for start, end in spans:
+        keep[start:end] = False
+    kept = np.flatnonzero(keep)
+    new_pos = np.concatenate([[0], np.cumsum(keep)])
+    gaps = [Gap(start=int(new_pos[s]), min_width=e - s, max_width=e - s, kind="restored",
+                source_start=s, source_end=e, gold=text[s:e])
+            for s, e in sorted(spans) if e > s]
+    cleaned = "".join(text[i] for i in kept)
+    offsets = np.concatenate([kept, [len(text)]]).astype(np.int64)
+    return GappedText(text=cleaned, gaps=gaps, source_offsets=offsets)

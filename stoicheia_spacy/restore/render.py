@@ -1,0 +1,73 @@
+"""A standalone HTML view of a restored Doc (``displacy``-like): gaps highlighted, each
+with its ranked candidates and probabilities."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["render_html"]
+
+_STYLE = """
+body{font-family:'Gentium Plus','GFS Didot',serif;line-height:2.2;margin:2em;max-width:60em}
+.gap{background:#fde68a;border-radius:4px;padding:0 .25em;position:relative;cursor:help}
+.gap.abstain{background:#e5e7eb}
+.gap .mark{color:#6b7280;font-size:.8em;margin-left:.2em}
+table.cands{border-collapse:collapse;margin:.3em 0 1em 0;font-size:.9em;line-height:1.3}
+table.cands td,table.cands th{border-bottom:1px solid #e5e7eb;padding:.1em .6em;text-align:left}
+.bar{display:inline-block;height:.6em;background:#f59e0b}
+"""
+
+
+def _gap_span(doc_text: str, item: dict[str, Any], number: int) -> str:
+    cands = item["candidates"]
+    markup = html.escape(doc_text[item["start"]:item["end"]])
+    if cands and not item["abstain"]:
+        top, _, prob = cands[0]
+        label = f"[{html.escape(top)}]"
+        title = f"gap {number}: {prob:.0%}"
+        cls = "gap"
+    else:
+        label, title, cls = markup, f"gap {number}: no restoration", "gap abstain"
+    return f'<span class="{cls}" title="{html.escape(title)}">{label}<sup class="mark">{number}</sup></span>'
+
+
+def _table(item: dict[str, Any], number: int, doc_text: str) -> str:
+    rows = "".join(
+        f"<tr><td>{rank}</td><td>{html.escape(text)}</td><td>{prob:.3f}</td>"
+        f'<td><span class="bar" style="width:{max(1, round(prob * 120))}px"></span></td><td>{lp:.2f}</td></tr>'
+        for rank, (text, lp, prob) in enumerate(item["candidates"], start=1)
+    )
+    width = item["min_width"] if item["max_width"] == item["min_width"] else (
+        f"{item['min_width']}–{item['max_width']}" if item["max_width"] is not None else "unknown")
+    head = (f"<p><b>gap {number}</b> {html.escape(doc_text[item['start']:item['end']])} "
+            f"(width {width}{', abstained' if item['abstain'] else ''})</p>")
+    return head + ("<table class='cands'><tr><th>#</th><th>candidate</th><th>p</th><th></th>"
+                   f"<th>log p</th></tr>{rows}</table>")
+
+
+def render_html(docs: Any, *, page: bool = True, path: str | Path | None = None) -> str:
+    """HTML of one Doc or several (with ``doc._.restorations`` set); ``page`` wraps it in a
+    full document with its style; ``path`` also writes it there."""
+    items: Iterable[Any] = docs if isinstance(docs, list | tuple) else [docs]
+    parts = []
+    for doc in items:
+        restorations = doc._.restorations or []
+        text, body, cursor = doc.text, [], 0
+        for number, item in enumerate(sorted(restorations, key=lambda it: it["start"]), start=1):
+            body.append(html.escape(text[cursor:item["start"]]))
+            body.append(_gap_span(text, item, number))
+            cursor = item["end"]
+        body.append(html.escape(text[cursor:]))
+        tables = "".join(_table(item, n, text) for n, item in
+                         enumerate(sorted(restorations, key=lambda it: it["start"]), start=1))
+        parts.append(f'<div class="stoicheia-restore"><p class="text">{"".join(body)}</p>{tables}</div>')
+    out = "".join(parts)
+    if page:
+        out = (f'<!DOCTYPE html><html lang="grc"><head><meta charset="utf-8"><title>Stoicheia restoration</title>'
+               f"<style>{_STYLE}</style></head><body>{out}</body></html>")
+    if path is not None:
+        Path(path).write_text(out, encoding="utf-8")
+    return out
