@@ -1,0 +1,175 @@
+"""``stoicheia_lemmatizer``: lemmas as edit scripts classified from encoder word vectors.
+
+The script vocabulary (:mod:`stoicheia_spacy.treebanks.lemma_scripts`: prefix/suffix
+cuts and additions plus a case field) is built from the training pairs at
+``initialize`` (scripts seen at least ``min_count`` times); a torch head scores every
+script per token. Case: a script's ``cap`` field lower-cases the form before editing
+and title-cases the lemma where the training lemma was (proper names), so ``Ἀχιλῆος``
+gives ``Ἀχιλλεύς``-style capitalised lemmas and sentence-initial capitals are dropped.
+Lexicon rescoring (``use_lexicon``): among the ``top_k`` best scripts that fit the
+form, the first whose lemma is in the lexicon (the training lemmas, plus any given to
+``initialize(lexicon=...)``) wins; with none in the lexicon the best fitting script
+wins. A script that cuts more than the form has is never chosen; with no fitting
+script the lemma is the form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from spacy.language import Language
+from spacy.scorer import Scorer
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples
+from spacy.util import registry
+from spacy.vocab import Vocab
+from thinc.api import Config, Model
+
+from ..morph import architectures as _architectures  # noqa: F401  (registers the architectures)
+from ..morph.heads import TokenHeads
+from ..morph.training import HeadPipe, grouped_softmax_loss
+from ..treebanks.lemma_scripts import EditScript, apply_script, build_script_vocab, derive_script
+
+DEFAULT_LEMMA_MODEL = """
+[model]
+@architectures = "stoicheia.TokenHeads.v1"
+hidden_width = 256
+dropout = 0.33
+
+[model.tok2vec]
+@architectures = "stoicheia.StoicheiaListener.v1"
+upstream = "*"
+grad_factor = 1.0
+
+[model.tok2vec.pooling]
+@architectures = "stoicheia.WordPooler.v1"
+"""
+
+
+@registry.scorers("stoicheia.lemma_scorer.v1")
+def make_lemma_scorer() -> Any:
+    """Token accuracy of ``lemma``."""
+    return score_lemma
+
+
+def score_lemma(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
+    """spaCy score ``lemma_acc``."""
+    return Scorer.score_token_attr(list(examples), "lemma", **kwargs)
+
+
+@Language.factory(
+    "stoicheia_lemmatizer",
+    assigns=["token.lemma"],
+    default_config={"model": Config().from_str(DEFAULT_LEMMA_MODEL)["model"], "min_count": 1,
+                    "use_lexicon": True, "top_k": 5,
+                    "scorer": {"@scorers": "stoicheia.lemma_scorer.v1"}},
+    default_score_weights={"lemma_acc": 1.0},
+)
+def make_stoicheia_lemmatizer(nlp: Language, name: str, model: Model, min_count: int, use_lexicon: bool,
+                              top_k: int, scorer: Any) -> StoicheiaLemmatizer:
+    """Create the edit-script lemmatizer (script vocabulary built at ``initialize``)."""
+    return StoicheiaLemmatizer(nlp.vocab, model, name, min_count=min_count, use_lexicon=use_lexicon,
+                               top_k=top_k, scorer=scorer)
+
+
+class StoicheiaLemmatizer(HeadPipe):
+    """Edit-script classifier with optional lexicon rescoring (see the module doc)."""
+
+    def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_lemmatizer", *, min_count: int = 1,
+                 use_lexicon: bool = True, top_k: int = 5, scorer: Any = score_lemma) -> None:
+        super().__init__(vocab, model, name, scripts=[], lexicon=[], min_count=min_count,
+                         use_lexicon=use_lexicon, top_k=top_k)
+        self.scorer = scorer
+        self._index: dict[EditScript, int] | None = None
+        self._lexicon: frozenset[str] | None = None
+
+    @property
+    def scripts(self) -> list[EditScript]:
+        """The script vocabulary (class ``i`` of the head is ``scripts[i]``)."""
+        return [EditScript.from_list(s) for s in self.cfg["scripts"]]
+
+    def _script_index(self) -> dict[EditScript, int]:
+        if self._index is None or len(self._index) != len(self.cfg["scripts"]):
+            self._index = {s: i for i, s in enumerate(self.scripts)}
+        return self._index
+
+    def make_module(self, n_in: int) -> torch.nn.Module:
+        head = self._head_node()
+        self._index, self._lexicon = None, None
+        return TokenHeads(n_in, (max(len(self.cfg["scripts"]), 1),), hidden=head.attrs["hidden_width"],
+                          dropout=head.attrs["dropout"])
+
+    def init_labels(self, examples: list[Example], lexicon: Iterable[str] | None = None) -> None:
+        pairs = [(tok.text, tok.lemma_) for eg in examples for tok in eg.reference if tok.lemma_]
+        scripts = build_script_vocab(pairs, min_count=int(self.cfg["min_count"]))
+        self.cfg["scripts"] = [s.to_list() for s in scripts]
+        self.cfg["lexicon"] = sorted({lemma for _, lemma in pairs} | set(lexicon or ()))
+
+    def initialize(self, get_examples: Any, *, nlp: Language | None = None,
+                   lexicon: Iterable[str] | None = None, **kwargs: Any) -> None:
+        """Build the script vocabulary (and lexicon, plus ``lexicon``) from the training data, then the head."""
+        super().initialize(get_examples, nlp=nlp)
+        if lexicon:
+            self.cfg["lexicon"] = sorted(set(self.cfg["lexicon"]) | set(lexicon))
+            self._lexicon = None
+
+    # ------------------------------------------------------------ inference
+    def predict(self, docs: Iterable[Doc]) -> list[np.ndarray]:
+        """Per-Doc script logits ``(n_tokens, n_scripts)``."""
+        docs = list(docs)
+        if not any(len(d) for d in docs):
+            return [np.zeros((len(d), max(len(self.cfg["scripts"]), 1)), dtype=np.float32) for d in docs]
+        return [self.model.ops.to_numpy(x) for x in self.model.predict(docs)]
+
+    def lemmatize(self, forms: Sequence[str], logits: np.ndarray) -> list[str]:
+        """Lemmas of ``forms`` from their script logits (top-k, fit check, lexicon)."""
+        scripts = self.scripts
+        if not scripts or not len(forms):
+            return list(forms)
+        k = min(int(self.cfg["top_k"]), len(scripts))
+        top = np.argsort(-logits, axis=1)[:, :k]
+        if self._lexicon is None:
+            self._lexicon = frozenset(self.cfg["lexicon"])
+        lexicon = self._lexicon if self.cfg["use_lexicon"] else frozenset()
+        out = []
+        for form, cands in zip(forms, top, strict=True):
+            first = None
+            for c in cands:
+                script = scripts[c]
+                if script.prefix_cut + script.suffix_cut > len(form):
+                    continue
+                lemma = apply_script(form, script)
+                if first is None:
+                    first = lemma
+                    if not lexicon:
+                        break
+                if lemma in lexicon:
+                    first = lemma
+                    break
+            out.append(form if first is None else first)
+        return out
+
+    def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
+        """Write ``token.lemma_``."""
+        for doc, logits in zip(docs, scores, strict=True):
+            for tok, lemma in zip(doc, self.lemmatize([t.text for t in doc], np.asarray(logits)), strict=True):
+                tok.lemma_ = lemma
+
+    # ------------------------------------------------------------- training
+    def get_loss(self, examples: Iterable[Example], scores: Sequence[Any]) -> tuple[float, list[Any]]:
+        """Cross-entropy over the script vocabulary (tokens whose script is unknown are skipped)."""
+        examples = list(examples)
+        validate_examples(examples, "StoicheiaLemmatizer.get_loss")
+        index = self._script_index()
+        golds = []
+        for eg in examples:
+            lemmas = eg.get_aligned("LEMMA", as_string=True)
+            golds.append(np.array([index.get(derive_script(tok.text, lem), -1) if lem else -1
+                                   for tok, lem in zip(eg.predicted, lemmas, strict=True)], dtype=np.int64))
+        flat = np.concatenate([self.model.ops.to_numpy(s) for s in scores])
+        loss, d = grouped_softmax_loss(flat, np.concatenate(golds)[:, None], (flat.shape[1],))
+        bounds = np.cumsum([0] + [len(s) for s in scores])
+        return loss, [self.model.ops.asarray2f(d[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]

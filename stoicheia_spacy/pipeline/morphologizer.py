@@ -1,0 +1,160 @@
+"""``stoicheia_morphologizer``: UPOS and the 9-position AGDT tag from encoder word vectors.
+
+One torch head (:class:`~stoicheia_spacy.morph.heads.TokenHeads`) gives a UPOS softmax
+and nine factored XPOS softmaxes (14, 4, 4, 8, 8, 5, 5, 6, 3 classes). The tag is the
+attested training tag maximising the sum of position log-probabilities
+(:func:`~stoicheia_spacy.morph.constrained.constrained_decode`); ``token.tag_`` is that
+AGDT tag, ``token.pos_`` the UPOS head's argmax, ``token.morph`` the UD FEATS derived
+from the tag (:mod:`stoicheia_spacy.treebanks.agdt_to_ud`). Gold tags outside the AGDT
+inventory and tokens without gold are left out of the loss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from spacy.language import Language
+from spacy.scorer import Scorer
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples
+from spacy.util import registry
+from spacy.vocab import Vocab
+from thinc.api import Config, Model
+
+from ..morph import architectures as _architectures  # noqa: F401  (registers the architectures)
+from ..morph.constrained import constrained_decode, position_logprobs
+from ..morph.heads import TokenHeads
+from ..morph.training import HeadPipe, grouped_softmax_loss
+from ..morph.ud import MORPH_GROUPS, UPOS_TAGS, XPOS_GROUPS
+from ..treebanks.agdt_tags import is_valid_tag, tags_to_ids
+from ..treebanks.agdt_to_ud import agdt_to_feats
+
+DEFAULT_MORPH_MODEL = """
+[model]
+@architectures = "stoicheia.TokenHeads.v1"
+hidden_width = 256
+dropout = 0.33
+
+[model.tok2vec]
+@architectures = "stoicheia.StoicheiaListener.v1"
+upstream = "*"
+grad_factor = 1.0
+
+[model.tok2vec.pooling]
+@architectures = "stoicheia.WordPooler.v1"
+"""
+
+_UPOS_ID = {u: i for i, u in enumerate(UPOS_TAGS)}
+
+
+@registry.scorers("stoicheia.morph_scorer.v1")
+def make_morph_scorer() -> Any:
+    """Token accuracy of ``tag`` (AGDT), ``pos`` (UPOS) and ``morph`` (UFeats, + per feature)."""
+    return score_morph
+
+
+def _morph_key(token: Any, attr: str) -> Any:
+    return getattr(token, attr).key
+
+
+def score_morph(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
+    """spaCy scores ``tag_acc``, ``pos_acc``, ``morph_acc``, ``morph_per_feat``."""
+    examples = list(examples)
+    scores: dict[str, Any] = {}
+    scores.update(Scorer.score_token_attr(examples, "tag", **kwargs))
+    scores.update(Scorer.score_token_attr(examples, "pos", **kwargs))
+    scores.update(Scorer.score_token_attr(examples, "morph", getter=_morph_key, **kwargs))
+    scores.update(Scorer.score_token_attr_per_feat(examples, "morph", getter=_morph_key, **kwargs))
+    return scores
+
+
+@Language.factory(
+    "stoicheia_morphologizer",
+    assigns=["token.tag", "token.pos", "token.morph"],
+    default_config={"model": Config().from_str(DEFAULT_MORPH_MODEL)["model"], "scorer": {"@scorers": "stoicheia.morph_scorer.v1"}},
+    default_score_weights={"tag_acc": 0.5, "pos_acc": 0.25, "morph_acc": 0.25, "morph_per_feat": None},
+)
+def make_stoicheia_morphologizer(nlp: Language, name: str, model: Model, scorer: Any) -> StoicheiaMorphologizer:
+    """Create the morphologizer (sizes and attested tags are set at ``initialize``)."""
+    return StoicheiaMorphologizer(nlp.vocab, model, name, scorer=scorer)
+
+
+class StoicheiaMorphologizer(HeadPipe):
+    """UPOS + factored AGDT XPOS with constrained decoding (see the module doc)."""
+
+    def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_morphologizer", *,
+                 scorer: Any = score_morph) -> None:
+        super().__init__(vocab, model, name, attested=[])
+        self.scorer = scorer
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The attested AGDT tags (the only tags this component predicts)."""
+        return tuple(self.cfg["attested"])
+
+    def make_module(self, n_in: int) -> torch.nn.Module:
+        head = self._head_node()
+        return TokenHeads(n_in, MORPH_GROUPS, hidden=head.attrs["hidden_width"], dropout=head.attrs["dropout"])
+
+    def init_labels(self, examples: list[Example]) -> None:
+        tags: set[str] = set()
+        for eg in examples:
+            tags.update(tok.tag_ for tok in eg.reference)
+        self.cfg["attested"] = sorted(t for t in tags if is_valid_tag(t))
+
+    # ------------------------------------------------------------ inference
+    def predict(self, docs: Iterable[Doc]) -> list[np.ndarray]:
+        """Per-Doc logits ``(n_tokens, 17 + 57)``."""
+        docs = list(docs)
+        if not any(len(d) for d in docs):
+            return [np.zeros((len(d), sum(MORPH_GROUPS)), dtype=np.float32) for d in docs]
+        return [self.model.ops.to_numpy(x) for x in self.model.predict(docs)]
+
+    def decode(self, logits: np.ndarray) -> tuple[list[str], list[str]]:
+        """(UPOS, AGDT tag) per token of one Doc's logits."""
+        upos = [UPOS_TAGS[i] for i in logits[:, : len(UPOS_TAGS)].argmax(axis=1)] if len(logits) else []
+        attested = self.cfg["attested"]
+        if not len(logits):
+            return upos, []
+        lps = position_logprobs(logits[:, len(UPOS_TAGS):], XPOS_GROUPS)
+        if attested:
+            best, _ = constrained_decode(lps, tags_to_ids(attested))
+            tags = [attested[i] for i in best]
+        else:  # untrained: independent argmax per position
+            from ..treebanks.agdt_tags import ids_to_tags
+
+            tags = ids_to_tags(np.stack([lp.argmax(axis=1) for lp in lps], axis=1))
+        return upos, tags
+
+    def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
+        """Write ``tag_``, ``pos_`` and ``morph`` (UD FEATS of the tag)."""
+        for doc, logits in zip(docs, scores, strict=True):
+            upos, tags = self.decode(np.asarray(logits))
+            for tok, u, t in zip(doc, upos, tags, strict=True):
+                tok.tag_ = t
+                tok.pos_ = u
+                feats = agdt_to_feats(t)
+                tok.set_morph("" if feats == "_" else feats)
+
+    # ------------------------------------------------------------- training
+    def get_loss(self, examples: Iterable[Example], scores: Sequence[Any]) -> tuple[float, list[Any]]:
+        """Cross-entropy of the UPOS group and the nine XPOS groups (mean per token)."""
+        examples = list(examples)
+        validate_examples(examples, "StoicheiaMorphologizer.get_loss")
+        golds = []
+        for eg in examples:
+            tags = eg.get_aligned("TAG", as_string=True)
+            pos = eg.get_aligned("POS", as_string=True)
+            gold = np.full((len(tags), len(MORPH_GROUPS)), -1, dtype=np.int64)
+            valid = [i for i, t in enumerate(tags) if t and is_valid_tag(t)]
+            if valid:
+                gold[valid, 1:] = tags_to_ids([tags[i] for i in valid])
+            gold[:, 0] = [_UPOS_ID.get(p or "", -1) for p in pos]
+            golds.append(gold)
+        flat = np.concatenate([self.model.ops.to_numpy(s) for s in scores]) if scores else np.zeros((0, 74))
+        loss, d = grouped_softmax_loss(flat, np.concatenate(golds), MORPH_GROUPS)
+        bounds = np.cumsum([0] + [len(s) for s in scores])
+        return loss, [self.model.ops.asarray2f(d[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]

@@ -1,0 +1,211 @@
+"""``stoicheia_parser``: Dozat-Manning biaffine dependency parser on encoder word vectors.
+
+Each sentence of a Doc is parsed on its own (sentences from the Doc's sentence starts
+when set, e.g. gold or a senter; else cut after sentence-final punctuation, see
+:func:`~stoicheia_spacy.morph.training.sentence_lengths`). All sentences of a batch go
+through one forward of :class:`~stoicheia_spacy.morph.biaffine.BiaffineScorer`;
+arcs are decoded with :func:`~stoicheia_spacy.decoders.chu_liu_edmonds` (every sentence
+one tree with exactly one root), then each word's label is the argmax at its decoded
+head. ``token.head``/``token.dep_`` are set (the root is its own head, with its
+relation, e.g. ``PRED``); training uses the gold sentences and gold heads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from spacy.attrs import DEP, HEAD
+from spacy.language import Language
+from spacy.scorer import Scorer
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples
+from spacy.util import registry
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, Optimizer, set_dropout_rate
+
+from ..decoders import chu_liu_edmonds
+from ..morph import architectures as _architectures  # noqa: F401  (registers the architectures)
+from ..morph.architectures import pad_sentences
+from ..morph.biaffine import BiaffineScorer
+from ..morph.constrained import log_softmax
+from ..morph.heads import torch_module
+from ..morph.training import HeadPipe, gold_sentence_lengths, sentence_lengths, softmax_xent_rows
+
+DEFAULT_PARSER_MODEL = """
+[model]
+@architectures = "stoicheia.BiaffineParser.v1"
+arc_hidden = 500
+label_hidden = 150
+dropout = 0.33
+
+[model.tok2vec]
+@architectures = "stoicheia.StoicheiaListener.v1"
+upstream = "*"
+grad_factor = 1.0
+
+[model.tok2vec.pooling]
+@architectures = "stoicheia.WordPooler.v1"
+"""
+
+
+@registry.scorers("stoicheia.parser_scorer.v1")
+def make_parser_scorer() -> Any:
+    """UAS/LAS (``dep_uas``, ``dep_las``, ``dep_las_per_type``) and sentence boundaries."""
+    return score_parse
+
+
+def score_parse(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
+    """spaCy's dependency scores, punctuation included (as CoNLL 2018)."""
+    examples = list(examples)
+    scores = Scorer.score_deps(examples, "dep", getter=lambda t, a: getattr(t, a),
+                               head_attr="head", head_getter=lambda t, a: getattr(t, a),
+                               ignore_labels=(), **kwargs)
+    scores.update(Scorer.score_spans(examples, "sents", **kwargs))
+    return scores
+
+
+@Language.factory(
+    "stoicheia_parser",
+    assigns=["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
+    default_config={"model": Config().from_str(DEFAULT_PARSER_MODEL)["model"],
+                    "scorer": {"@scorers": "stoicheia.parser_scorer.v1"}},
+    default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None,
+                           "sents_r": None, "sents_f": 0.0},
+)
+def make_stoicheia_parser(nlp: Language, name: str, model: Model, scorer: Any) -> StoicheiaParser:
+    """Create the biaffine parser (relations collected at ``initialize``)."""
+    return StoicheiaParser(nlp.vocab, model, name, scorer=scorer)
+
+
+class StoicheiaParser(HeadPipe):
+    """Biaffine arcs + labels, MST-decoded per sentence (see the module doc)."""
+
+    def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_parser", *,
+                 scorer: Any = score_parse) -> None:
+        super().__init__(vocab, model, name, labels=[])
+        self.scorer = scorer
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The dependency relations (AGDT labels in the treebank DocBins)."""
+        return tuple(self.cfg["labels"])
+
+    def make_module(self, n_in: int) -> torch.nn.Module:
+        head = self._head_node()
+        return BiaffineScorer(n_in, max(len(self.cfg["labels"]), 1), arc_hidden=head.attrs["arc_hidden"],
+                              label_hidden=head.attrs["label_hidden"], dropout=head.attrs["dropout"])
+
+    def init_labels(self, examples: list[Example]) -> None:
+        self.cfg["labels"] = sorted({tok.dep_ for eg in examples for tok in eg.reference if tok.dep_})
+
+    # ------------------------------------------------------------ inference
+    def predict(self, docs: Iterable[Doc]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per Doc: absolute head index and label id of every token (one tree per sentence)."""
+        docs = list(docs)
+        sents = [sentence_lengths(d) for d in docs]
+        if not any(len(d) for d in docs):
+            return [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in docs]
+        vectors = [self.model.ops.to_numpy(v) for v in self.model.get_ref("tok2vec").predict(docs)]
+        padded, mask, index = pad_sentences(vectors, sents)
+        module = torch_module(self._head_node())
+        module.eval()
+        with torch.no_grad():
+            arcs, label_dep, label_head = module.arcs(torch.from_numpy(padded), torch.from_numpy(mask))
+            logp = log_softmax(arcs.numpy().astype(np.float64))
+            heads = np.zeros(arcs.shape[:2], dtype=np.int64)
+            for s, (_, _, n) in enumerate(index):
+                scores = logp[s, : n + 1, : n + 1].copy()
+                heads[s, 1 : n + 1] = chu_liu_edmonds(scores)
+            labels = module.labels(label_dep, label_head, torch.from_numpy(heads)).argmax(-1).numpy()
+        out = [(np.zeros(len(d), np.int64), np.zeros(len(d), np.int64)) for d in docs]
+        for s, (i, start, n) in enumerate(index):
+            rel = heads[s, 1 : n + 1]
+            out[i][0][start : start + n] = np.where(rel == 0, np.arange(start, start + n), start + rel - 1)
+            out[i][1][start : start + n] = labels[s, 1 : n + 1]
+        return out
+
+    def set_annotations(self, docs: Iterable[Doc], scores: Sequence[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Write heads and relations (and so sentence boundaries) with one ``from_array`` per Doc."""
+        labels = self.labels or ("dep",)
+        hashes = np.array([self.vocab.strings.add(lab) for lab in labels], dtype=np.uint64)
+        for doc, (heads, label_ids) in zip(docs, scores, strict=True):
+            if not len(doc):
+                continue
+            rel = (heads - np.arange(len(doc))).astype(np.int64).astype(np.uint64)
+            arr = np.stack([rel, hashes[label_ids]], axis=1)
+            doc.from_array([HEAD, DEP], arr)
+
+    # ------------------------------------------------------------- training
+    def _gold(self, examples: Sequence[Example]) -> tuple[list[list[int]], list[np.ndarray], list[np.ndarray]]:
+        """Gold sentence lengths per Doc, and per sentence heads (n+1,) and label ids (n+1,)."""
+        label_id = {lab: i for i, lab in enumerate(self.labels)}
+        all_lengths, heads_out, labels_out = [], [], []
+        for eg in examples:
+            lengths = gold_sentence_lengths(eg)
+            heads, deps = eg.get_aligned_parse(projectivize=False)
+            start = 0
+            for n in lengths:
+                h = np.full(n + 1, -1, dtype=np.int64)
+                lab = np.full(n + 1, -1, dtype=np.int64)
+                for j in range(n):
+                    tok_head = heads[start + j]
+                    if tok_head is None:
+                        continue
+                    if tok_head == start + j:
+                        h[j + 1] = 0
+                    elif start <= tok_head < start + n:
+                        h[j + 1] = tok_head - start + 1
+                    else:
+                        continue
+                    lab[j + 1] = label_id.get(deps[start + j] or "", -1)
+                heads_out.append(h)
+                labels_out.append(lab)
+                start += n
+            all_lengths.append(lengths)
+        return all_lengths, heads_out, labels_out
+
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optimizer | None = None,
+               losses: dict[str, float] | None = None) -> dict[str, float]:
+        """One step on the arc and label cross-entropies of the gold sentences (gold heads for labels)."""
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "StoicheiaParser.update")
+        if not any(len(eg.predicted) for eg in examples):
+            return losses
+        set_dropout_rate(self.model, drop)
+        lengths, heads, labels = self._gold(examples)
+        docs = [eg.predicted for eg in examples]
+        (arcs, label_scores), backprop = self.model.begin_update((docs, lengths, heads))
+        loss, d_arcs, d_labels = self.get_loss_arrays(np.asarray(arcs), np.asarray(label_scores), heads, labels)
+        backprop((self.model.ops.asarray(d_arcs), self.model.ops.asarray(d_labels)))
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    @staticmethod
+    def get_loss_arrays(arcs: np.ndarray, label_scores: np.ndarray, heads: Sequence[np.ndarray],
+                        labels: Sequence[np.ndarray]) -> tuple[float, np.ndarray, np.ndarray]:
+        """Mean (over words with gold) arc + label cross-entropy and its gradients."""
+        gold_h = np.full(arcs.shape[:2], -1, dtype=np.int64)
+        gold_l = np.full(label_scores.shape[:2], -1, dtype=np.int64)
+        for s, (h, lab) in enumerate(zip(heads, labels, strict=True)):
+            gold_h[s, : len(h)] = h
+            gold_l[s, : len(lab)] = lab
+        gold_h[:, 0] = -1
+        gold_l[:, 0] = -1
+        arc_loss, d_arcs, n_arcs = softmax_xent_rows(arcs.astype(np.float64), gold_h)
+        lab_loss, d_labels, _ = softmax_xent_rows(label_scores.astype(np.float64), gold_l)
+        n = max(n_arcs, 1)
+        return (arc_loss + lab_loss) / n, (d_arcs / n).astype(np.float32), (d_labels / n).astype(np.float32)
+
+    def get_loss(self, examples: Iterable[Example], scores: Any) -> tuple[float, Any]:
+        """Loss of ``scores = (arcs, label scores)`` computed against ``examples``' gold."""
+        _, heads, labels = self._gold(list(examples))
+        loss, d_arcs, d_labels = self.get_loss_arrays(np.asarray(scores[0]), np.asarray(scores[1]), heads, labels)
+        return loss, (d_arcs, d_labels)

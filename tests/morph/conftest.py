@@ -1,0 +1,72 @@
+"""Real AGDT sentences (fold 0 dev of projects/parse, 12 short ones) and tiny pipelines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import spacy
+import torch
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+
+import stoicheia_spacy.pipeline  # noqa: F401
+import stoicheia_spacy.pipeline.lemmatizer  # noqa: F401
+import stoicheia_spacy.pipeline.morphologizer  # noqa: F401
+import stoicheia_spacy.pipeline.parser  # noqa: F401
+
+torch.set_num_threads(1)
+
+SAMPLE = Path(__file__).with_name("agdt_sample.json")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TINY_MODEL = {
+    "@architectures": "stoicheia.CharEncoder.v1",
+    "d_model": 64, "n_heads": 4, "depth": 4, "char_window": 8, "max_length": 48, "overlap": 12,
+}
+
+
+def load_sentences() -> list[dict]:
+    return json.loads(SAMPLE.read_text(encoding="utf-8"))
+
+
+def gold_doc(nlp: Language, sent: dict) -> Doc:
+    """A gold Doc (tags, UPOS, feats, lemmas, one tree) of one sample sentence."""
+    return Doc(
+        nlp.vocab, words=sent["words"], spaces=sent["spaces"], tags=sent["tags"], pos=sent["pos"],
+        morphs=sent["morphs"], lemmas=sent["lemmas"], heads=sent["heads"], deps=sent["deps"],
+        sent_starts=[True] + [False] * (len(sent["words"]) - 1),
+    )
+
+
+def examples(nlp: Language) -> list[Example]:
+    out = []
+    for sent in load_sentences():
+        ref = gold_doc(nlp, sent)
+        out.append(Example(Doc(nlp.vocab, words=sent["words"], spaces=sent["spaces"]), ref))
+    return out
+
+
+def tiny_nlp(*components: str, cfg: dict | None = None) -> Language:
+    """blank grc + the golden tiny encoder (frozen unless a listener says otherwise) + components."""
+    nlp = spacy.blank("grc")
+    nlp.add_pipe("stoicheia_encoder", config={"model": TINY_MODEL})
+    for name in components:
+        nlp.add_pipe(name, config=(cfg or {}).get(name, {}))
+    return nlp
+
+
+def initialized(nlp: Language) -> list[Example]:
+    from stoicheia_spacy.models import set_backbone_weights
+    from stoicheia_spacy.backbone import load_backbone
+
+    egs = examples(nlp)
+    nlp.initialize(lambda: egs)
+    set_backbone_weights(nlp.get_pipe("stoicheia_encoder").model, load_backbone(FIXTURES / "char_bert_tiny"))
+    return egs
+
+
+@pytest.fixture()
+def sample_sentences() -> list[dict]:
+    return load_sentences()
