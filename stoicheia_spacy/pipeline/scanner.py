@@ -1,0 +1,329 @@
+"""The ``stoicheia_scanner`` pipe: vowel lengths, syllable weights and metre.
+
+Reads per-letter encoder states through ``stoicheia.ScannerHeads.v1`` (a
+``StoicheiaListener`` without pooling + torch heads, :mod:`stoicheia_spacy.scan.heads`).
+Per verse (the Doc's lines when it has newlines, else its sentences when set, else
+the whole Doc):
+
+1. rule syllabification and weights (:mod:`stoicheia_spacy.scan.syllabify`);
+2. per-syllable heavy/light log-probabilities: rule-known syllables get
+   ``1 - rule_eps``; undetermined ones the scan head's heavy-end vs light-end
+   probability at the syllable's last letter, averaged with the macron head's long
+   probability when the nucleus is a dichronon (final syllable: 0.5, brevis in longo);
+3. metre detection over ``load_meters()`` (:func:`~stoicheia_spacy.decoders.detect_meter`)
+   and gated Viterbi (θ nats per letter, :func:`~stoicheia_spacy.decoders.gated_decode`);
+4. macrons: the macron head's temperature-calibrated probability at every dichronon;
+   where the metre was used, open-syllable dichrona follow the decoded weight.
+   Probabilities whose max is below ``abstain_below`` leave the vowel unmarked.
+
+Writes ``token._.macronized`` (U+0304 long, U+0306 short), ``doc._.macrons`` (one dict
+per dichronon: ``offset``, ``p_long``, ``length`` 1/0/None), ``span._.scansion``
+(``syllables``, ``pattern`` in – ⏑) and ``span._.meter`` (``name``, ``cost`` nats per
+syllable, ``used``) on ``doc._.verses``. Gold for ``update`` is
+``reference._.scan_gold = {"macron": [...], "scan": [...]}`` per codec letter (-1 =
+no label), as built by :mod:`stoicheia_spacy.scan.silver`. The heads are torch modules
+stepped by their own AdamW (``learn_rate``) in ``update``; ``to_disk`` writes
+``cfg`` + ``heads.safetensors``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import srsly
+import torch
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc, Span, Token
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, Optimizer
+
+from ..decoders import detect_meter, gated_decode, load_meters
+from ..errors import CheckpointError, InvalidExampleError
+from ..models.listener import _zeros
+from ..scan.heads import N_MACRON, ScannerHeads, torch_heads
+from ..scan.syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_text, syllabify
+
+for _name, _cls in (("macronized", Token), ("scansion", Span), ("meter", Span)):
+    if not _cls.has_extension(_name):
+        _cls.set_extension(_name, default=None)
+for _name in ("macrons", "verses", "scan_gold"):
+    if not Doc.has_extension(_name):
+        Doc.set_extension(_name, default=None)
+
+DEFAULT_SCANNER_MODEL = """
+[model]
+@architectures = "stoicheia.ScannerHeads.v1"
+upstream = "*"
+grad_factor = 0.0
+hidden = 128
+dropout = 0.1
+"""
+
+
+@Language.factory(
+    "stoicheia_scanner",
+    assigns=["token._.macronized", "doc._.macrons", "doc._.verses", "span._.scansion", "span._.meter"],
+    default_config={"model": Config().from_str(DEFAULT_SCANNER_MODEL)["model"], "theta": 0.1, "abstain_below": 0.0,
+                    "temperature": 1.0, "rule_eps": 0.02, "learn_rate": 1e-3, "meters": None},
+)
+def make_stoicheia_scanner(nlp: Language, name: str, model: Model, theta: float, abstain_below: float,
+                           temperature: float, rule_eps: float, learn_rate: float,
+                           meters: list[str] | None) -> ScannerPipe:
+    """Create the ``stoicheia_scanner`` pipe (``meters``: names to restrict detection to)."""
+    return ScannerPipe(nlp.vocab, model, name, theta=theta, abstain_below=abstain_below,
+                       temperature=temperature, rule_eps=rule_eps, learn_rate=learn_rate, meters=meters)
+
+
+def _log_softmax(x: np.ndarray) -> np.ndarray:
+    x = x - x.max(axis=-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+
+
+class ScannerPipe(TrainablePipe):
+    """Macronizer + scansion + metre detection on the shared encoder (see module doc)."""
+
+    def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_scanner", **cfg: Any) -> None:
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.cfg: dict[str, Any] = dict(cfg)
+        self._meters: dict[str, Any] | None = None
+        self._optim: torch.optim.Optimizer | None = None
+
+    @property
+    def meters(self) -> dict[str, Any]:
+        if self._meters is None:
+            allm = load_meters()
+            names = self.cfg.get("meters")
+            self._meters = {k: v for k, v in allm.items() if not names or k in names}
+        return self._meters
+
+    # ------------------------------------------------------------ inference
+    def predict(self, docs: Iterable[Doc]) -> list[np.ndarray]:
+        """Logits (n_letters, 6) per Doc, one batched forward."""
+        docs = list(docs)
+        if not docs:
+            return []
+        return self.model.predict(docs)
+
+    def verses(self, doc: Doc) -> list[Span]:
+        """Lines (newlines), else sentences (when set), else the whole Doc."""
+        if "\n" in doc.text.strip():
+            spans, start = [], 0
+            for tok in doc:
+                if "\n" in tok.text or "\n" in tok.whitespace_:
+                    end = tok.i if "\n" in tok.text else tok.i + 1
+                    if end > start:
+                        spans.append(doc[start:end])
+                    start = tok.i + 1
+            if start < len(doc):
+                spans.append(doc[start:])
+            return spans
+        if doc.has_annotation("SENT_START"):
+            return list(doc.sents)
+        return [doc[:]] if len(doc) else []
+
+    def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
+        """Write macrons, per-verse scansion and metre (see module doc)."""
+        for doc, logits in zip(docs, scores, strict=True):
+            self._annotate(doc, np.asarray(logits, dtype=np.float64))
+
+    def _annotate(self, doc: Doc, logits: np.ndarray) -> None:
+        data = doc._.stoicheia
+        planes = data.planes
+        n = len(planes)
+        t = float(self.cfg.get("temperature", 1.0))
+        mac = _log_softmax(logits[:, :N_MACRON] / t) if n else np.zeros((0, 2))
+        scan = _log_softmax(logits[:, N_MACRON:]) if n else np.zeros((0, 4))
+        p_long = np.exp(mac[:, 1])
+        dich = dichrona_mask(planes)
+        lengths = np.where(dich, (p_long > 0.5).astype(np.int64), -1)
+        conf = np.maximum(p_long, 1 - p_long)
+        abstain = float(self.cfg.get("abstain_below", 0.0))
+        offsets = np.asarray(planes.offsets)
+        verses = self.verses(doc)
+        for span in verses:
+            lo = int(np.searchsorted(offsets, span.start_char))
+            hi = int(np.searchsorted(offsets, span.end_char))
+            if hi <= lo:
+                span._.scansion = {"syllables": [], "pattern": ""}
+                span._.meter = None
+                continue
+            sub = planes[lo:hi]
+            syl = syllabify(sub, text=doc.text)
+            if len(syl) == 0:
+                span._.scansion = {"syllables": [], "pattern": ""}
+                span._.meter = None
+                continue
+            logp = self._weight_logp(syl, scan[lo:hi], p_long[lo:hi], dich[lo:hi])
+            ranked = detect_meter(logp, self.meters) if self.meters else []
+            weights = np.where(np.argmax(logp, axis=1) == 0, HEAVY, LIGHT)
+            meter_info: dict[str, Any] | None = None
+            if ranked and math.isfinite(ranked[0][1]):
+                name, cost = ranked[0]
+                res = gated_decode(logp, self.meters[name], theta=float(self.cfg["theta"]), n_units=hi - lo)
+                weights = np.array([HEAVY if c == "H" else LIGHT for c in res.path])
+                meter_info = {"name": name, "cost": float(cost), "used": bool(res.used_viterbi)}
+                if res.used_viterbi:
+                    open_dich = (syl.weights == UNKNOWN) & dich[lo:hi][syl.nucleus] & ~syl.muta_cum_liquida
+                    open_dich[-1] = False
+                    idx = syl.nucleus[open_dich] + lo
+                    lengths[idx] = np.where(weights[open_dich] == HEAVY, 1, 0)
+            disp = syllabify(sub, text=doc.text, weights=weights)
+            sub_off = np.asarray(sub.offsets)
+            sylls = [doc.text[int(sub_off[a]) : int(sub_off[b]) + 1] for a, b in zip(disp.starts, disp.ends, strict=True)]
+            span._.scansion = {"syllables": sylls, "pattern": syl.pattern(weights)}
+            span._.meter = meter_info
+        lengths = np.where(dich & (conf < abstain), -1, lengths)
+        doc._.verses = verses
+        doc._.macrons = [{"offset": int(offsets[i]), "p_long": float(p_long[i]),
+                          "length": None if lengths[i] < 0 else int(lengths[i])} for i in np.nonzero(dich)[0]]
+        for tok in doc:
+            sl = data.token_slice(tok.i)
+            if sl.stop > sl.start:
+                sub_tok = planes[sl]
+                shifted = type(sub_tok)(sub_tok.letters, sub_tok.boundary, sub_tok.diacritics, sub_tok.capitals,
+                                        sub_tok.punctuation, np.asarray(sub_tok.offsets) - tok.idx)
+                tok._.macronized = macronize_text(tok.text, shifted, lengths[sl])
+            else:
+                tok._.macronized = tok.text
+
+    def _weight_logp(self, syl: Any, scan: np.ndarray, p_long: np.ndarray, dich: np.ndarray) -> np.ndarray:
+        eps = float(self.cfg.get("rule_eps", 0.02))
+        ends = syl.ends
+        heavy_end, light_end = np.exp(scan[ends, 1]), np.exp(scan[ends, 2])
+        p_h = heavy_end / np.maximum(heavy_end + light_end, 1e-12)
+        at_dich = dich[syl.nucleus]
+        p_h = np.where(at_dich & ~syl.muta_cum_liquida, 0.5 * (p_h + p_long[syl.nucleus]), p_h)
+        p = np.where(syl.weights == HEAVY, 1 - eps, np.where(syl.weights == LIGHT, eps, p_h))
+        if syl.weights[-1] == UNKNOWN:
+            p[-1] = 0.5
+        p = np.clip(p, 1e-6, 1 - 1e-6)
+        return np.log(np.stack([p, 1 - p], axis=1))
+
+    # ------------------------------------------------------------- training
+    def _optimizer(self) -> torch.optim.Optimizer:
+        if self._optim is None:
+            self._optim = torch.optim.AdamW(torch_heads(self.model).parameters(), lr=float(self.cfg["learn_rate"]))
+        return self._optim
+
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optimizer | None = None,
+               losses: dict[str, float] | None = None) -> dict[str, float]:
+        """One step of the heads (and of the backbone through the listener, if its grad_factor > 0)."""
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "ScannerPipe.update")
+        docs = [eg.predicted for eg in examples]
+        scores, backprop = self.model.begin_update(docs)
+        loss, d_scores = self.get_loss(examples, scores)
+        opt = self._optimizer()
+        opt.zero_grad()
+        backprop(d_scores)
+        opt.step()
+        losses[self.name] += loss
+        return losses
+
+    def get_loss(self, examples: Iterable[Example], scores: Sequence[np.ndarray]) -> tuple[float, list[np.ndarray]]:
+        """Mean cross-entropy of both heads over labelled letters; gradients w.r.t. the logits."""
+        grads, total = [], 0.0
+        examples = list(examples)
+        gold = [self._gold(eg, len(s)) for eg, s in zip(examples, scores, strict=True)]
+        n_mac = max(1, sum(int((g[0] >= 0).sum()) for g in gold))
+        n_scan = max(1, sum(int((g[1] >= 0).sum()) for g in gold))
+        for (mac_y, scan_y), logits in zip(gold, scores, strict=True):
+            logits = np.asarray(logits, dtype=np.float32)
+            d = np.zeros_like(logits)
+            for sl, y, denom in ((slice(0, N_MACRON), mac_y, n_mac), (slice(N_MACRON, None), scan_y, n_scan)):
+                lp = _log_softmax(logits[:, sl].astype(np.float64))
+                m = y >= 0
+                if m.any():
+                    total += float(-lp[m, y[m]].sum() / denom)
+                    g = np.exp(lp)
+                    g[np.arange(len(y))[m], y[m]] -= 1.0
+                    d[:, sl] = (g * m[:, None] / denom).astype(np.float32)
+            grads.append(d)
+        return total, grads
+
+    def _gold(self, eg: Example, n: int) -> tuple[np.ndarray, np.ndarray]:
+        g = eg.reference._.scan_gold
+        if g is None:
+            return np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        mac, scan = np.asarray(g["macron"], dtype=np.int64), np.asarray(g["scan"], dtype=np.int64)
+        if mac.shape != (n,) or scan.shape != (n,):
+            raise InvalidExampleError(f"scan_gold has {mac.shape}/{scan.shape} labels for {n} letters")
+        return mac, scan
+
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Language | None = None) -> None:
+        """Infer the encoder width/depth from the listener and build the heads."""
+        validate_get_examples(get_examples, "ScannerPipe.initialize")
+        listener = self.model.layers[0]
+        docs = [eg.predicted for eg in list(get_examples())[:2]]
+        sample = _zeros(listener, docs) if docs else None
+        self.model.initialize(X=docs if docs else None)
+        heads_layer = self.model.layers[-1]
+        if sample:
+            heads_layer.initialize(X=sample)
+
+    def add_label(self, label: str) -> int:
+        raise NotImplementedError("the scanner has fixed labels")
+
+    # -------------------------------------------------------- serialization
+    def to_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> None:
+        """Write ``cfg`` and the heads as ``heads.json`` + ``heads.safetensors``."""
+        from safetensors.torch import save_file
+
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(path / "cfg", self.cfg)
+        heads = torch_heads(self.model)
+        srsly.write_json(path / "heads.json", heads.config)
+        save_file({k: v.detach().cpu().contiguous() for k, v in heads.state_dict().items()},
+                  str(path / "heads.safetensors"))
+
+    def from_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> ScannerPipe:
+        """Read what :meth:`to_disk` wrote (also a trained-heads folder without ``cfg``)."""
+        from safetensors.torch import load_file
+
+        path = Path(path)
+        if not (path / "heads.safetensors").is_file():
+            raise CheckpointError(f"{path} has no heads.safetensors")
+        if (path / "cfg").exists():
+            self.cfg.update(srsly.read_json(path / "cfg"))
+        conf = srsly.read_json(path / "heads.json")
+        module = ScannerHeads(conf["n_layers"], conf["d_model"], conf["hidden"], conf["dropout"])
+        module.load_state_dict(load_file(str(path / "heads.safetensors")))
+        layer = self.model.layers[-1]
+        layer.attrs["torch"] = module
+        for dim, key in (("n_layers", "n_layers"), ("nO", "d_model")):
+            if not layer.has_dim(dim):
+                layer.set_dim(dim, conf[key])
+        self._optim = None
+        self._meters = None
+        return self
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        """Serialize cfg and heads to bytes."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            self.to_disk(tmp)
+            files = {n: (Path(tmp) / n).read_bytes() for n in ("cfg", "heads.json", "heads.safetensors")}
+        return srsly.msgpack_dumps(files)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> ScannerPipe:
+        """Read what :meth:`to_bytes` wrote."""
+        import tempfile
+
+        files = srsly.msgpack_loads(bytes_data)
+        with tempfile.TemporaryDirectory() as tmp:
+            for n, b in files.items():
+                (Path(tmp) / n).write_bytes(b)
+            return self.from_disk(tmp)
