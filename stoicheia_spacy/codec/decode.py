@@ -262,7 +262,8 @@ def decode_planes(planes: CharPlanes, *, mask_char: str = MASK_PLACEHOLDER) -> s
     boundary = planes.boundary
     upper = planes.capitals == CAP_UPPER
     word_end = (boundary == BND_WORD_END) | (boundary == BND_SENT_END)
-    elision = elision_mask(planes)
+    # the source's own elision marks when the planes carry them, else the rule
+    elision = planes.elided & word_end if planes.elided is not None else elision_mask(planes)
     final_sigma = (letters == SIGMA) & ~upper & word_end & ~elision  # elided: θάλασσ’
     letters[final_sigma] = _FINAL_SIGMA_CODE
     space = word_end.copy()

@@ -149,7 +149,8 @@ def encode_detailed(text: str, *, unmodelled: bool = False) -> Encoding:
     boundary[_SENT_END[punctuation]] = BND_SENT_END
     boundary[-1] = BND_SENT_END
 
-    planes = CharPlanes(letters, boundary, diacritics, capitals, punctuation, starts[lu].astype(np.int64))
+    planes = CharPlanes(letters, boundary, diacritics, capitals, punctuation, starts[lu].astype(np.int64),
+                        elided=elided)
     unmod = None
     if unmodelled:
         unmod = _unmodelled(kind, is_mark, starts, ukind, is_letter, chosen, e_attached)

@@ -38,6 +38,11 @@ class CharPlanes:
     may be MASK/BLANK/PAD); ``offsets`` (int64) is the index, in the encoded Python
     ``str``, of each letter's base character (-1 for letters that have no source,
     e.g. model insertions).
+
+    ``elided`` (optional bool per letter) is source metadata, not a model plane: the
+    encoder records which words the text marked as elided, so that decoding restores
+    the elision mark exactly; planes without it (e.g. built from model predictions)
+    fall back to the rule of :func:`~stoicheia_spacy.codec.elision_mask`.
     """
 
     letters: np.ndarray
@@ -46,17 +51,27 @@ class CharPlanes:
     capitals: np.ndarray
     punctuation: np.ndarray
     offsets: np.ndarray
+    elided: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in PLANE_NAMES:
             setattr(self, name, np.ascontiguousarray(getattr(self, name), dtype=np.uint8))
         self.offsets = np.ascontiguousarray(self.offsets, dtype=np.int64)
-        lengths = {f.name: len(getattr(self, f.name)) for f in fields(self)}
+        if self.elided is not None:
+            self.elided = np.ascontiguousarray(self.elided, dtype=bool)
+        lengths = {name: len(arr) for name, arr in self._arrays().items()}
         if len(set(lengths.values())) > 1:
             raise InvalidPlanesError(f"planes must have equal lengths, got {lengths}")
-        for f in fields(self):
-            if getattr(self, f.name).ndim != 1:
-                raise InvalidPlanesError(f"plane {f.name!r} must be one-dimensional")
+        for name, arr in self._arrays().items():
+            if arr.ndim != 1:
+                raise InvalidPlanesError(f"plane {name!r} must be one-dimensional")
+
+    def _arrays(self) -> dict[str, np.ndarray]:
+        """Every per-letter array this object holds (``elided`` only when present)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "elided"}
+        if self.elided is not None:
+            out["elided"] = self.elided
+        return out
 
     def __len__(self) -> int:
         return len(self.letters)
@@ -64,12 +79,13 @@ class CharPlanes:
     def __getitem__(self, index: slice) -> CharPlanes:
         if not isinstance(index, slice):
             raise TypeError("CharPlanes supports slicing only (planes[a:b])")
-        return CharPlanes(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+        return CharPlanes(**{name: arr[index] for name, arr in self._arrays().items()})
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CharPlanes):
             return NotImplemented
-        return all(np.array_equal(getattr(self, f.name), getattr(other, f.name)) for f in fields(self))
+        return all(np.array_equal(getattr(self, f.name), getattr(other, f.name))
+                   for f in fields(self) if f.name != "elided")
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -98,11 +114,14 @@ class CharPlanes:
                 off = np.where(off >= 0, off + int(shifts[i]), off)
             offsets.append(off)
         arrays = {name: np.concatenate([getattr(p, name) for p in items]) for name in PLANE_NAMES}
-        return cls(**arrays, offsets=np.concatenate(offsets))
+        elided = None
+        if any(p.elided is not None for p in items):
+            elided = np.concatenate([p.elided if p.elided is not None else np.zeros(len(p), bool) for p in items])
+        return cls(**arrays, offsets=np.concatenate(offsets), elided=elided)
 
     def copy(self) -> CharPlanes:
         """A deep copy."""
-        return CharPlanes(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+        return CharPlanes(**{name: arr.copy() for name, arr in self._arrays().items()})
 
     def with_unknown(self, *names: str) -> CharPlanes:
         """A copy with the named planes set to their UNKNOWN id everywhere

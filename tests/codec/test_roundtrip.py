@@ -1,8 +1,16 @@
 """Round trip: ``decode_planes(encode_planes(t)) == canonicalize(t)`` for text made
 only of modelled characters.
 
-The one known failure class is elision that the decoder's rule cannot see, because
-elision is not a plane (:func:`stoicheia_spacy.codec.elision_mask`):
+Elision has no plane, so the encoder records the source's elision marks beside the
+planes (``CharPlanes.elided``) and decoding restores them exactly: every UD Perseus and
+PROIEL test sentence made of modelled characters round-trips (100 %); the 11 Perseus
+sentences excluded hold characters the planes do not represent (ellipsis '...', doubled
+',.', parentheses, a breathing standing alone after a space for prodelision), so the
+rate over all 2,353 sentences is 99.53 %.
+
+Planes without that record (e.g. predicted by a model) fall back to the decoder's rule
+(:func:`stoicheia_spacy.codec.elision_mask`); its known misses, measured on the same
+sentences by ``test_ud_elision_rule_accuracy``:
 
 * σ-final elided forms (ἔχουσ’, γελάσασ’, καταφρονοῦσ’, ἠγανάκτησ’ ...): the planes
   merge σ and ς and σ is a legal word-final letter, so ἔχουσ’ and λόγους look alike;
@@ -10,12 +18,6 @@ elision is not a plane (:func:`stoicheia_spacy.codec.elision_mask`):
   ἀριστέρ’), elided numerals/letters (ν’), and an acute on the final syllable of a
   capitalised elided word (Λαΐδ’), which the rule reads as a foreign name;
 * foreign names with an acute on a non-final syllable (Ἰεζάβελ) get a spurious ’.
-
-These sentences are all in the UD Perseus test set (comedy and epigram quotations
-in Athenaeus); the exact rate there is 97.9 %, 100 % on UD PROIEL test.  Every
-sentence round-trips exactly once elision marks (and the σ/ς they imply) are set
-aside, which the UD test
-asserts at ≥ 99.5 %.
 """
 
 from __future__ import annotations
@@ -124,7 +126,9 @@ def _fold_elision(text: str) -> str:
     return text.replace(ELISION, "").replace("ς", "σ")
 
 
-def roundtrip_stats(sentences: list[str]) -> dict[str, float]:
+def roundtrip_stats(sentences: list[str], *, rule: bool = False) -> dict[str, float]:
+    """Exact and elision-folded round-trip rates; ``rule=True`` drops the recorded
+    elision so decoding must use the rule."""
     excluded = exact = without_elision = 0
     for s in sentences:
         enc = encode_detailed(s, unmodelled=True)
@@ -132,11 +136,15 @@ def roundtrip_stats(sentences: list[str]) -> dict[str, float]:
         if len(enc.unmodelled):
             excluded += 1
             continue
-        decoded, canonical = decode_planes(enc.planes), canonicalize(s)
+        planes = enc.planes
+        if rule:
+            planes.elided = None
+        decoded, canonical = decode_planes(planes), canonicalize(s)
         exact += decoded == canonical
         without_elision += _fold_elision(decoded) == _fold_elision(canonical)
     kept = len(sentences) - excluded
-    return {"n": len(sentences), "excluded": excluded, "exact": exact / kept, "without_elision": without_elision / kept}
+    return {"n": len(sentences), "excluded": excluded, "exact": exact / kept,
+            "exact_of_all": exact / len(sentences), "without_elision": without_elision / kept}
 
 
 def test_fixture_sentences_roundtrip(fixtures_dir: Path) -> None:
@@ -162,12 +170,16 @@ def test_ud_test_sets_roundtrip(shared_data: Path) -> None:
         stats = roundtrip_stats(sentences)
         print(f"{Path(rel).name}: {stats}")
         assert stats["excluded"] / stats["n"] < 0.01
-        assert stats["exact"] >= 0.975
+        assert stats["exact"] >= 0.995
         all_sentences += sentences
     stats = roundtrip_stats(all_sentences)
-    print(f"UD test sets together: {stats}")
-    assert stats["exact"] >= 0.985
-    assert stats["without_elision"] >= 0.995
+    print(f"UD test sets together: exact round-trip rate {stats['exact']:.2%} of modelled sentences, "
+          f"{stats['exact_of_all']:.2%} of all {stats['n']}: {stats}")
+    assert stats["exact"] >= 0.995
+    assert stats["exact_of_all"] >= 0.995
+    rule = roundtrip_stats(all_sentences, rule=True)
+    print(f"UD test sets, elision left to the rule: {rule}")
+    assert rule["exact"] >= 0.985 and rule["without_elision"] >= 0.995
 
 
 def test_ud_elision_rule_accuracy(shared_data: Path) -> None:
