@@ -18,7 +18,7 @@ def load_restorer_pipeline(pipeline: str | None = None, *, beam_width: int = 20,
     else one built from the embedded default model; a restorer is added when missing."""
     import spacy
 
-    import stoicheia_spacy.pipeline  # noqa: F401
+    import stoicheia_spacy.pipeline
     import stoicheia_spacy.pipeline.restorer  # noqa: F401
 
     nlp = None

@@ -1,0 +1,141 @@
+"""The stoicheia_restorer pipe: offsets into doc.text, spans, serialization, CLI, bad input,
+and real restorations by the default model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import spacy
+import torch
+from typer.testing import CliRunner
+
+import stoicheia_spacy.pipeline
+import stoicheia_spacy.pipeline.restorer  # noqa: F401  (registers the factory until the entry point lands)
+from stoicheia_spacy.cli.package import build_pipeline
+from stoicheia_spacy.errors import ConfigError, LeidenSyntaxError
+from stoicheia_spacy.restore.render import render_html
+
+TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def nlp() -> spacy.Language:
+    nlp = build_pipeline(str(TINY))
+    nlp.add_pipe("stoicheia_restorer", config={"beam_width": 4, "n_candidates": 4})
+    return nlp
+
+
+def test_gap_offsets_point_at_the_markup_in_doc_text(nlp: spacy.Language) -> None:
+    text = "ἔδοξε τῆι βουλῆι [---] τῶι δήμωι [.4] ἐπεστάτει"
+    doc = nlp(text)
+    assert doc.text == text
+    items = doc._.restorations
+    assert [doc.text[it["start"] : it["end"]] for it in items] == ["[---]", "[.4]"]
+    assert items[0]["max_width"] is None and items[1]["min_width"] == items[1]["max_width"] == 4
+    assert all(0 < len(it["candidates"]) <= 4 for it in items)
+    assert all(len(c[0]) == 4 for c in items[1]["candidates"])  # spaces count toward the width
+    restored = doc._.restored
+    top0, top1 = items[0]["candidates"][0][0], items[1]["candidates"][0][0]
+    assert restored == f"ἔδοξε τῆι βουλῆι [{top0}] τῶι δήμωι [{top1}] ἐπεστάτει"
+
+
+def test_editorial_restorations_are_text_unless_stripped(nlp: spacy.Language) -> None:
+    text = "ἔδοξε τῆι β[ουλ]ῆι"
+    assert nlp(text)._.restorations == []
+    pipe = nlp.get_pipe("stoicheia_restorer")
+    pipe.cfg["strip_restorations"] = True
+    try:
+        doc = nlp(text)
+    finally:
+        pipe.cfg["strip_restorations"] = False
+    [item] = doc._.restorations
+    assert doc.text[item["start"] : item["end"]] == "[ουλ]"
+    assert all(len(c[0]) == 3 for c in item["candidates"])
+    assert doc._.restored.startswith("ἔδοξε τῆι β[") and doc._.restored.endswith("]ῆι")
+
+
+def test_gaps_from_doc_spans(nlp: spacy.Language) -> None:
+    doc = nlp.make_doc("ἔδοξε τῆι βουλῆι καὶ τῶι δήμωι")
+    doc.spans["restore"] = [doc.char_span(17, 20)]  # καὶ
+    doc = nlp(doc)
+    [item] = doc._.restorations
+    assert (item["start"], item["end"], item["gap_index"]) == (17, 20, None)
+    assert doc._.restored == f"ἔδοξε τῆι βουλῆι [{item['candidates'][0][0]}] τῶι δήμωι"
+
+
+def test_abstain_below_keeps_candidates_but_not_the_restoration(nlp: spacy.Language) -> None:
+    pipe = nlp.get_pipe("stoicheia_restorer")
+    pipe.cfg["abstain_below"] = 1.0
+    try:
+        doc = nlp("τῆι βουλῆι [.3] δήμωι")
+    finally:
+        pipe.cfg["abstain_below"] = 0.0
+    [item] = doc._.restorations
+    assert item["abstain"] and item["candidates"]
+    assert doc._.restored == "τῆι βουλῆι [.3] δήμωι"
+    html = render_html(doc)
+    assert "abstain" in html and "<table" in html and item["candidates"][0][0] in html
+
+
+def test_no_gaps_and_malformed_markup(nlp: spacy.Language) -> None:
+    doc = nlp("ἔδοξε τῆι βουλῆι")
+    assert doc._.restorations == []
+    assert doc._.restored == "ἔδοξε τῆι βουλῆι"
+    with pytest.raises(LeidenSyntaxError):
+        nlp("ἔδοξε τῆι [βουλῆι")
+    with pytest.raises(ConfigError):
+        nlp.add_pipe("stoicheia_restorer", name="bad", config={"mode": "sideways"})
+
+
+def test_needs_the_encoder_pipe() -> None:
+    nlp = spacy.blank("grc")
+    nlp.add_pipe("stoicheia_restorer")
+    with pytest.raises(ConfigError, match="stoicheia_encoder"):
+        nlp("τῆι [.2] βουλῆι")
+
+
+def test_to_disk_and_spacy_load_keep_the_restorer(nlp: spacy.Language, tmp_path: Path) -> None:
+    pipe = nlp.get_pipe("stoicheia_restorer")
+    pipe.cfg["temperature"] = 2.5
+    try:
+        nlp.to_disk(tmp_path / "p")
+    finally:
+        pipe.cfg["temperature"] = 1.0
+    loaded = spacy.load(tmp_path / "p")
+    assert loaded.pipe_names == ["stoicheia_encoder", "stoicheia_restorer"]
+    assert loaded.get_pipe("stoicheia_restorer").cfg["temperature"] == 2.5
+    a = nlp("τῆι βουλῆι [.3] δήμωι")._.restorations[0]["candidates"]
+    b = loaded("τῆι βουλῆι [.3] δήμωι")._.restorations[0]["candidates"]
+    assert [c[0] for c in a] == [c[0] for c in b]  # same weights, same texts
+
+
+def test_cli_prints_candidates(tmp_path: Path) -> None:
+    from stoicheia_spacy.cli import app
+    from stoicheia_spacy.cli import restore as _restore  # noqa: F401  (registers the command)
+
+    nlp = build_pipeline(str(TINY))
+    nlp.to_disk(tmp_path / "p")
+    runner = CliRunner()
+    out = runner.invoke(app, ["restore", "ἔδοξεν τῆι βουλῆι [.3] δήμωι", "--pipeline", str(tmp_path / "p"),
+                              "--beam", "3", "--top", "3", "--html", str(tmp_path / "r.html")])
+    assert out.exit_code == 0, out.output
+    assert "gap 1: [.3]" in out.output and "candidate" in out.output
+    assert (tmp_path / "r.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    bad = runner.invoke(app, ["restore", "τῆι [βουλῆι", "--pipeline", str(tmp_path / "p")])
+    assert bad.exit_code == 1 and "LeidenSyntaxError" in bad.output
+
+
+def test_default_model_restores_a_formulaic_decree_phrase() -> None:
+    """Measured on the embedded 21M model: ουλ (β[ουλ]ῆι) and καί are its top-1 candidates."""
+    from stoicheia_spacy.assets import default_model_dir
+
+    nlp = build_pipeline(str(default_model_dir()))
+    nlp.add_pipe("stoicheia_restorer", config={"strip_restorations": True, "window": 64})
+    docs = list(nlp.pipe(["ἔδοξε τῆι β[ουλ]ῆι καὶ τῶι δήμωι", "ἔδοξε τῆι βουλῆι [καὶ] τῶι δήμωι"]))
+    first = [c[0] for c in docs[0]._.restorations[0]["candidates"]]
+    second = [c[0] for c in docs[1]._.restorations[0]["candidates"]]
+    assert len(first) == 20 and first[0] == "ουλ"
+    assert "και" in second[:3]
+    assert nlp.get_pipe("stoicheia_restorer").forwards == 3 + 1  # both gaps in one beam search
