@@ -26,7 +26,7 @@ class TableModel(torch.nn.Module):
         self.seen: list[torch.Tensor] = []
         self.seen_boundary: list[torch.Tensor] = []
 
-    def forward(self, input_ids, boundary, dia, punct, *, seg_id=None, **_):  # noqa: ANN001, ANN003
+    def forward(self, input_ids, boundary, dia, punct, *, seg_id=None, **_):
         self.seen.append(input_ids.clone())
         self.seen_boundary.append(boundary.clone())
         B, T = input_ids.shape
