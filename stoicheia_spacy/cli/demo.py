@@ -51,7 +51,7 @@ def _build_and_install(source: str, msg: Printer) -> str:
         msg.info(f"Building grc_stoicheia_doc_clean from {source}")
         path = package_pipeline(source, "doc_clean", Path(tmp), force=True)
         sdist = next((path / "dist").glob("*.tar.gz"))
-        subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", str(sdist)], check=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", str(sdist)], check=True)
     return package_name("doc_clean")
 
 
