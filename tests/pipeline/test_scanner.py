@@ -1,0 +1,93 @@
+"""The stoicheia_scanner factory on the golden tiny checkpoint (and the shipped heads, if any)."""
+
+import numpy as np
+import pytest
+import spacy
+from spacy.training import Example
+
+import stoicheia_spacy.pipeline.scanner  # noqa: F401  (registers the factory until the entry point lands)
+from stoicheia_spacy.scan.heads import torch_heads
+from stoicheia_spacy.scan.silver import ScannedLine, label_line
+
+LINES = [
+    ("οὐλομένην, ἣ μυρί’ Ἀχαιοῖς ἄλγε’ ἔθηκε,", "HLLHHHLLHHHLLHH"),
+    ("πολλὰς δ’ἰφθίμους ψυχὰς Ἄϊδι προΐαψεν", "HHHHHHHLLHLLHH"),
+]
+
+
+def _nlp(model_config, checkpoint):
+    nlp = spacy.blank("grc")
+    nlp.add_pipe("stoicheia_encoder", config={"model": model_config})
+    nlp.add_pipe("stoicheia_scanner")
+    nlp.config["initialize"]["components"]["stoicheia_encoder"] = {
+        "loader": {"@misc": "stoicheia.BackboneLoader.v1", "source": str(checkpoint)}}
+    return nlp
+
+
+def _examples(nlp):
+    out = []
+    for text, w in LINES:
+        lab = label_line(ScannedLine(text, w, "hexameter", "iliad1"))
+        assert lab is not None
+        ref = nlp.make_doc(text)
+        ref._.scan_gold = {"macron": lab.macron.tolist(), "scan": lab.scan.tolist()}
+        out.append(Example(nlp.make_doc(text), ref))
+    return out
+
+
+def test_update_lowers_loss_and_annotations_have_shapes(tiny_model_config, tiny_checkpoint) -> None:
+    nlp = _nlp(tiny_model_config, tiny_checkpoint)
+    egs = _examples(nlp)
+    nlp.initialize(lambda: egs)
+    losses = []
+    for _ in range(8):
+        step: dict = {}
+        nlp.update(egs, losses=step)
+        losses.append(step["stoicheia_scanner"])
+    assert losses[-1] < losses[0] * 0.8
+    doc = nlp(LINES[0][0])
+    assert doc._.stoicheia is not None
+    scores = nlp.get_pipe("stoicheia_scanner").predict([doc])
+    assert scores[0].shape == (len(doc._.stoicheia.planes), 6)
+    (verse,) = doc._.verses
+    assert len(verse._.scansion["pattern"]) == len(verse._.scansion["syllables"]) == 15
+    assert verse._.meter is None or verse._.meter["name"]
+    assert all(0.0 <= m["p_long"] <= 1.0 for m in doc._.macrons)
+    assert "".join(t._.macronized for t in doc).replace("\u0304", "").replace("\u0306", "") \
+        .replace("ᾱ", "α").replace("ᾰ", "α") != ""
+
+
+def test_serialization_round_trip(tmp_path, tiny_model_config, tiny_checkpoint) -> None:
+    nlp = _nlp(tiny_model_config, tiny_checkpoint)
+    egs = _examples(nlp)
+    nlp.initialize(lambda: egs)
+    nlp.update(egs)
+    before = nlp(LINES[1][0])
+    nlp.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p")
+    after = loaded(LINES[1][0])
+    assert before._.macrons == after._.macrons
+    assert before._.verses[0]._.scansion == after._.verses[0]._.scansion
+    a = torch_heads(nlp.get_pipe("stoicheia_scanner").model).state_dict()
+    b = torch_heads(loaded.get_pipe("stoicheia_scanner").model).state_dict()
+    assert all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
+
+
+def test_abstain_below_leaves_vowels_unmarked(tiny_model_config, tiny_checkpoint) -> None:
+    nlp = _nlp(tiny_model_config, tiny_checkpoint)
+    nlp.initialize(lambda: _examples(nlp))
+    nlp.get_pipe("stoicheia_scanner").cfg["abstain_below"] = 1.01
+    doc = nlp(LINES[0][0])
+    assert all(m["length"] is None for m in doc._.macrons)
+    assert "".join(t._.macronized for t in doc) == "".join(t.text for t in doc)
+
+
+def test_default_package_scans_iliad_1_1_as_hexameter() -> None:
+    from stoicheia_spacy.cli.scan import scanner_dir, scanner_pipeline
+
+    if scanner_dir() is None:
+        pytest.fail("shipped scanner heads missing (assets/models/grc_stoicheia_doc_clean/scanner)")
+    nlp = scanner_pipeline()
+    doc = nlp("ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον, ὃς μάλα πολλὰ")
+    meter = doc._.verses[0]._.meter
+    assert meter is not None and meter["name"] == "dactylic_hexameter"
