@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import lzma
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -66,9 +67,9 @@ def score(gold: Sequence[CharPlanes], pred: Sequence[CharPlanes]) -> dict[str, f
 
 def read_ud_texts(path: str | Path, limit: int | None = None) -> list[str]:
     """The ``# text =`` lines of a (plain or .xz) CoNLL-U file."""
-    opener: Callable[..., object] = lzma.open if str(path).endswith(".xz") else open
+    opener: Any = lzma.open if str(path).endswith(".xz") else open
     out: list[str] = []
-    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+    with opener(path, "rt", encoding="utf-8") as fh:
         for line in fh:
             if line.startswith("# text = "):
                 out.append(line[len("# text = "):].strip())

@@ -5,8 +5,9 @@ Every plane except the letters is governed by a :data:`PlaneMode`:
 
 * ``"keep"`` (fill): marks present in the input are kept and shown to the model; positions
   without a mark are hidden (UNKNOWN) and predicted.  "Present" means: a word/sentence end
-  (boundary), a non-zero diacritic state, a punctuation mark, an upper-case letter.  Input
-  with some accents therefore keeps them and only the unmarked letters are predicted.
+  (boundary), a non-zero diacritic state, a punctuation mark, an upper-case letter.  For
+  diacritics of word-divided input "present" is per word: a word with any diacritic is
+  kept whole, the unmarked words are predicted (undivided input: per letter).
   For the boundary plane this means spaced text can still gain word breaks.
 * ``"copy"``: the input plane is taken as is (also its zeros) and shown to the model;
   nothing is predicted (e.g. accentuate already divided text without re-segmenting it).
@@ -69,7 +70,7 @@ from ..alphabet import (
     PUNCT_UNKNOWN,
     dia_features,
 )
-from ..codec import CharPlanes
+from ..codec import CharPlanes, word_spans
 from ..errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -249,6 +250,11 @@ def model_inputs(planes: CharPlanes, control: PlaneControl) -> tuple[CharPlanes,
         mode = control.mode(plane)
         if mode == "keep":
             fix = marked[plane]
+            if plane == "diacritics" and ((src.boundary[:-1] == BND_WORD_END) | (src.boundary[:-1] == BND_SENT_END)).any():
+                # divided input: a word that carries any diacritic is complete as given
+                spans = word_spans(src)
+                word_marked = np.logical_or.reduceat(fix, spans[:, 0])
+                fix = np.repeat(word_marked, spans[:, 1] - spans[:, 0])
         elif mode == "copy":
             fix = getattr(src, plane) != unknown[plane]
         else:

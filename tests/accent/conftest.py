@@ -1,0 +1,34 @@
+"""Fixtures of the accentuator tests: real UD sentences, the tiny and the default backbone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TINY = FIXTURES / "char_bert_tiny"
+
+
+@pytest.fixture(scope="session")
+def ud_texts() -> list[str]:
+    lines = (FIXTURES / "ud_sentences_200.txt").read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def tiny_model():  # type: ignore[no-untyped-def]
+    from stoicheia_spacy.backbone import load_backbone
+
+    torch.set_num_threads(1)
+    return load_backbone(TINY)
+
+
+@pytest.fixture(scope="session")
+def default_model():  # type: ignore[no-untyped-def]
+    from stoicheia_spacy.assets import default_model_dir
+    from stoicheia_spacy.backbone import load_backbone
+
+    torch.set_num_threads(1)
+    return load_backbone(default_model_dir())
