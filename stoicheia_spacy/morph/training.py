@@ -154,7 +154,10 @@ class HeadPipe(TrainablePipe):
     def to_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> None:
         """Write ``cfg`` (JSON) and ``model`` (bytes) into ``path``."""
         util.to_disk(path, {"cfg": lambda p: srsly.write_json(p, self.cfg),
-                            "model": lambda p: p.write_bytes(self.model.to_bytes())}, exclude)
+                            "model": lambda p: self._write_model(p)}, exclude)
+
+    def _write_model(self, path: Path) -> None:
+        path.write_bytes(self.model.to_bytes())
 
     def from_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> HeadPipe:
         """Read what :meth:`to_disk` wrote."""

@@ -16,7 +16,7 @@ script the lemma is the form.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -172,4 +172,4 @@ class StoicheiaLemmatizer(HeadPipe):
         flat = np.concatenate([self.model.ops.to_numpy(s) for s in scores])
         loss, d = grouped_softmax_loss(flat, np.concatenate(golds)[:, None], (flat.shape[1],))
         bounds = np.cumsum([0] + [len(s) for s in scores])
-        return loss, [self.model.ops.asarray2f(d[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        return loss, [self.model.ops.asarray2f(cast(Any, d[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]

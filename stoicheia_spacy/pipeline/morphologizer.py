@@ -12,7 +12,7 @@ inventory and tokens without gold are left out of the loss.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -137,7 +137,7 @@ class StoicheiaMorphologizer(HeadPipe):
                 tok.tag_ = t
                 tok.pos_ = u
                 feats = agdt_to_feats(t)
-                tok.set_morph("" if feats == "_" else feats)
+                cast(Any, tok).set_morph("" if feats == "_" else feats)
 
     # ------------------------------------------------------------- training
     def get_loss(self, examples: Iterable[Example], scores: Sequence[Any]) -> tuple[float, list[Any]]:
@@ -157,4 +157,4 @@ class StoicheiaMorphologizer(HeadPipe):
         flat = np.concatenate([self.model.ops.to_numpy(s) for s in scores]) if scores else np.zeros((0, 74))
         loss, d = grouped_softmax_loss(flat, np.concatenate(golds), MORPH_GROUPS)
         bounds = np.cumsum([0] + [len(s) for s in scores])
-        return loss, [self.model.ops.asarray2f(d[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        return loss, [self.model.ops.asarray2f(cast(Any, d[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]

@@ -13,7 +13,7 @@ relation, e.g. ``PRED``); training uses the gold sentences and gold heads.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -110,7 +110,7 @@ class StoicheiaParser(HeadPipe):
             return [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in docs]
         vectors = [self.model.ops.to_numpy(v) for v in self.model.get_ref("tok2vec").predict(docs)]
         padded, mask, index = pad_sentences(vectors, sents)
-        module = torch_module(self._head_node())
+        module: Any = torch_module(self._head_node())
         module.eval()
         with torch.no_grad():
             arcs, label_dep, label_head = module.arcs(torch.from_numpy(padded), torch.from_numpy(mask))
@@ -136,7 +136,7 @@ class StoicheiaParser(HeadPipe):
                 continue
             rel = (heads - np.arange(len(doc))).astype(np.int64).astype(np.uint64)
             arr = np.stack([rel, hashes[label_ids]], axis=1)
-            doc.from_array([HEAD, DEP], arr)
+            doc.from_array([HEAD, DEP], cast(Any, arr))
 
     # ------------------------------------------------------------- training
     def _gold(self, examples: Sequence[Example]) -> tuple[list[list[int]], list[np.ndarray], list[np.ndarray]]:
@@ -182,7 +182,7 @@ class StoicheiaParser(HeadPipe):
         docs = [eg.predicted for eg in examples]
         (arcs, label_scores), backprop = self.model.begin_update((docs, lengths, heads))
         loss, d_arcs, d_labels = self.get_loss_arrays(np.asarray(arcs), np.asarray(label_scores), heads, labels)
-        backprop((self.model.ops.asarray(d_arcs), self.model.ops.asarray(d_labels)))
+        backprop((self.model.ops.asarray(cast(Any, d_arcs)), self.model.ops.asarray(cast(Any, d_labels))))
         if sgd is not None:
             self.finish_update(sgd)
         losses[self.name] += loss

@@ -1,20 +1,21 @@
-"""Real AGDT sentences (fold 0 dev of projects/parse, 12 short ones) and tiny pipelines."""
+"""Real AGDT sentences (12 short ones from fold 0 dev of projects/parse) and tiny pipelines.
+
+Loaded by the morph/pipeline tests with :func:`load_helpers` semantics (importlib by path)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import pytest
 import spacy
 import torch
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 
-import stoicheia_spacy.pipeline  # noqa: F401
-import stoicheia_spacy.pipeline.lemmatizer  # noqa: F401
-import stoicheia_spacy.pipeline.morphologizer  # noqa: F401
+import stoicheia_spacy.pipeline
+import stoicheia_spacy.pipeline.lemmatizer
+import stoicheia_spacy.pipeline.morphologizer
 import stoicheia_spacy.pipeline.parser  # noqa: F401
 
 torch.set_num_threads(1)
@@ -58,15 +59,13 @@ def tiny_nlp(*components: str, cfg: dict | None = None) -> Language:
 
 
 def initialized(nlp: Language) -> list[Example]:
-    from stoicheia_spacy.models import set_backbone_weights
     from stoicheia_spacy.backbone import load_backbone
+    from stoicheia_spacy.models import set_backbone_weights
 
     egs = examples(nlp)
     nlp.initialize(lambda: egs)
-    set_backbone_weights(nlp.get_pipe("stoicheia_encoder").model, load_backbone(FIXTURES / "char_bert_tiny"))
+    encoder = nlp.get_pipe("stoicheia_encoder")
+    set_backbone_weights(encoder.model, load_backbone(FIXTURES / "char_bert_tiny"))
+    for _ in encoder.pipe([eg.predicted for eg in egs]):  # frozen encoder: hidden states kept on the Docs
+        pass
     return egs
-
-
-@pytest.fixture()
-def sample_sentences() -> list[dict]:
-    return load_sentences()
