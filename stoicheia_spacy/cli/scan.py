@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from spacy.language import Language
+from spacy.tokens import Doc
 
 from .app import app
 
@@ -25,7 +27,7 @@ def scanner_dir() -> Path | None:
     return path if (path / "heads.safetensors").is_file() else None
 
 
-def scanner_pipeline(source: str = DEFAULT_SOURCE, heads: Path | None = None):  # type: ignore[no-untyped-def]
+def scanner_pipeline(source: str = DEFAULT_SOURCE, heads: Path | None = None) -> Language:
     """Encoder from ``source`` + ``stoicheia_scanner`` loaded from ``heads`` (default: shipped)."""
     from ..pipeline import scanner as _scanner  # noqa: F401  (registers the factory)
     from .package import build_pipeline
@@ -34,11 +36,11 @@ def scanner_pipeline(source: str = DEFAULT_SOURCE, heads: Path | None = None):  
     if heads is None:
         raise typer.BadParameter("no trained scanner heads found (train with projects/meter)")
     nlp = build_pipeline(source)
-    nlp.add_pipe("stoicheia_scanner").from_disk(heads)
+    nlp.add_pipe("stoicheia_scanner").from_disk(heads)  # type: ignore[attr-defined]
     return nlp
 
 
-def format_doc(doc) -> str:  # type: ignore[no-untyped-def]
+def format_doc(doc: Doc) -> str:
     """Macronized text, then per verse: syllables, pattern and metre."""
     lines = ["".join(t._.macronized + t.whitespace_ for t in doc)]
     for verse in doc._.verses or []:
@@ -64,5 +66,5 @@ def scan(
 
     torch.set_num_threads(1)
     nlp = scanner_pipeline(source, heads)
-    nlp.get_pipe("stoicheia_scanner").cfg["abstain_below"] = abstain_below
+    nlp.get_pipe("stoicheia_scanner").cfg["abstain_below"] = abstain_below  # type: ignore[attr-defined]
     typer.echo(format_doc(nlp(text.replace("\\n", "\n"))))

@@ -266,7 +266,7 @@ class ScannerPipe(TrainablePipe):
         validate_get_examples(get_examples, "ScannerPipe.initialize")
         listener = self.model.layers[0]
         docs = [eg.predicted for eg in list(get_examples())[:2]]
-        sample = _zeros(listener, docs) if docs else None
+        sample = _zeros(listener, docs) if docs else None  # type: ignore[arg-type]
         self.model.initialize(X=docs if docs else None)
         heads_layer = self.model.layers[-1]
         if sample:

@@ -83,7 +83,7 @@ def build_scanner_model(
     ``grad_factor`` scales what flows back into the backbone (0.0 keeps it frozen).
     """
     listener = StoicheiaListener(upstream, grad_factor)
-    heads = Model("stoicheia_scanner_heads", _heads_forward, init=_heads_init,
+    heads: Model = Model("stoicheia_scanner_heads", _heads_forward, init=_heads_init,
                   dims={"nO": None, "n_layers": None},
                   attrs={"hidden": hidden, "dropout": dropout, "torch": None})
     return chain(listener, heads)

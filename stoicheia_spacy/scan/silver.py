@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..codec import encode_planes
+from ..codec import CharPlanes, encode_planes
 from ..errors import CorpusError
 from .norma import Norma, normalise_line
 from .syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, syllabify
@@ -161,7 +161,7 @@ def label_line(line: ScannedLine, lexicon: dict[str, str] | None = None) -> Labe
     return LabelledLine(line.text, macron, scan, line.meter, line.source)
 
 
-def _fill_from_lexicon(text: str, planes, dich: np.ndarray, macron: np.ndarray,  # type: ignore[no-untyped-def]
+def _fill_from_lexicon(text: str, planes: CharPlanes, dich: np.ndarray, macron: np.ndarray,
                        lexicon: dict[str, str]) -> None:
     offsets = np.asarray(planes.offsets)
     for m in re.finditer(r"[^\W\d_]+", text):
@@ -202,8 +202,9 @@ def shingles(norm: str, k: int = SHINGLE) -> set[str]:
 def norma_shingles(norma: Norma) -> set[str]:
     """Shingles of every Norma line (macron and syllable parts)."""
     out: set[str] = set()
-    for line in [*norma.macron, *norma.syllables]:
-        out |= shingles(normalise_line(line.text))
+    texts = [x.text for x in norma.macron] + [x.text for x in norma.syllables]
+    for text in texts:
+        out |= shingles(normalise_line(text))
     return out
 
 
@@ -220,7 +221,7 @@ def build_silver(
     scansion = mirror / "scansion"
     if not (scansion / "hypotactic_tsv.tar.xz").is_file():
         raise CorpusError(f"{scansion} has no hypotactic_tsv.tar.xz")
-    lines = list(read_hypotactic_tsv(scansion / "hypotactic_tsv.tar.xz"))
+    lines: list[ScannedLine] = list(read_hypotactic_tsv(scansion / "hypotactic_tsv.tar.xz"))
     if use_html:
         have = {line.source for line in lines}
         lines += read_hypotactic_html(scansion / "hypotactic_htmls_greek_syllables.tar.xz", skip_stems=have)
