@@ -1,0 +1,45 @@
+"""Add trained morphosyntax components (directories written by their ``to_disk``) to a pipeline.
+
+``build_pipeline`` of the default package calls :func:`add_morphosyntax` with
+``assets/models/grc_stoicheia_doc_clean/morphosyntax``: the heads read the shared
+``stoicheia_encoder`` through listeners with ``grad_factor`` 0 (they were trained on a
+frozen backbone).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from spacy.language import Language
+
+#: Components in pipeline order (each one is added when its directory exists).
+COMPONENTS: tuple[str, ...] = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
+
+
+def add_morphosyntax(nlp: Language, directory: str | Path) -> list[str]:
+    """Add every component found under ``directory`` (``directory/<factory name>/``) after the
+    encoder; returns the names added."""
+    from ..pipeline import lemmatizer as _lem  # noqa: F401  (registers the factories)
+    from ..pipeline import morphologizer as _morph  # noqa: F401
+    from ..pipeline import parser as _parser  # noqa: F401
+
+    directory = Path(directory)
+    added = []
+    for name in COMPONENTS:
+        path = directory / name
+        if not (path / "cfg").is_file():
+            continue
+        pipe = nlp.add_pipe(name, config={"model": {"tok2vec": {"grad_factor": 0.0}}})
+        pipe.from_disk(path)
+        added.append(name)
+    link = getattr(nlp, "_link_components", None)
+    if callable(link):
+        link()
+    return added
+
+
+def default_morphosyntax_dir() -> Path:
+    """``morphosyntax/`` beside the embedded default backbone."""
+    from ..assets import default_model_dir
+
+    return default_model_dir() / "morphosyntax"

@@ -1,0 +1,35 @@
+"""SplitAdam steps backbone weights at the encoder rate; parse.cfg resolves with the three heads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import spacy
+
+import stoicheia_spacy.morph
+import stoicheia_spacy.pipeline
+import stoicheia_spacy.pipeline.lemmatizer
+import stoicheia_spacy.pipeline.morphologizer
+import stoicheia_spacy.pipeline.parser  # noqa: F401
+from stoicheia_spacy.morph.optim import split_adam
+
+CONFIG = Path(__file__).resolve().parents[2] / "assets" / "configs" / "parse.cfg"
+
+
+def test_split_adam_uses_the_encoder_rate_for_backbone_keys() -> None:
+    opt = split_adam(learn_rate=8e-4, encoder_learn_rate=1e-4)
+    g = np.ones(3, dtype="f")
+    enc, _ = opt((1, "encoder.blocks.0.attn.weight"), np.ones(3, dtype="f"), g.copy())
+    head, _ = opt((2, "out.weight"), np.ones(3, dtype="f"), g.copy())
+    assert np.allclose(1 - enc, 1e-4, rtol=1e-3) and np.allclose(1 - head, 8e-4, rtol=1e-3)
+
+
+def test_parse_config_builds_the_pipeline() -> None:
+    config = spacy.util.load_config(CONFIG)
+    config["components"]["stoicheia_encoder"]["model"].update({"d_model": 64, "n_heads": 4, "depth": 2})
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    assert nlp.pipe_names == ["stoicheia_encoder", "stoicheia_morphologizer", "stoicheia_lemmatizer",
+                              "stoicheia_parser"]
+    resolved = spacy.util.registry.resolve({"o": config["training"]["optimizer"]})["o"]
+    assert resolved.encoder_scale == 0.125
