@@ -9,6 +9,7 @@ frozen backbone).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from spacy.language import Language
 
@@ -29,7 +30,7 @@ def add_morphosyntax(nlp: Language, directory: str | Path) -> list[str]:
         path = directory / name
         if not (path / "cfg").is_file():
             continue
-        pipe = nlp.add_pipe(name, config={"model": {"tok2vec": {"grad_factor": 0.0}}})
+        pipe: Any = nlp.add_pipe(name, config={"model": {"tok2vec": {"grad_factor": 0.0}}})
         pipe.from_disk(path)
         added.append(name)
     link = getattr(nlp, "_link_components", None)

@@ -1,0 +1,28 @@
+"""Score head directories written by train_heads.py (default backbone + those heads).
+
+    python scripts/evaluate_heads.py HEADS_DIR DATA.spacy OUT.json [--limit N]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import evaluate
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    from stoicheia_spacy.cli.package import build_pipeline
+    from stoicheia_spacy.morph.package import add_morphosyntax
+
+    nlp = build_pipeline("embedded:grc_stoicheia_doc_clean")
+    add_morphosyntax(nlp, Path(args[0]))
+    evaluate.spacy.load = lambda *_a, **_k: nlp  # type: ignore[assignment]
+    return evaluate.main(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
