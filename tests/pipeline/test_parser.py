@@ -11,6 +11,7 @@ import torch
 from spacy import displacy
 from spacy.tokens import Doc
 
+from stoicheia_spacy.cli.parse import to_conllu
 from stoicheia_spacy.decoders.mst import is_tree
 from stoicheia_spacy.morph.training import sentence_lengths
 
@@ -51,6 +52,10 @@ def test_parser_learns_and_makes_one_tree_per_sentence(tmp_path: Path) -> None:
         assert len(list(pred.sents)) == 1
         _check_trees(pred, parser.labels)
     assert nlp.evaluate(egs)["dep_uas"] > 0.2
+    conllu = list(to_conllu(doc, "il"))
+    rows = [line.split("\t") for line in conllu if line and not line.startswith("#")]
+    assert len(rows) == len(doc) and all(len(r) == 10 for r in rows)
+    assert sum(r[6] == "0" for r in rows) == 2 and "# text = μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος οὐλομένην." in conllu
     svg = displacy.render(doc, style="dep")
     assert svg.startswith("<svg") and "μῆνιν" in svg
     nlp.to_disk(tmp_path / "nlp")
