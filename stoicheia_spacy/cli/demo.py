@@ -8,6 +8,7 @@ import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import typer
 from wasabi import Printer
@@ -102,6 +103,38 @@ def demo_command(
     if data.hidden is not None:
         print(f"  hidden states (layers, letters, width): {tuple(data.hidden.shape)}")
     show_masked_letters(nlp, gapped.text, msg)
+    show_components(nlp, masked, msg)
+
+
+#: A hexameter for the scanner (Odyssey 1.1) and a clause to accentuate (Plato, Apology 17a).
+VERSE = "ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον, ὃς μάλα πολλὰ"
+BARE = "οτι μεν υμεις ω ανδρες αθηναιοι πεπονθατε υπο των εμων κατηγορων ουκ οιδα"
+
+
+def show_components(nlp: Any, masked: str, msg: Printer) -> None:
+    """Print what each task component of the pipeline makes of the demo passages."""
+    pipes = set(nlp.pipe_names)
+    if "stoicheia_restorer" in pipes:
+        doc = nlp(masked)
+        msg.divider(f"Restorer: {len(doc._.restorations)} lacunae, top 3 candidates each")
+        for item in doc._.restorations:
+            top = ", ".join(f"{text} {prob:.2f}" for text, _lp, prob in item["candidates"][:3])
+            print(f"  {doc.text[max(0, item['start'] - 14): item['start']]}[…]  {top}")
+        print(f"  restored: {doc._.restored}")
+    if "stoicheia_accentuator" in pipes:
+        doc = nlp(BARE)
+        msg.divider("Accentuator: the source without accents, breathings or capitals")
+        print(f"  {BARE}\n  → {doc._.accent_text}")
+    if {"stoicheia_morphologizer", "stoicheia_parser"} & pipes:
+        doc = nlp(VERSE)
+        msg.divider("Morphosyntax")
+        rows = [(t.text, t.tag_, t.pos_, t.lemma_, t.dep_, t.head.text) for t in doc]
+        msg.table(rows, header=("token", "AGDT tag", "UPOS", "lemma", "relation", "head"), divider=True)
+    if "stoicheia_scanner" in pipes:
+        from .scan import format_doc
+
+        msg.divider("Scanner")
+        print(format_doc(nlp(VERSE)))
 
 
 def show_masked_letters(nlp: object, text: str, msg: Printer, every: int = 9, top: int = 3) -> None:

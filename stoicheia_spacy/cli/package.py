@@ -36,12 +36,14 @@ def stored_dtype(directory: str | Path | None) -> str | None:
 
 def build_pipeline(
     source: str, *, prefix: str | None = None, revision: str | None = None,
-    max_length: int = 4096, overlap: int = 512,
+    max_length: int = 4096, overlap: int = 512, components: bool = True,
 ) -> Language:
     """``spacy.blank("grc")`` + an initialized ``stoicheia_encoder`` holding ``source``'s weights.
 
     The architecture comes from the checkpoint's ``config.json``; the initialize section
-    records the loader so that the config retrains from the same weights.
+    records the loader so that the config retrains from the same weights. With
+    ``components`` (default), a local checkpoint's ``pipeline.json`` adds the task
+    components that ship beside it (see :func:`add_manifest_components`).
     """
     import spacy
 
@@ -66,7 +68,39 @@ def build_pipeline(
     loader = {"@misc": "stoicheia.BackboneLoader.v1", "source": str(source), "prefix": prefix,
               "revision": revision}
     nlp.config["initialize"]["components"]["stoicheia_encoder"] = {"loader": loader}
+    if components and local:
+        manifest = resolve_source(source) / MANIFEST
+        if manifest.is_file():
+            add_manifest_components(nlp, manifest)
     return nlp
+
+
+#: Optional file beside a checkpoint listing the components its package holds.
+MANIFEST = "pipeline.json"
+
+
+def add_manifest_components(nlp: Language, manifest: Path) -> None:
+    """Add the components a ``pipeline.json`` lists, in order, after the encoder.
+
+    Each entry has ``factory`` and optional ``name``, ``config`` and ``weights`` (a folder
+    beside the manifest read with the component's ``from_disk``).
+    """
+    import srsly
+
+    from .. import pipeline as _pipeline  # noqa: F401  (registers the factories)
+
+    try:
+        entries = srsly.read_json(manifest)["components"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"invalid component manifest {manifest}: {exc}") from exc
+    for entry in entries:
+        factory = entry["factory"]
+        pipe = nlp.add_pipe(factory, name=entry.get("name", factory), config=entry.get("config", {}))
+        if entry.get("weights"):
+            folder = manifest.parent / entry["weights"]
+            if not folder.is_dir():
+                raise ConfigError(f"{manifest}: weights folder {folder} of {factory} is missing")
+            pipe.from_disk(folder)  # type: ignore[union-attr]
 
 
 def package_pipeline(
