@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import srsly
 from spacy.language import Language
 from spacy.pipeline import Pipe
@@ -221,17 +220,9 @@ class StoicheiaRestorer(Pipe):
         """Nothing to initialize: the restorer reuses the encoder's heads."""
 
 
+
 def _spans_gapped(doc: Doc, spans: list[tuple[int, int]]) -> GappedText:
     """Hide the given character spans of ``doc.text``: each becomes a ``restored`` gap."""
-    text = doc.text
-    keep = np.ones(len(text), dtype=bool)
-    for start, end in spans:
-        keep[start:end] = False
-    kept = np.flatnonzero(keep)
-    new_pos = np.concatenate([[0], np.cumsum(keep)])
-    gaps = [Gap(start=int(new_pos[s]), min_width=e - s, max_width=e - s, kind="restored",
-                source_start=s, source_end=e, gold=text[s:e])
-            for s, e in sorted(spans) if e > s]
-    cleaned = "".join(text[i] for i in kept)
-    offsets = np.concatenate([kept, [len(text)]]).astype(np.int64)
-    return GappedText(text=cleaned, gaps=gaps, source_offsets=offsets)
+    from ..restore.queries import hide_spans
+
+    return hide_spans(doc.text, spans)

@@ -6,7 +6,7 @@ Importing this package imports torch (the beam runs torch tensors).
 from __future__ import annotations
 
 from .beam import Candidate, GapQuery, ModelScorer, Scorer, beam_search, mask_slots
-from .queries import TARGET_KINDS, GapTarget, build_queries, gap_widths
+from .queries import TARGET_KINDS, GapTarget, build_queries, gap_widths, hide_spans
 from .widths import Template, letter_counts, templates_for
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "beam_search",
     "build_queries",
     "gap_widths",
+    "hide_spans",
     "letter_counts",
     "mask_slots",
     "templates_for",

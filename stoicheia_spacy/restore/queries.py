@@ -22,7 +22,7 @@ from ..codec import CharPlanes, encode_planes
 from ..leiden import Gap, GappedText
 from .beam import GapQuery, mask_slots
 
-__all__ = ["TARGET_KINDS", "GapTarget", "build_queries", "gap_widths"]
+__all__ = ["TARGET_KINDS", "GapTarget", "build_queries", "gap_widths", "hide_spans"]
 
 TARGET_KINDS = ("lacuna", "target", "restored")
 
@@ -83,3 +83,19 @@ def build_queries(
         query = GapQuery(CharPlanes.concat(parts), insert_at, gap_widths(gap, approx_slack=approx_slack), left, right)
         out.append(GapTarget(i, gap, query))
     return out
+
+
+def hide_spans(text: str, spans: list[tuple[int, int]]) -> GappedText:
+    """Hide character spans of ``text``: each becomes a ``restored`` gap of its length
+    (``gold`` = the hidden text, ``source_start/end`` = the span); the evaluation view."""
+    keep = np.ones(len(text), dtype=bool)
+    for start, end in spans:
+        keep[start:end] = False
+    kept = np.flatnonzero(keep)
+    new_pos = np.concatenate([[0], np.cumsum(keep)])
+    gaps = [Gap(start=int(new_pos[s]), min_width=e - s, max_width=e - s, kind="restored",
+                source_start=s, source_end=e, gold=text[s:e])
+            for s, e in sorted(spans) if e > s]
+    cleaned = "".join(text[i] for i in kept)
+    offsets = np.concatenate([kept, [len(text)]]).astype(np.int64)
+    return GappedText(text=cleaned, gaps=gaps, source_offsets=offsets)
