@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import torch
 
@@ -16,7 +17,7 @@ PASSAGE = ("Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσ
 class NaiveScorer:
     """The baseline: every hypothesis row is its own forward."""
 
-    def __init__(self, inner: object) -> None:
+    def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.forwards = 0
 
@@ -24,15 +25,15 @@ class NaiveScorer:
         parts = []
         for row in range(batch["input_ids"].shape[0]):
             self.forwards += 1
-            parts.append(self.inner({k: v[row : row + 1] for k, v in batch.items()}))  # type: ignore[operator]
+            parts.append(self.inner({k: v[row : row + 1] for k, v in batch.items()}))
         return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
 
 
-def _queries(widths: list[int]) -> list:  # type: ignore[type-arg]
+def _queries(widths: list[int]) -> list[Any]:
     from ..leiden import parse_gaps
     from ..restore import build_queries
 
-    out = []
+    out: list[Any] = []
     words = PASSAGE.split(" ")
     for i, L in enumerate(widths):
         word = words[(3 * i + 1) % len(words)]

@@ -38,7 +38,8 @@ def load_restorer_pipeline(pipeline: str | None = None, *, beam_width: int = 20,
     if "stoicheia_restorer" not in nlp.pipe_names:
         nlp.add_pipe("stoicheia_restorer", config=config)
     else:
-        nlp.get_pipe("stoicheia_restorer").cfg.update(config)
+        restorer: Any = nlp.get_pipe("stoicheia_restorer")
+        restorer.cfg.update(config)
     return nlp
 
 
@@ -56,7 +57,8 @@ def restore_command(
 
     msg = Printer()
     nlp = load_restorer_pipeline(pipeline, beam_width=beam, n_candidates=max(top, 1))
-    nlp.get_pipe("stoicheia_restorer").cfg["strip_restorations"] = strip
+    restorer: Any = nlp.get_pipe("stoicheia_restorer")
+    restorer.cfg["strip_restorations"] = strip
     try:
         doc = nlp(text)
     except StoicheiaError as exc:

@@ -51,7 +51,8 @@ def _restored(doc: Doc) -> str | None:
             cursor = item["end"]
         out.append(doc.text[cursor:])
         return "".join(out)
-    notation, strip = doc.user_data.get(("stoicheia_restorer", "parse"), ("leiden", False))
+    user_data: dict[Any, Any] = doc.user_data
+    notation, strip = user_data.get(("stoicheia_restorer", "parse"), ("leiden", False))
     gapped = parse_gaps(doc.text, notation=notation, strip_restorations=strip)
     fills = {item["gap_index"]: item["candidates"][0][0] for item in items
              if item["candidates"] and not item["abstain"]}
@@ -131,7 +132,8 @@ class StoicheiaRestorer(Pipe):
         if self.cfg["encoder"] not in self.nlp.pipe_names:
             raise ConfigError(f"stoicheia_restorer needs the pipe {self.cfg['encoder']!r} before it "
                               f"(pipeline: {self.nlp.pipe_names})")
-        return torch_backbone(self.nlp.get_pipe(self.cfg["encoder"]).model)
+        encoder: Any = self.nlp.get_pipe(self.cfg["encoder"])
+        return torch_backbone(encoder.model)
 
     # ------------------------------------------------------------ gaps
     def gapped(self, doc: Doc) -> tuple[GappedText, bool]:
@@ -162,7 +164,7 @@ class StoicheiaRestorer(Pipe):
 
         c = self.cfg
         per_doc = []
-        queries = []
+        queries: list[Any] = []
         for doc in docs:
             gapped, from_spans = self.gapped(doc)
             targets = build_queries(gapped, unknown_slots=c["unknown_slots"], approx_slack=c["approx_slack"])
@@ -191,7 +193,8 @@ class StoicheiaRestorer(Pipe):
                     "abstain": bool(top < float(c["abstain_below"])),
                 })
             doc._.restorations = items
-            doc.user_data[("stoicheia_restorer", "parse")] = (c["notation"], bool(c["strip_restorations"]))
+            user_data: dict[Any, Any] = doc.user_data
+            user_data[("stoicheia_restorer", "parse")] = (c["notation"], bool(c["strip_restorations"]))
         return docs
 
     # ------------------------------------------------------------ serialization

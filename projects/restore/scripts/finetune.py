@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 
-def records(mirror: str, fold: int, literary_ratio: float, limit: int | None, seed: int):  # noqa: ANN201
+def records(mirror: str, fold: int, literary_ratio: float, limit: int | None, seed: int):
     from stoicheia_spacy.corpus import iter_records
 
     held = {fold, (fold + 1) % 10}
@@ -39,7 +39,7 @@ def records(mirror: str, fold: int, literary_ratio: float, limit: int | None, se
                 yield rec["text"][:2000]
 
 
-def corrupt(planes, rng: np.random.Generator):  # noqa: ANN001, ANN201
+def corrupt(planes, rng: np.random.Generator):
     from stoicheia_spacy.alphabet import BND_UNKNOWN, DIA_UNKNOWN, MASK_ID, PUNCT_UNKNOWN
 
     n = len(planes)

@@ -152,7 +152,11 @@ def correct_top1(samples: list[dict], preds: list[list[tuple[str, float]]]) -> n
 
 def calibrate(dev: list[dict], dev_preds: list, test: list[dict], test_preds: list) -> dict:
     """Temperature scaling of the top candidate's probability (binary NLL of top-1 correctness)."""
-    from stoicheia_spacy.scoring.calibration import coverage_accuracy, expected_calibration_error, reliability_diagram
+    from stoicheia_spacy.scoring.calibration import (
+        coverage_accuracy,
+        expected_calibration_error,
+        reliability_diagram,
+    )
 
     def top_prob(preds: list, T: float) -> np.ndarray:
         out = []
