@@ -101,6 +101,9 @@ def add_manifest_components(nlp: Language, manifest: Path) -> None:
             if not folder.is_dir():
                 raise ConfigError(f"{manifest}: weights folder {folder} of {factory} is missing")
             pipe.from_disk(folder)  # type: ignore[union-attr]
+    link = getattr(nlp, "_link_components", None)  # connect listeners to the encoder
+    if callable(link):
+        link()
 
 
 def package_pipeline(
