@@ -100,7 +100,7 @@ def add_manifest_components(nlp: Language, manifest: Path) -> None:
             folder = manifest.parent / entry["weights"]
             if not folder.is_dir():
                 raise ConfigError(f"{manifest}: weights folder {folder} of {factory} is missing")
-            pipe.from_disk(folder)  # type: ignore[union-attr]
+            pipe.from_disk(folder)  # type: ignore[attr-defined]
     link = getattr(nlp, "_link_components", None)  # connect listeners to the encoder
     if callable(link):
         link()
