@@ -5,7 +5,11 @@ that the encoder stores in ``doc._.stoicheia.hidden`` (the listener hands it ove
 training): a softmax scalar mix over layers, LayerNorm, a projection plus an embedding
 of the letter's rule features (:func:`rule_features`: rule weight class at syllable
 ends, dichronon flag), GELU, then two linear heads: ``macron`` (2: short, long) and
-``scan`` (4: none, heavy-end, light-end, verse-end). The Thinc layer
+``scan`` (4: none, heavy-end, light-end, verse-end). ``hidden = 0`` is the released
+meter/macronizer layout instead (:mod:`stoicheia_spacy.release.meter`): the mix runs over
+the ``depth`` block outputs and the final-RMSNormed last one (the stored embedding layer
+is dropped; ``final_norm`` holds the backbone's ``norm_out`` weight), then two linear
+heads, without rule features. The Thinc layer
 ``stoicheia.ScannerHeads.v1`` outputs one ``(n_letters, 6)`` array per Doc
 (macron logits, then scan logits) and backpropagates into the hidden states.
 """
@@ -48,16 +52,27 @@ class ScannerHeads(torch.nn.Module):
         super().__init__()
         self.config = {"n_layers": n_layers, "d_model": d_model, "hidden": hidden, "dropout": dropout}
         self.mix = torch.nn.Parameter(torch.zeros(n_layers))
+        self.drop = torch.nn.Dropout(dropout)
+        if hidden <= 0:  # released linear heads (see module doc)
+            self.final_norm = torch.nn.Parameter(torch.ones(d_model))
+            self.macron = torch.nn.Linear(d_model, N_MACRON)
+            self.scan = torch.nn.Linear(d_model, N_SCAN)
+            return
         self.norm = torch.nn.LayerNorm(d_model)
         self.proj = torch.nn.Linear(d_model, hidden)
         self.feat = torch.nn.Embedding(N_FEATURES, hidden)
-        self.drop = torch.nn.Dropout(dropout)
         self.macron = torch.nn.Linear(hidden, N_MACRON)
         self.scan = torch.nn.Linear(hidden, N_SCAN)
 
     def forward(self, hidden: torch.Tensor, feats: torch.Tensor) -> torch.Tensor:
         """``hidden`` (L, N, d), ``feats`` (N,) -> logits (N, 6)."""
         w = torch.softmax(self.mix, dim=0)
+        if self.config["hidden"] <= 0:
+            h = hidden.float()
+            last = h[-1] * torch.rsqrt(h[-1].pow(2).mean(-1, keepdim=True) + 1e-6) * self.final_norm
+            mixed = torch.einsum("l,lnd->nd", w, torch.cat([h[1:], last[None]], 0))
+            mixed = self.drop(mixed)
+            return torch.cat([self.macron(mixed), self.scan(mixed)], dim=-1)
         mixed = torch.einsum("l,lnd->nd", w, hidden.float())
         h = torch.nn.functional.gelu(self.proj(self.norm(mixed)) + self.feat(feats))
         h = self.drop(h)

@@ -1,0 +1,54 @@
+"""Map the released Stoicheia task checkpoints (meter/macronizer, restoration,
+tagger-parser) onto this package's spaCy components.
+
+``build_pipeline`` loads the backbone with ``prefix=backbone_prefix(directory)`` and
+then calls :func:`add_released_heads`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from spacy.language import Language
+
+from .detect import BACKBONE_PREFIX, ReleasedCheckpoint, backbone_prefix, detect_kind, read_checkpoint
+
+
+def add_released_heads(nlp: Language, directory: str | Path) -> list[str]:
+    """Add the components of a released task checkpoint in ``directory`` to ``nlp`` (which
+    already holds the ``stoicheia_encoder`` with its backbone); returns the names added.
+
+    A plain backbone adds nothing. Raises :class:`~stoicheia_spacy.errors.CheckpointError`
+    for a missing file, a wrong shape, or any task tensor nothing maps.
+    """
+    ckpt = read_checkpoint(directory)
+    before = list(nlp.pipe_names)
+    try:
+        added = _add(nlp, ckpt)
+        ckpt.check_consumed()
+    except Exception:
+        for name in [n for n in nlp.pipe_names if n not in before]:
+            nlp.remove_pipe(name)
+        raise
+    return added
+
+
+def _add(nlp: Language, ckpt: ReleasedCheckpoint) -> list[str]:
+    added: list[str] = []
+    if ckpt.kind == "meter":
+        from .meter import add_meter
+
+        added = add_meter(nlp, ckpt)
+    elif ckpt.kind == "tagger_parser":
+        from .tagger_parser import add_tagger_parser
+
+        added = add_tagger_parser(nlp, ckpt)
+    elif ckpt.kind == "restoration":
+        from .restoration import add_restoration
+
+        added = add_restoration(nlp, ckpt)
+    return added
+
+
+__all__ = ["BACKBONE_PREFIX", "ReleasedCheckpoint", "add_released_heads", "backbone_prefix",
+           "detect_kind", "read_checkpoint"]
