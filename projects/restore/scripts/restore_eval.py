@@ -121,7 +121,8 @@ def fit_ngram(mirror: str, fold: int, limit: int) -> object:
     return CharNgramLM(order=6).fit(seqs)
 
 
-def run_arm(scorer: object, samples: list[dict], widths: str, beam: int, window: int, chunk: int = 16) -> list[list[tuple[str, float]]]:
+def run_arm(scorer: object, samples: list[dict], widths: str, beam: int, window: int, chunk: int = 16,
+            slack: int = 2) -> list[list[tuple[str, float]]]:
     from stoicheia_spacy.restore import beam_search, build_queries, hide_spans
 
     out = []
@@ -130,7 +131,7 @@ def run_arm(scorer: object, samples: list[dict], widths: str, beam: int, window:
         for s in samples[i : i + chunk]:
             [target] = build_queries(hide_spans(s["text"], [(s["start"], s["start"] + s["L"])]))
             L = s["L"]
-            w = (L,) if widths == "known" else None if widths == "unknown" else tuple(range(max(1, L - 2), L + 3))
+            w = (L,) if widths == "known" else None if widths == "unknown" else tuple(range(max(1, L - slack), L + slack + 1))
             q = target.query
             queries.append(type(q)(q.context, q.insert_at, w, q.left_open, q.right_open))
         for cands in beam_search(scorer, queries, beam=beam, n_best=20, window=window):  # type: ignore[arg-type]
@@ -193,7 +194,9 @@ def evaluate(args: argparse.Namespace) -> int:
     samples_dir = Path(args.samples)
     test = [json.loads(x) for x in (samples_dir / "test.jsonl").read_text(encoding="utf-8").splitlines()]
     dev = [json.loads(x) for x in (samples_dir / "dev.jsonl").read_text(encoding="utf-8").splitlines()]
-    if args.quick:
+    if args.quick:  # CI size: few samples, narrow beam and context (the CPU cost is the forwards)
+        args.beam, args.window, args.ngram_docs = min(args.beam, 5), min(args.window, 48), min(args.ngram_docs, 2000)
+        args.slack = min(args.slack, 1)
         test = [s for L in range(1, 11) for s in [t for t in test if t["L"] == L][: args.quick_per_length]]
         dev = [s for L in range(1, 11) for s in [t for t in dev if t["L"] == L][:1]]
     pretrained = load_backbone(args.model or str(default_model_dir()))
@@ -202,7 +205,7 @@ def evaluate(args: argparse.Namespace) -> int:
     scorers = {"pretrained": ModelScorer(pretrained), "random_init": ModelScorer(random_init),
                "ngram": NgramScorer(fit_ngram(args.mirror, args.fold, args.ngram_docs))}
     preds = {arm: run_arm(scorers[arm], test, "known", args.beam, args.window) for arm in ARMS}
-    metrics: dict = {"n": len(test), "fold": args.fold, "beam": args.beam, "arms": {a: score(test, p) for a, p in preds.items()}}
+    metrics: dict = {"n": len(test), "fold": args.fold, "beam": args.beam, "slack": args.slack, "arms": {a: score(test, p) for a, p in preds.items()}}
     correct = {a: correct_top1(test, p) for a, p in preds.items()}
     metrics["mcnemar"] = {}
     for i, a in enumerate(ARMS):
@@ -211,7 +214,8 @@ def evaluate(args: argparse.Namespace) -> int:
             metrics["mcnemar"][f"{a} vs {b}"] = {"a_only": r.a_only, "b_only": r.b_only, "p": r.pvalue}
     metrics["forwards_per_gap"] = {a: scorers[a].forwards / max(1, len(test)) for a in ARMS}
     for mode in ("range", "unknown"):
-        metrics[f"width_{mode}"] = score(test, run_arm(scorers["pretrained"], test, mode, args.beam, args.window))
+        metrics[f"width_{mode}"] = score(test, run_arm(scorers["pretrained"], test, mode, args.beam, args.window,
+                                                       slack=args.slack))
     dev_preds = run_arm(scorers["pretrained"], dev, "known", args.beam, args.window)
     cal = calibrate(dev, dev_preds, test, preds["pretrained"])
     diagram = cal.pop("_diagram")
@@ -233,7 +237,7 @@ def markdown(m: dict) -> str:
         lines.append(f"| {arm} | {o['cer']:.1f} | {o['top1']:.1f} | {o['top20']:.1f} |")
     for mode in ("range", "unknown"):
         o = m[f"width_{mode}"]["overall"]
-        lines.append(f"| pretrained, width {'L±2' if mode == 'range' else 'hidden'} | {o['cer']:.1f} | {o['top1']:.1f} | {o['top20']:.1f} |")
+        lines.append(f"| pretrained, width {'L±' + str(m['slack']) if mode == 'range' else 'hidden'} | {o['cer']:.1f} | {o['top1']:.1f} | {o['top20']:.1f} |")
     lines += ["", "| L | " + " | ".join(f"{a} CER" for a in m["arms"]) + " |", "|---" * (len(m["arms"]) + 1) + "|"]
     for L in sorted(next(iter(m["arms"].values()))["per_L"]):
         lines.append(f"| {L} | " + " | ".join(f"{s['per_L'][L]['cer']:.1f}" for s in m["arms"].values()) + " |")
@@ -288,8 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--window", type=int, default=512)
     e.add_argument("--ngram-docs", type=int, default=20000)
     e.add_argument("--threads", type=int, default=1)
+    e.add_argument("--slack", type=int, default=2, help="range widths L±slack")
     e.add_argument("--quick", action="store_true")
-    e.add_argument("--quick-per-length", type=int, default=5)
+    e.add_argument("--quick-per-length", type=int, default=2)
     e.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     if args.cmd == "samples":
