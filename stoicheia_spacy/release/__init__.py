@@ -11,7 +11,13 @@ from pathlib import Path
 
 from spacy.language import Language
 
-from .detect import BACKBONE_PREFIX, ReleasedCheckpoint, backbone_prefix, detect_kind, read_checkpoint
+from .detect import (
+    BACKBONE_PREFIX,
+    ReleasedCheckpoint,
+    backbone_prefix,
+    detect_kind,
+    read_checkpoint,
+)
 
 
 def add_released_heads(nlp: Language, directory: str | Path) -> list[str]:

@@ -160,8 +160,9 @@ def read_checkpoint(directory: str | Path) -> ReleasedCheckpoint:
 def detect_kind(directory: str | Path) -> str:
     """``"backbone"``, ``"restoration"``, ``"meter"`` or ``"tagger_parser"`` (see module doc)."""
     directory = Path(directory)
+    config = _read_json(directory / CONFIG_NAME)
     names, _ = _strip_model(_tensor_names(directory / WEIGHTS_NAME))
-    return kind_of(_read_json(directory / CONFIG_NAME), names)
+    return kind_of(config, names)
 
 
 def backbone_prefix(directory: str | Path) -> str | None:
@@ -170,7 +171,7 @@ def backbone_prefix(directory: str | Path) -> str | None:
     A ``model.`` export prefix in front of a task layout is kept in the answer
     (``model.encoder.``)."""
     directory = Path(directory)
-    raw = _tensor_names(directory / WEIGHTS_NAME)
-    names, export = _strip_model(raw)
-    prefix = BACKBONE_PREFIX[kind_of(_read_json(directory / CONFIG_NAME), names)]
+    config = _read_json(directory / CONFIG_NAME)
+    names, export = _strip_model(_tensor_names(directory / WEIGHTS_NAME))
+    prefix = BACKBONE_PREFIX[kind_of(config, names)]
     return None if prefix is None else export + prefix

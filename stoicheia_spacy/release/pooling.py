@@ -13,7 +13,7 @@ take the learned ``empty`` vector (the release gives them no word slot at all).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -83,14 +83,14 @@ def _forward(model: Model, docs: list[StoicheiaDocData], is_train: bool
             pooled = torch.zeros(n_tok, hidden.shape[2])
         pooled = pooled + (lengths == 0).float()[:, None] * empty[None, :]
         outs.append(pooled)
-    arrays = [ops.asarray2f(o.detach().numpy()) for o in outs]
+    arrays = [ops.asarray2f(cast(Any, o.detach().numpy())) for o in outs]
 
     def backprop(d_outputs: list[Floats2d]) -> list[Any]:
         grads = [torch.as_tensor(ops.to_numpy(d), dtype=torch.float32) for d in d_outputs]
         torch.autograd.backward(outs, grads)
         for name, t in (("mix", mix), ("norm", norm), ("empty", empty)):
             if t.grad is not None:
-                model.inc_grad(name, ops.asarray1f(t.grad.numpy()))
-        return [ops.asarray3f(h.grad.numpy()) if h.grad is not None else ops.alloc3f(*h.shape) for h in hiddens]
+                model.inc_grad(name, ops.asarray1f(cast(Any, t.grad.numpy())))
+        return [ops.asarray3f(cast(Any, h.grad.numpy())) if h.grad is not None else ops.alloc3f(*h.shape) for h in hiddens]
 
     return arrays, backprop
