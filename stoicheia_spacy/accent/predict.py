@@ -259,6 +259,7 @@ def model_inputs(planes: CharPlanes, control: PlaneControl) -> tuple[CharPlanes,
             fix = getattr(src, plane) != unknown[plane]
         else:
             fix = np.zeros(n, dtype=bool)
+        fix &= src.letters != MASK_ID  # a gap's letters are always predicted (or dropped)
         fixed[plane] = fix
         arr = getattr(out, plane)
         arr[~fix] = unknown[plane]

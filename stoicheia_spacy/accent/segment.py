@@ -12,9 +12,23 @@ whose tokens are the predicted words, with punctuation marks as tokens of their 
   positions were filled by the model, the probability of each chosen value).
 
 Only modelled content is rendered: Greek letters, their diacritics, word division and the
-five punctuation classes.  Other characters of the source (digits, Latin, brackets, Leiden
-sigla) do not appear in ``doc.text``; they stay in ``doc._.source_text``.  Leiden gaps are
-not restored here: a MASK letter renders as ``◌`` (see :mod:`stoicheia_spacy.codec`).
+five punctuation classes.  Other characters of the source (digits, Latin, brackets of
+restorations and other Leiden sigla) do not appear in ``doc.text``; they stay in
+``doc._.source_text``.
+
+**Gaps.**  With ``notation`` ``"leiden"`` (default) or ``"ddbdp"`` the source is first read
+with :func:`stoicheia_spacy.leiden.parse_gaps`.  Every gap is fed to the model as MASK
+letters with UNKNOWN planes (its width; the rounded middle of a range; ``unknown_slots``
+for an unknown width), so the letters around it are accentuated and divided knowing that
+something is missing, and the word division at its edges is predicted.  The gap is
+rendered back as its own token in canonical notation (:func:`~stoicheia_spacy.leiden.format_gap`:
+``[.4]``, ``[---]``, ``[5-8]``, ``????``; ``|gap=4|`` for ``"ddbdp"``), glued to the
+neighbouring word when the model continues the word into the gap, so a
+``stoicheia_restorer`` later in the pipeline finds it in ``doc.text`` and restores it
+in the context of the accentuated text.  The alignment maps the gap's rendered markup
+onto the source markup (first to first, last to last).  ``notation=None`` disables
+markup parsing (the old behaviour: brackets are dropped, ``-``/``?`` are not gaps).
+Malformed markup raises :class:`~stoicheia_spacy.errors.LeidenSyntaxError`.
 
 Weights: the segmenter owns its backbone, loaded lazily from ``model_source`` (a directory
 or hub id; default the embedded model, :func:`stoicheia_spacy.assets.default_model_dir`).
@@ -28,18 +42,31 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import srsly
 from spacy.tokens import Doc
 from spacy.util import registry
 from spacy.vocab import Vocab
 
-from ..codec import PUNCT_OUT, decode_planes, encode_planes
-from ..errors import CheckpointError, InvalidTextError
+from ..alphabet import (
+    BND_INTERNAL,
+    BND_UNKNOWN,
+    CAP_LOWER,
+    DIA_UNKNOWN,
+    MASK_ID,
+    PUNCT_NONE,
+    PUNCT_UNKNOWN,
+)
+from ..codec import PUNCT_OUT, CharPlanes, decode_planes, encode_planes
+from ..errors import CheckpointError, ConfigError, InvalidTextError
+from ..leiden import Gap, format_gap, parse_gaps
+from ..leiden.render import format_gap_tag
 from ..textcheck import validate_text
-from .align import Alignment, align
+from .align import Alignment, align, rendered_letter_offsets
 from .predict import PlaneControl, PlanePrediction, predict_planes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,6 +91,123 @@ def words_and_spaces(text: str) -> tuple[list[str], list[bool]]:
     return words, spaces
 
 
+NOTATIONS: tuple[str | None, ...] = ("leiden", "ddbdp", None)
+
+
+@dataclass(frozen=True)
+class GapRun:
+    """A source gap as fed to the model: MASK letters ``[start, start + width)`` of the
+    planes, its canonical ``markup`` and the span of its markup in the source."""
+
+    index: int
+    start: int
+    width: int
+    markup: str
+    source_start: int
+    source_end: int
+
+
+def gap_width(gap: Gap, unknown_slots: int = 5) -> int:
+    """MASK letters fed for ``gap``: its width, the rounded middle of a range,
+    ``unknown_slots`` when unknown (at least 1)."""
+    if gap.max_width is None:
+        return max(1, unknown_slots)
+    return max(1, round((gap.min_width + gap.max_width) / 2))
+
+
+def gapped_planes(source: str, *, notation: str | None = "leiden",
+                  unknown_slots: int = 5) -> tuple[CharPlanes, list[GapRun]]:
+    """Planes of ``source`` (offsets into ``source``) with every Leiden gap replaced by
+    MASK letters whose other planes are UNKNOWN (see the module docstring)."""
+    if notation is None:
+        return encode_planes(source), []
+    gapped = parse_gaps(source, notation=notation)  # type: ignore[arg-type]
+    planes = encode_planes(gapped.text)
+    planes.offsets[:] = np.where(planes.offsets >= 0, gapped.source_offsets[np.maximum(planes.offsets, 0)], -1)
+    if not gapped.gaps:
+        return planes, []
+    n = len(planes)
+    cuts = np.searchsorted(planes.offsets, [g.source_start for g in gapped.gaps], side="left")
+    widths = np.array([gap_width(g, unknown_slots) for g in gapped.gaps], dtype=np.int64)
+    if n and cuts[-1] == n:  # a gap after the last letter: that letter is no longer the text's end
+        planes.boundary[-1] = BND_UNKNOWN
+    at = np.repeat(cuts, widths)
+    fill = {"letters": MASK_ID, "boundary": BND_UNKNOWN, "diacritics": DIA_UNKNOWN,
+            "capitals": CAP_LOWER, "punctuation": PUNCT_UNKNOWN}
+    arrays = {name: np.insert(getattr(planes, name), at, value).astype(np.uint8) for name, value in fill.items()}
+    elided = None if planes.elided is None else np.insert(planes.elided, at, False)
+    out = CharPlanes(**arrays, offsets=np.insert(planes.offsets, at, -1), elided=elided)
+    starts = cuts + np.concatenate([[0], np.cumsum(widths)[:-1]])
+    fmt = format_gap_tag if notation == "ddbdp" else format_gap
+    runs = [GapRun(i, int(st), int(w), fmt(g), g.source_start, g.source_end)
+            for i, (g, st, w) in enumerate(zip(gapped.gaps, starts, widths, strict=True))]
+    return out, runs
+
+
+def _stretch(start: int, n_from: int, n_to: int) -> np.ndarray:
+    """Map ``n_from`` positions monotonically onto ``[start, start + n_to)``, first to
+    first and last to last."""
+    return start + np.round(np.arange(n_from) * (n_to - 1) / max(n_from - 1, 1)).astype(np.int64)
+
+
+def render_with_gaps(source: str, planes: CharPlanes, runs: list[GapRun]) -> tuple[str, Alignment, list[tuple[int, int]]]:
+    """Render predicted planes with each gap's MASK letters replaced by its markup.
+
+    Returns the text, the source alignment and the ``(start, end)`` of every gap's markup
+    in the text. Inside a gap only the last letter's word end and punctuation are shown
+    (as a space / mark after the markup)."""
+    shown = planes.copy()
+    for run in runs:
+        inner = slice(run.start, run.start + run.width - 1)
+        shown.boundary[inner] = BND_INTERNAL
+        shown.punctuation[inner] = PUNCT_NONE
+        gap = slice(run.start, run.start + run.width)
+        shown.diacritics[gap] = 0
+        shown.capitals[gap] = CAP_LOWER
+    rendered = decode_planes(shown)
+    al = align(source, shown, rendered)
+    if not runs:
+        return rendered, al, []
+    offs = rendered_letter_offsets(shown, rendered)
+    parts: list[str] = []
+    r2s_parts: list[np.ndarray] = []
+    old_to_new = np.arange(len(rendered) + 1, dtype=np.int64)
+    s2r = al.source_to_rendered.copy()
+    markup_spans: list[tuple[int, int]] = []
+    cursor = shift = 0
+    for run in runs:
+        a, b = int(offs[run.start]), int(offs[run.start + run.width - 1]) + 1
+        parts.append(rendered[cursor:a])
+        r2s_parts.append(al.rendered_to_source[cursor:a])
+        m, n_src = len(run.markup), run.source_end - run.source_start
+        parts.append(run.markup)
+        r2s_parts.append(_stretch(run.source_start, m, n_src))
+        new_a = a + shift
+        markup_spans.append((new_a, new_a + m))
+        shift += m - (b - a)
+        old_to_new[b:] += m - (b - a)
+        cursor = b
+    parts.append(rendered[cursor:])
+    r2s_parts.append(al.rendered_to_source[cursor:])
+    s2r = np.where(s2r >= 0, old_to_new[np.maximum(s2r, 0)], -1)
+    for run, (new_a, new_b) in zip(runs, markup_spans, strict=True):
+        s2r[run.source_start:run.source_end] = _stretch(new_a, run.source_end - run.source_start, new_b - new_a)
+    return "".join(parts), Alignment(np.concatenate(r2s_parts), s2r), markup_spans
+
+
+def _words_spaces_with_gaps(text: str, markup: list[tuple[int, int]]) -> tuple[list[str], list[bool]]:
+    """:func:`words_and_spaces` of ``text`` where every markup span is one token."""
+    spans: list[tuple[int, int]] = list(markup)
+    cursor = 0
+    for a, b in [*markup, (len(text), len(text))]:
+        spans += [(cursor + m.start(), cursor + m.end()) for m in _TOKEN.finditer(text[cursor:a])]
+        cursor = b
+    spans.sort()
+    words = [text[a:b] for a, b in spans]
+    spaces = [b < len(text) and text[b].isspace() for _, b in spans]
+    return words, spaces
+
+
 class StoicheiaSegmenter:
     """Tokenizer: source text -> Doc of the rendered, accentuated, word-divided text."""
 
@@ -78,8 +222,14 @@ class StoicheiaSegmenter:
         batch_size: int = 64,
         device: str = "cpu",
         model: StoicheiaEncoder | None = None,
+        notation: str | None = "leiden",
+        unknown_slots: int = 5,
     ) -> None:
+        if notation not in NOTATIONS:
+            raise ConfigError(f"notation must be one of {list(NOTATIONS)}, got {notation!r}")
         self.vocab = vocab
+        self.notation = notation
+        self.unknown_slots = unknown_slots
         self.model_source = model_source
         self.control = control or PlaneControl()
         self.max_length = max_length
@@ -121,18 +271,21 @@ class StoicheiaSegmenter:
             if not isinstance(text, str):
                 raise InvalidTextError(f"the segmenter takes str, not {type(text).__name__}")
             validate_text(text)
-        planes = [encode_planes(t) for t in texts]
-        preds = predict_planes(self.model, planes, self.control, max_length=self.max_length,
+        fed = [gapped_planes(t, notation=self.notation, unknown_slots=self.unknown_slots) for t in texts]
+        preds = predict_planes(self.model, [p for p, _ in fed], self.control, max_length=self.max_length,
                                overlap=self.overlap, max_rows=self.batch_size)
-        return [self.make_doc(t, p) for t, p in zip(texts, preds, strict=True)]
+        return [self.make_doc(t, p, runs) for t, p, (_, runs) in zip(texts, preds, fed, strict=True)]
 
-    def make_doc(self, source: str, pred: PlanePrediction) -> Doc:
-        """Render a prediction as a Doc with its source and alignment attached."""
-        rendered = decode_planes(pred.planes)
-        words, spaces = words_and_spaces(rendered)
+    def make_doc(self, source: str, pred: PlanePrediction, runs: list[GapRun] | None = None) -> Doc:
+        """Render a prediction as a Doc with its source and alignment attached; ``runs``
+        (from :func:`gapped_planes`) are spliced back as markup tokens."""
+        rendered, alignment, markup = render_with_gaps(source, pred.planes, runs or [])
+        words, spaces = _words_spaces_with_gaps(rendered, markup)
         doc = Doc(self.vocab, words=words, spaces=spaces)
+        if doc.text != rendered:  # pragma: no cover - a rendering invariant
+            raise InvalidTextError(f"segmenter tokens do not rebuild the rendered text {rendered!r}")
         doc._.source_text = source
-        doc._.source_alignment = align(source, pred.planes, rendered)
+        doc._.source_alignment = alignment
         doc._.accent_planes = pred
         return doc
 
@@ -141,7 +294,15 @@ class StoicheiaSegmenter:
         c = self.control
         return {"control": {k: getattr(c, k) for k in ("boundary", "diacritics", "punctuation", "capitals",
                                                         "lowercase", "orthography")},
-                "max_length": self.max_length, "overlap": self.overlap, "batch_size": self.batch_size}
+                "max_length": self.max_length, "overlap": self.overlap, "batch_size": self.batch_size,
+                "notation": self.notation, "unknown_slots": self.unknown_slots}
+
+    def _set_cfg(self, cfg: dict[str, Any]) -> None:
+        self.control = PlaneControl.from_dict(cfg["control"])
+        self.max_length, self.overlap = int(cfg["max_length"]), int(cfg["overlap"])
+        self.batch_size = int(cfg["batch_size"])
+        self.notation = cfg.get("notation", "leiden")
+        self.unknown_slots = int(cfg.get("unknown_slots", 5))
 
     def to_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> None:
         """Write the settings and the backbone weights (released format)."""
@@ -160,10 +321,7 @@ class StoicheiaSegmenter:
         path = Path(path)
         if not (path / "segmenter.json").is_file():
             raise CheckpointError(f"{path} holds no segmenter.json")
-        cfg = srsly.read_json(path / "segmenter.json")
-        self.control = PlaneControl.from_dict(cfg["control"])
-        self.max_length, self.overlap = int(cfg["max_length"]), int(cfg["overlap"])
-        self.batch_size = int(cfg["batch_size"])
+        self._set_cfg(srsly.read_json(path / "segmenter.json"))
         if "model" not in exclude:
             self._model = load_backbone(path, device=self.device)
         return self
@@ -174,10 +332,7 @@ class StoicheiaSegmenter:
 
     def from_bytes(self, data: bytes, *, exclude: Iterable[str] = tuple()) -> StoicheiaSegmenter:
         """Restore settings written by :meth:`to_bytes`."""
-        cfg = srsly.json_loads(data.decode("utf8"))
-        self.control = PlaneControl.from_dict(cfg["control"])
-        self.max_length, self.overlap = int(cfg["max_length"]), int(cfg["overlap"])
-        self.batch_size = int(cfg["batch_size"])
+        self._set_cfg(srsly.json_loads(data.decode("utf8")))
         return self
 
 
@@ -194,6 +349,8 @@ def create_segmenter(
     overlap: int = 256,
     batch_size: int = 64,
     device: str = "cpu",
+    notation: str | None = "leiden",
+    unknown_slots: int = 5,
 ) -> Callable[[Any], StoicheiaSegmenter]:
     """Tokenizer factory (``[nlp.tokenizer] @tokenizers = "stoicheia.Segmenter.v1"``)."""
     control = PlaneControl(boundary=boundary, diacritics=diacritics, punctuation=punctuation,
@@ -202,9 +359,10 @@ def create_segmenter(
     def make(nlp: Any) -> StoicheiaSegmenter:
         return StoicheiaSegmenter(nlp.vocab, model_source=model_source, control=control,
                                   max_length=max_length, overlap=overlap, batch_size=batch_size,
-                                  device=device)
+                                  device=device, notation=notation, unknown_slots=unknown_slots)
 
     return make
 
 
-__all__ = ["Alignment", "StoicheiaSegmenter", "create_segmenter", "words_and_spaces"]
+__all__ = ["Alignment", "GapRun", "StoicheiaSegmenter", "create_segmenter", "gap_width", "gapped_planes",
+           "render_with_gaps", "words_and_spaces"]
