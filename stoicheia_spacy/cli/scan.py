@@ -35,7 +35,7 @@ def scanner_pipeline(source: str = DEFAULT_SOURCE, heads: Path | None = None) ->
     heads = heads or scanner_dir()
     if heads is None:
         raise typer.BadParameter("no trained scanner heads found (train with projects/meter)")
-    nlp = build_pipeline(source)
+    nlp = build_pipeline(source, components=False)  # only the encoder: the scanner is added below
     nlp.add_pipe("stoicheia_scanner").from_disk(heads)  # type: ignore[attr-defined]
     return nlp
 

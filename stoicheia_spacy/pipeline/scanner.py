@@ -10,15 +10,19 @@ the whole Doc):
    ``1 - rule_eps``; undetermined ones the scan head's heavy-end vs light-end
    probability at the syllable's last letter, averaged with the macron head's long
    probability when the nucleus is a dichronon (final syllable: 0.5, brevis in longo);
-3. metre detection over ``load_meters()`` (:func:`~stoicheia_spacy.decoders.detect_meter`)
-   and gated Viterbi (θ nats per letter, :func:`~stoicheia_spacy.decoders.gated_decode`);
+3. metre detection and gated Viterbi (θ nats per letter) over ``load_meters()`` and the
+   synizesis lattice (:func:`~stoicheia_spacy.scan.lattice.decode_lattice`: ``ε``+vowel
+   hiatus may merge into one heavy syllable at ``synizesis_cost`` nats per merge);
+   word-final long open syllables before a vowel get ``correption_eps`` instead of
+   ``rule_eps`` (epic correption);
 4. macrons: the macron head's temperature-calibrated probability at every dichronon;
    where the metre was used, open-syllable dichrona follow the decoded weight.
    Probabilities whose max is below ``abstain_below`` leave the vowel unmarked.
 
 Writes ``token._.macronized`` (U+0304 long, U+0306 short), ``doc._.macrons`` (one dict
 per dichronon: ``offset``, ``p_long``, ``length`` 1/0/None), ``span._.scansion``
-(``syllables``, ``pattern`` in – ⏑) and ``span._.meter`` (``name``, ``cost`` nats per
+(``syllables``, ``pattern`` in – ⏑, ``synizesis``: rule-syllable indices ``k`` merged
+with ``k + 1``) and ``span._.meter`` (``name``, ``cost`` nats per
 syllable, ``used``) on ``doc._.verses``. Gold for ``update`` is
 ``reference._.scan_gold = {"macron": [...], "scan": [...]}`` per codec letter (-1 =
 no label), as built by :mod:`stoicheia_spacy.scan.silver`. The heads are torch modules
@@ -28,7 +32,6 @@ stepped by their own AdamW (``learn_rate``) in ``update``; ``to_disk`` writes
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,10 +46,11 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
-from ..decoders import detect_meter, gated_decode, load_meters
+from ..decoders import load_meters
 from ..errors import CheckpointError, InvalidExampleError
 from ..models.listener import _zeros
 from ..scan.heads import N_MACRON, ScannerHeads, torch_heads
+from ..scan.lattice import correption_mask, decode_lattice, expand_weights, synizesis_candidates
 from ..scan.syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_text, syllabify
 
 for _name, _cls in (("macronized", Token), ("scansion", Span), ("meter", Span)):
@@ -70,14 +74,17 @@ dropout = 0.1
     "stoicheia_scanner",
     assigns=["token._.macronized", "doc._.macrons", "doc._.verses", "span._.scansion", "span._.meter"],
     default_config={"model": Config().from_str(DEFAULT_SCANNER_MODEL)["model"], "theta": 0.1, "abstain_below": 0.0,
-                    "temperature": 1.0, "rule_eps": 0.02, "learn_rate": 1e-3, "meters": None},
+                    "temperature": 1.0, "rule_eps": 0.02, "learn_rate": 1e-3, "meters": None,
+                    "synizesis_cost": 1.0, "correption_eps": 0.2},
 )
 def make_stoicheia_scanner(nlp: Language, name: str, model: Model, theta: float, abstain_below: float,
                            temperature: float, rule_eps: float, learn_rate: float,
-                           meters: list[str] | None) -> ScannerPipe:
+                           meters: list[str] | None, synizesis_cost: float = 1.0,
+                           correption_eps: float = 0.2) -> ScannerPipe:
     """Create the ``stoicheia_scanner`` pipe (``meters``: names to restrict detection to)."""
     return ScannerPipe(nlp.vocab, model, name, theta=theta, abstain_below=abstain_below,
-                       temperature=temperature, rule_eps=rule_eps, learn_rate=learn_rate, meters=meters)
+                       temperature=temperature, rule_eps=rule_eps, learn_rate=learn_rate, meters=meters,
+                       synizesis_cost=synizesis_cost, correption_eps=correption_eps)
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:
@@ -161,24 +168,40 @@ class ScannerPipe(TrainablePipe):
                 span._.scansion = {"syllables": [], "pattern": ""}
                 span._.meter = None
                 continue
-            logp = self._weight_logp(syl, scan[lo:hi], p_long[lo:hi], dich[lo:hi])
-            ranked = detect_meter(logp, self.meters) if self.meters else []
+            corr = correption_mask(syl, sub, doc.text)
+            logp = self._weight_logp(syl, scan[lo:hi], p_long[lo:hi], dich[lo:hi], corr)
             weights = np.where(np.argmax(logp, axis=1) == 0, HEAVY, LIGHT)
             meter_info: dict[str, Any] | None = None
-            if ranked and math.isfinite(ranked[0][1]):
-                name, cost = ranked[0]
-                res = gated_decode(logp, self.meters[name], theta=float(self.cfg["theta"]), n_units=hi - lo)
-                weights = np.array([HEAVY if c == "H" else LIGHT for c in res.path])
-                meter_info = {"name": name, "cost": float(cost), "used": bool(res.used_viterbi)}
+            merged: tuple[int, ...] = ()
+            res = None
+            if self.meters:
+                cands = synizesis_candidates(syl, sub, doc.text)
+                res = decode_lattice(logp, cands, self.meters, theta=float(self.cfg["theta"]), n_units=hi - lo,
+                                     synizesis_cost=float(self.cfg.get("synizesis_cost", 1.0)),
+                                     rule_eps=float(self.cfg.get("rule_eps", 0.02)))
+            if res is not None:
+                merged = res.merged
+                reduced = np.array([HEAVY if c == "H" else LIGHT for c in res.path])
+                weights = expand_weights(reduced, merged, len(syl))
+                meter_info = {"name": res.meter, "cost": float(res.cost), "used": bool(res.used_viterbi),
+                              "synizesis": [int(k) for k in merged]}
                 if res.used_viterbi:
                     open_dich = (syl.weights == UNKNOWN) & dich[lo:hi][syl.nucleus] & ~syl.muta_cum_liquida
                     open_dich[-1] = False
+                    for k in merged:  # a dichronon inside a synizesis gets no length from the metre
+                        open_dich[k : k + 2] = False
                     idx = syl.nucleus[open_dich] + lo
                     lengths[idx] = np.where(weights[open_dich] == HEAVY, 1, 0)
             disp = syllabify(sub, text=doc.text, weights=weights)
             sub_off = np.asarray(sub.offsets)
-            sylls = [doc.text[int(sub_off[a]) : int(sub_off[b]) + 1] for a, b in zip(disp.starts, disp.ends, strict=True)]
-            span._.scansion = {"syllables": sylls, "pattern": syl.pattern(weights)}
+            keep = np.ones(len(disp), dtype=bool)
+            if merged:
+                keep[np.asarray(merged, dtype=np.int64)] = False  # a merge ends where its second half ends
+            starts = np.concatenate([[disp.starts[0]], disp.ends[keep][:-1] + 1])
+            sylls = [doc.text[int(sub_off[a]) : int(sub_off[b]) + 1]
+                     for a, b in zip(starts, disp.ends[keep], strict=True)]
+            shown = weights[keep]  # both halves of a merge share its weight
+            span._.scansion = {"syllables": sylls, "pattern": syl.pattern(shown), "synizesis": list(merged)}
             span._.meter = meter_info
         lengths = np.where(dich & (conf < abstain), -1, lengths)
         doc._.verses = verses
@@ -194,14 +217,18 @@ class ScannerPipe(TrainablePipe):
             else:
                 tok._.macronized = tok.text
 
-    def _weight_logp(self, syl: Any, scan: np.ndarray, p_long: np.ndarray, dich: np.ndarray) -> np.ndarray:
+    def _weight_logp(self, syl: Any, scan: np.ndarray, p_long: np.ndarray, dich: np.ndarray,
+                     correption: np.ndarray | None = None) -> np.ndarray:
         eps = float(self.cfg.get("rule_eps", 0.02))
+        corr_eps = float(self.cfg.get("correption_eps", 0.2))
         ends = syl.ends
         heavy_end, light_end = np.exp(scan[ends, 1]), np.exp(scan[ends, 2])
         p_h = heavy_end / np.maximum(heavy_end + light_end, 1e-12)
         at_dich = dich[syl.nucleus]
         p_h = np.where(at_dich & ~syl.muta_cum_liquida, 0.5 * (p_h + p_long[syl.nucleus]), p_h)
         p = np.where(syl.weights == HEAVY, 1 - eps, np.where(syl.weights == LIGHT, eps, p_h))
+        if correption is not None:
+            p = np.where(correption & (syl.weights == HEAVY), 1 - corr_eps, p)
         if syl.weights[-1] == UNKNOWN:
             p[-1] = 0.5
         p = np.clip(p, 1e-6, 1 - 1e-6)

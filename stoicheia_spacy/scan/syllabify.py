@@ -21,8 +21,8 @@ codec letter positions (the positions the encoder and the scanner heads see).
   before mute + liquid keeps the whole cluster in the next onset; elided consonants
   join the next word.
 
-Epic correption, synizesis and lengthening before liquids are not rules here: the
-scanner's model handles them.
+Epic correption and synizesis are alternatives the metre decoder may choose
+(:mod:`stoicheia_spacy.scan.lattice`); lengthening before liquids is left to the model.
 """
 
 from __future__ import annotations

@@ -1,0 +1,149 @@
+"""Synizesis and epic correption as alternatives the metre Viterbi may choose.
+
+* **Synizesis** (:func:`synizesis_candidates`): two adjacent syllables in hiatus,
+  the first an open ``ε`` and the second starting with its nucleus ``α ο ω η``
+  inside one word (``Πηληϊάδεω``, ``χρυσέα``, ``θεοί``), or a word-final open ``η``
+  before a word beginning with ``ου``/``αυ`` (``μὴ οὐ``, ``δὴ αὖτε``), may be read
+  as one heavy syllable.
+* **Epic correption** (:func:`correption_mask`): a word-final open syllable with a
+  long nucleus before a vowel-initial word may be light; the scanner softens its
+  rule weight instead of fixing it (``rule_eps`` -> ``correption_eps``).
+
+:func:`decode_lattice` enumerates the merge sets (all subsets of at most
+``max_candidates`` candidates, the rest left unmerged: a small lattice), scores each
+reduced line under every metre by Viterbi plus ``synizesis_cost`` nats per merge,
+and returns the best metre and merge set. The published gate (θ nats per letter) then
+compares that path's model cost (merge costs left out: they are a prior choosing
+among readings, not evidence against the model) with the unmerged argmax.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..alphabet import ALPHABET
+from ..codec import CharPlanes
+from ..decoders import viterbi_batch
+from ..decoders.meters import Meter
+from .syllabify import Syllables, _letters, diphthong_second, word_ends
+
+_ID = {ch: i for i, ch in enumerate(ALPHABET)}
+_SECOND = np.array([_ID[c] for c in "αοωη"])
+_DIPH_FIRST = np.array([_ID[c] for c in "οα"])
+_LONG = np.array([_ID[c] for c in "ηω"])
+
+
+def _open_and_word_end(syl: Syllables, planes: CharPlanes, text: str | None) -> tuple[np.ndarray, np.ndarray]:
+    n = len(planes)
+    second = diphthong_second(planes)
+    nuc_end = syl.nucleus + second[np.minimum(syl.nucleus + 1, n - 1)].astype(np.int64) * (syl.nucleus + 1 < n)
+    is_open = syl.ends == nuc_end
+    wend = word_ends(planes, text)[syl.ends]
+    return is_open, wend
+
+
+def synizesis_candidates(syl: Syllables, planes: CharPlanes, text: str | None = None) -> np.ndarray:
+    """Indices ``k`` such that syllables ``k`` and ``k + 1`` may merge by synizesis."""
+    if len(syl) < 2:
+        return np.zeros(0, dtype=np.int64)
+    letters = _letters(planes)
+    is_open, wend = _open_and_word_end(syl, planes, text)
+    first = letters[syl.nucleus[:-1]]
+    nxt = syl.nucleus[1:]
+    hiatus = is_open[:-1] & (syl.starts[1:] == nxt)
+    n = len(planes)
+    nxt_diph = diphthong_second(planes)[np.minimum(nxt + 1, n - 1)] & (nxt + 1 < n)
+    inner = hiatus & ~wend[:-1] & (first == _ID["ε"]) & np.isin(letters[nxt], _SECOND)
+    across = hiatus & wend[:-1] & (first == _ID["η"]) & nxt_diph & np.isin(letters[nxt], _DIPH_FIRST)
+    return np.nonzero(inner | across)[0].astype(np.int64)
+
+
+def correption_mask(syl: Syllables, planes: CharPlanes, text: str | None = None) -> np.ndarray:
+    """Bool (S,): word-final open syllable with a long nucleus before a vowel-initial syllable."""
+    out = np.zeros(len(syl), dtype=bool)
+    if len(syl) < 2:
+        return out
+    letters = _letters(planes)
+    is_open, wend = _open_and_word_end(syl, planes, text)
+    long_n = syl.long_nucleus == 1
+    out[:-1] = is_open[:-1] & wend[:-1] & long_n[:-1] & (syl.starts[1:] == syl.nucleus[1:])
+    out[:-1] &= np.isin(letters[syl.nucleus[:-1]], _LONG) | (syl.ends[:-1] > syl.nucleus[:-1])
+    return out
+
+
+def merge_logp(logp: np.ndarray, merged: tuple[int, ...], heavy_logp: tuple[float, float]) -> np.ndarray:
+    """Weight scores of the line with syllables ``k, k + 1`` merged for each ``k`` in ``merged``."""
+    if not merged:
+        return logp
+    keep = np.ones(logp.shape[0], dtype=bool)
+    out = logp.copy()
+    idx = np.asarray(merged, dtype=np.int64)
+    out[idx] = np.asarray(heavy_logp)
+    keep[idx + 1] = False
+    return out[keep]
+
+
+def expand_weights(weights: np.ndarray, merged: tuple[int, ...], n: int) -> np.ndarray:
+    """Weights of the reduced line mapped back to all ``n`` syllables (both halves of a merge)."""
+    if not merged:
+        return np.asarray(weights)
+    keep = np.ones(n, dtype=bool)
+    keep[np.asarray(merged, dtype=np.int64) + 1] = False
+    src = np.cumsum(keep) - 1  # reduced index of each original syllable
+    return np.asarray(weights)[src]
+
+
+@dataclass(frozen=True)
+class LatticeResult:
+    """Best metre, merge set and weights of the reduced line."""
+
+    meter: str
+    cost: float  # nats per original syllable, merges' cost included
+    merged: tuple[int, ...]
+    path: str  # "HL..." of the reduced line (the unmerged argmax when the gate refused)
+    used_viterbi: bool
+
+
+def decode_lattice(
+    logp: np.ndarray,
+    candidates: np.ndarray,
+    meters: Mapping[str, Meter],
+    *,
+    theta: float,
+    n_units: int,
+    synizesis_cost: float = 1.0,
+    max_candidates: int = 4,
+    rule_eps: float = 0.02,
+) -> LatticeResult | None:
+    """Metre detection + gated Viterbi over the synizesis lattice (see module doc).
+
+    None when no metre accepts any variant of the line.
+    """
+    heavy = (float(np.log1p(-rule_eps)), float(np.log(rule_eps)))
+    cands = [int(k) for k in np.asarray(candidates)[:max_candidates]]
+    sets: list[tuple[int, ...]] = []
+    for r in range(len(cands) + 1):
+        for combo in itertools.combinations(cands, r):
+            if all(b - a > 1 for a, b in itertools.pairwise(combo)):  # a syllable merges once
+                sets.append(combo)
+    variants = [merge_logp(logp, s, heavy) for s in sets]
+    penalty = np.array([synizesis_cost * len(s) for s in sets])
+    best: tuple[float, str, int, str, float] | None = None
+    for name in sorted(meters):
+        results = viterbi_batch(variants, meters[name])  # all variants of this line, batched
+        costs = np.array([r.cost for r in results]) + penalty
+        j = int(np.argmin(costs))
+        if np.isfinite(costs[j]) and (best is None or costs[j] < best[0]):
+            best = (float(costs[j]), name, j, results[j].path or "", float(results[j].cost))
+    if best is None:
+        return None
+    cost, name, j, path, evidence = best
+    argmax_cost = float(-np.max(logp, axis=1).sum())
+    used = evidence - argmax_cost <= theta * n_units + 1e-12  # the gate weighs model evidence only
+    if not used:
+        return LatticeResult(name, cost / logp.shape[0], (), "".join("HL"[i] for i in np.argmax(logp, 1)), False)
+    return LatticeResult(name, cost / logp.shape[0], sets[j], path, True)
