@@ -53,11 +53,32 @@ def rule_arm(norma) -> dict:  # type: ignore[no-untyped-def]
     return {"macron": score_macrons(gold, pred), "syllables": score_syllables(sg, sp)}
 
 
-def model_arm(nlp, norma, theta: float) -> dict:  # type: ignore[no-untyped-def]
-    scanner = nlp.get_pipe("stoicheia_scanner")
+def full_weights(doc) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
+    """Per rule syllable weights of a scanned Doc and the indices merged into their successor."""
+    from stoicheia_spacy.scan.lattice import expand_weights
+
+    weights, drop, base = [], [], 0
+    for v in doc._.verses:
+        reduced = np.array([HEAVY if c == "–" else LIGHT for c in v._.scansion["pattern"]], dtype=np.int64)
+        merged = tuple(v._.scansion.get("synizesis", ()))
+        full = expand_weights(reduced, merged, len(reduced) + len(merged))
+        weights.append(full)
+        drop += [base + k for k in merged]
+        base += len(full)
+    w = np.concatenate(weights) if weights else np.zeros(0, dtype=np.int64)
+    return w, np.asarray(drop, dtype=np.int64)
+
+
+def score_annotated(scanner, norma, mac_docs, mac_logits, syl_docs, syl_logits, theta: float) -> dict:  # type: ignore[no-untyped-def]
+    """Score the scanner pipe's annotations (from given logits) on Norma's two parts.
+
+    ``mac_docs``/``syl_docs`` are Docs of Norma's macron/syllable lines with
+    ``doc._.stoicheia`` set; the logits are the heads' ``(n, 6)`` outputs per Doc. The
+    syllable part is scored with the metre Viterbi (``theta``) and without (no meters).
+    """
+    scanner.set_annotations(mac_docs, mac_logits)
     gold, pred, probs = [], [], []
-    texts = [line.text for line in norma.macron]
-    for line, doc in zip(norma.macron, nlp.pipe(texts, batch_size=16), strict=True):
+    for line, doc in zip(norma.macron, mac_docs, strict=True):
         idx = mark_letters(line)
         by_off = {m["offset"]: m for m in doc._.macrons}
         offs = np.asarray(doc._.stoicheia.planes.offsets)
@@ -76,23 +97,38 @@ def model_arm(nlp, norma, theta: float) -> dict:  # type: ignore[no-untyped-def]
                           "coverage": [vars(c) if hasattr(c, "__dict__") else c._asdict()
                                        for c in coverage_accuracy(conf, correct, (0.5, 0.8, 0.9, 1.0))]}
     out["per_mark_correct"] = [int(a == int(b)) for a, b in zip(pred, gold, strict=True)]
+    meters = scanner.meters
     for label, th in (("viterbi", theta), ("no_viterbi", -1.0)):
-        sg, sp = [], []
         scanner.cfg["theta"] = max(th, 0.0)
-        meters = scanner._meters
-        if th < 0:
-            scanner._meters = {}
-        for line, doc in zip(norma.syllables, nlp.pipe([x.text for x in norma.syllables], batch_size=16), strict=True):
-            pat = "".join(v._.scansion["pattern"] for v in doc._.verses)
-            weights = np.array([HEAVY if c == "–" else LIGHT for c in pat])
+        scanner._meters = {} if th < 0 else meters
+        scanner.set_annotations(syl_docs, syl_logits)
+        sg, sp = [], []
+        for line, doc in zip(norma.syllables, syl_docs, strict=True):
+            weights, drop = full_weights(doc)
             p_ = encode_planes(line.text)
             d = syllabify(p_, text=line.text, weights=weights)
             sg.append(syllable_ends(line))
-            sp.append((d.ends, weights[: len(d.ends)] == HEAVY) if len(weights) == len(d.ends) else (d.ends, d.weights == HEAVY))
-        scanner._meters = meters
-        scanner.cfg["theta"] = theta
+            if len(weights) == len(d.ends):
+                keep = np.ones(len(weights), dtype=bool)
+                keep[drop] = False  # a synizesis ends where its second half ends
+                sp.append((d.ends[keep], weights[keep] == HEAVY))
+            else:
+                sp.append((d.ends, d.weights == HEAVY))
         out[f"syllables_{label}"] = score_syllables(sg, sp)
+    scanner._meters = meters
+    scanner.cfg["theta"] = theta
     return out
+
+
+def model_arm(nlp, norma, theta: float) -> dict:  # type: ignore[no-untyped-def]
+    """Run the whole pipeline (encoder + scanner) over Norma and score it."""
+    scanner = nlp.get_pipe("stoicheia_scanner")
+    enc = nlp.get_pipe("stoicheia_encoder")
+    docs = {}
+    for part in ("macron", "syllables"):
+        docs[part] = list(enc.pipe(nlp.make_doc(x.text) for x in getattr(norma, part)))
+    logits = {k: scanner.predict(v) for k, v in docs.items()}
+    return score_annotated(scanner, norma, docs["macron"], logits["macron"], docs["syllables"], logits["syllables"], theta)
 
 
 def load_arm(heads_dir: Path, random_init: bool, seed: int):  # type: ignore[no-untyped-def]
