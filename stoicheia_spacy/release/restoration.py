@@ -4,8 +4,9 @@ They are backbones with two metadata embeddings, ``e_region.weight`` (``n_region
 the last = unknown) and ``e_century.weight`` (``n_century``); ``load_backbone`` loads
 them (``StoicheiaConfig.n_region``/``n_century``) and the encoder adds the unknown rows
 by default. :func:`add_restoration` checks the tensors against the config and adds a
-``stoicheia_restorer``. Known region/century ids per Doc are not passed by the restorer
-yet (it always uses "unknown"); see the release notes in the package README.
+``stoicheia_restorer``. Known region/century ids per Doc are not passed yet: the
+encoder and the restorer's beam search call the backbone without ``region``/``century``,
+so both are "unknown" (the published evaluation setting without metadata).
 """
 
 from __future__ import annotations

@@ -138,6 +138,8 @@ def add_tagger_parser(nlp: Language, ckpt: ReleasedCheckpoint) -> list[str]:
 
     vocab, deprels = read_vocab(ckpt.directory)
     cfg = ckpt.config
+    if cfg.get("pool", "mean") != "mean":
+        raise CheckpointError(f"{ckpt.directory}: word pooling {cfg['pool']!r} is not supported (only 'mean')")
     d, depth = int(cfg["d_model"]), int(cfg["depth"])
     mix = ckpt.tensor("tagger.mix_w", (depth + 1,))
     norm = ckpt.backbone_tensor("norm_out.w")

@@ -263,6 +263,11 @@ def test_tagger_parser_errors(tmp_path: Path, tagger_ckpt: Path) -> None:
         add_released_heads(nlp, ckpt)
     assert nlp.pipe_names == ["stoicheia_encoder"]
     (ckpt / "deprel_vocab.json").write_text(json.dumps(synth.DEPRELS))
+    cfg = json.loads((ckpt / "config.json").read_text())
+    (ckpt / "config.json").write_text(json.dumps(dict(cfg, pool="last")))
+    with pytest.raises(CheckpointError, match="pooling 'last'"):
+        add_released_heads(nlp, ckpt)
+    (ckpt / "config.json").write_text(json.dumps(cfg))
     vocab = json.loads((ckpt / "vocab.json").read_text())
     vocab["xpos_alpha"][7] = "-ngdaΩ"
     (ckpt / "vocab.json").write_text(json.dumps(vocab))
