@@ -214,3 +214,58 @@ def normalise_line(text: str) -> str:
     """Letters only, lowercase, no diacritics or marks, final sigma folded: for leakage screens."""
     decomposed = unicodedata.normalize("NFD", text.lower().replace("ς", "σ"))
     return "".join(ch for ch in decomposed if ch.isalpha() and not unicodedata.combining(ch))
+
+
+def open_dichronic_syllables(line: SyllableLine) -> np.ndarray:
+    """Bool per gold syllable (as :func:`syllable_ends` keeps them): it ends in a vowel and
+    holds a real dichronon (bare α ι υ outside a diphthong, no circumflex or iota subscript).
+
+    This is the position set of the authors' benchmarking script (``norma-benchmarking``:
+    ``open_dichronic_syll`` on syllables of ``norma_syllabify``), applied to gold syllables.
+    """
+    from .syllabify import VOWELS, _letters, dichrona_mask
+
+    planes = encode_planes(line.text)
+    offsets = np.asarray(planes.offsets)
+    letters, dich = _letters(planes), dichrona_mask(planes)
+    out = []
+    for a, b, _ in line.syllables:
+        lo, hi = int(np.searchsorted(offsets, a)), int(np.searchsorted(offsets, b))
+        if hi > lo:
+            out.append(bool(np.isin(letters[hi - 1], VOWELS) and dich[lo:hi].any()))
+    return np.array(out, dtype=bool)
+
+
+def position_counts(norma: Norma) -> dict[str, int]:
+    """Sizes of the candidate position sets (see ``projects/meter/RESULTS.md``).
+
+    ``marks``: every ``^``/``_`` in ``norma_macronize``; ``marks_open``: those whose
+    syllable our rules leave undetermined (open, not before mute + liquid);
+    ``marks_open_unaccented``: of these, vowels without an accent; ``marks_stoplist``:
+    marks inside stoplist words; ``open_dichronic_syllables`` (``_heavy``/``_light``):
+    gold syllables of ``norma_syllabify`` selected as by the authors' script.
+    """
+    from ..alphabet import dia_features
+    from .syllabify import UNKNOWN, syllabify
+
+    counts = dict.fromkeys(("marks", "marks_open", "marks_open_unaccented", "marks_stoplist",
+                            "open_dichronic_syllables", "open_dichronic_syllables_heavy",
+                            "open_dichronic_syllables_light"), 0)
+    for line in norma.macron:
+        planes = encode_planes(line.text)
+        syl = syllabify(planes, text=line.text)
+        open_nuc = set(syl.nucleus[(syl.weights == UNKNOWN) & ~syl.muta_cum_liquida].tolist())
+        idx = mark_letters(line)
+        counts["marks"] += len(line.marks)
+        counts["marks_stoplist"] += int(in_stoplist(line, norma.stoplist).sum())
+        for i in idx.tolist():
+            if i in open_nuc:
+                counts["marks_open"] += 1
+                counts["marks_open_unaccented"] += int(dia_features(int(planes.diacritics[i]))[0] == 0)
+    for sline in norma.syllables:
+        mask = open_dichronic_syllables(sline)
+        _, heavy = syllable_ends(sline)
+        counts["open_dichronic_syllables"] += int(mask.sum())
+        counts["open_dichronic_syllables_heavy"] += int((mask & heavy).sum())
+        counts["open_dichronic_syllables_light"] += int((mask & ~heavy).sum())
+    return counts

@@ -4,8 +4,10 @@ import numpy as np
 
 from stoicheia_spacy.scan.norma import (
     mark_letters,
+    open_dichronic_syllables,
     parse_macron_line,
     parse_syllable_line,
+    position_counts,
     read_norma,
     score_macrons,
     score_syllables,
@@ -43,3 +45,19 @@ def test_read_norma_counts(shared_data) -> None:
     assert len(n.macron) == 932 and len(n.syllables) == 932
     assert n.n_marks == 2966
     assert "Δεξίθεος" in n.stoplist
+
+
+def test_open_dichronic_syllables_select_open_alpha_iota_upsilon() -> None:
+    # [Ἠ][ῶ ][τε ]{ῥο}{δό}[πη]{χυ^}{ν ἐ}[ϋπ]{λό}{κα^}[μόν ]{τε }{Σε}[λή][νην] (In Solem 6, README)
+    line = parse_syllable_line("[Ἠ][ῶ ][τε ]{ῥο}{δό}[πη]{χυ}{ν ἐ}[ϋπ]{λό}{κα}[μόν ]{τε }{Σε}[λή][νην]", "insolem")
+    mask = open_dichronic_syllables(line)
+    picked = [line.text[a:b] for (a, b, _), m in zip(line.syllables, mask, strict=True) if m]
+    assert picked == ["χυ", "κα"]  # ϋπ is closed, μόν closed, diphthongs and η/ω are not dichrona
+
+
+def test_position_counts_document_why_not_1916(shared_data) -> None:
+    c = position_counts(read_norma(shared_data / "scansion" / "norma_syllabarum_graecarum.tar.xz"))
+    assert c["marks"] == 2966 and c["marks_stoplist"] == 9
+    assert c["marks_open"] == 2912 and c["marks_open_unaccented"] == 1951
+    assert c["open_dichronic_syllables"] == c["open_dichronic_syllables_heavy"] + c["open_dichronic_syllables_light"]
+    assert 1916 not in c.values()

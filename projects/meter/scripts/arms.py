@@ -35,7 +35,7 @@ from train import encode, fit_temperature_on, mirror, train_heads
 
 from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.scan.heads import rule_features
-from stoicheia_spacy.scan.norma import read_norma
+from stoicheia_spacy.scan.norma import position_counts, read_norma
 from stoicheia_spacy.scan.silver import build_silver
 
 
@@ -164,6 +164,21 @@ def markdown(results: dict[str, Any], command: str) -> str:
         "Per seed (macron accuracy %): pretrained "
         + ", ".join(f"{100 * x:.2f}" for x in c["pre"]) + "; random " + ", ".join(f"{100 * x:.2f}" for x in c["rnd"]) + ".",
         "",
+        "## Position set",
+        "",
+        "The published rows are on 1,916 ambiguous positions. Norma's README does not define that count "
+        "(it says every open-syllable dichronon is marked, closed ones only sporadically) and `dev.txt` "
+        "is a separate set (764 lines, none in the benchmark). What we can count "
+        "(`stoicheia_spacy.scan.norma.position_counts`):",
+        "",
+        *[f"- `{k}`: {v}" for k, v in results["positions"].items()],
+        "",
+        "None of these is 1,916. We score all marks (`marks`). The authors' benchmarking script "
+        "(`Urdatorn/norma-benchmarking`) counts syllables of its *own predicted* syllabification that end in "
+        "a vowel and hold a real dichronon, skips syllables its model leaves to muta cum liquida, and read an "
+        "earlier `final/` version of the files; its position set thus depends on the system scored, which "
+        "we take to be why the published count differs from every fixed set above.",
+        "",
         f"Silver data: {results['silver']}.",
         "",
         "Command (CPU, frozen backbones, cached features):",
@@ -194,10 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     data = mirror()
     norma = read_norma(data / "scansion" / "norma_syllabarum_graecarum.tar.xz")
     silver, counts = build_silver(data, norma, max_lines=args.lines, seed=0)
+    positions = position_counts(norma)
     if args.quick:
         norma.macron, norma.syllables = norma.macron[:40], norma.syllables[:40]
     results: dict[str, Any] = {"n_marks": norma.n_marks, "silver": counts, "epochs": args.epochs,
-                               "seeds": args.seeds, "backbone_seed": args.backbone_seed, "rule": rule_arm(norma)}
+                               "seeds": args.seeds, "backbone_seed": args.backbone_seed, "positions": positions,
+                               "rule": rule_arm(norma)}
     for kind in ("pre", "rnd"):
         results[kind] = run_backbone(kind, args, silver, norma)
     results["comparison"] = compare(results, ("macron", "accuracy"))
