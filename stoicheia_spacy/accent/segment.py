@@ -19,7 +19,8 @@ restorations and other Leiden sigla) do not appear in ``doc.text``; they stay in
 **Gaps.**  With ``notation`` ``"leiden"`` (default) or ``"ddbdp"`` the source is first read
 with :func:`stoicheia_spacy.leiden.parse_gaps`.  Every gap is fed to the model as MASK
 letters with UNKNOWN planes (its width; the rounded middle of a range; ``unknown_slots``
-for an unknown width), so the letters around it are accentuated and divided knowing that
+for an unknown width; a word end after its last letter when whitespace follows the markup
+in the source), so the letters around it are accentuated and divided knowing that
 something is missing, and the word division at its edges is predicted.  The gap is
 rendered back as its own token in canonical notation (:func:`~stoicheia_spacy.leiden.format_gap`:
 ``[.4]``, ``[---]``, ``[5-8]``, ``????``; ``|gap=4|`` for ``"ddbdp"``), glued to the
@@ -55,6 +56,7 @@ from spacy.vocab import Vocab
 from ..alphabet import (
     BND_INTERNAL,
     BND_UNKNOWN,
+    BND_WORD_END,
     CAP_LOWER,
     DIA_UNKNOWN,
     MASK_ID,
@@ -138,6 +140,9 @@ def gapped_planes(source: str, *, notation: str | None = "leiden",
     elided = None if planes.elided is None else np.insert(planes.elided, at, False)
     out = CharPlanes(**arrays, offsets=np.insert(planes.offsets, at, -1), elided=elided)
     starts = cuts + np.concatenate([[0], np.cumsum(widths)[:-1]])
+    # whitespace after the markup in the source: the gap ends a word (a mark keep/copy respect)
+    spaced = np.array([g.source_end < len(source) and source[g.source_end].isspace() for g in gapped.gaps])
+    out.boundary[(starts + widths - 1)[spaced]] = BND_WORD_END
     fmt = format_gap_tag if notation == "ddbdp" else format_gap
     runs = [GapRun(i, int(st), int(w), fmt(g), g.source_start, g.source_end)
             for i, (g, st, w) in enumerate(zip(gapped.gaps, starts, widths, strict=True))]

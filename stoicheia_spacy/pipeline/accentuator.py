@@ -9,6 +9,11 @@ words agree; set ``boundary = "predict"`` to re-divide (then only ``doc._.accent
 reflects the new division).  To make the rendered text the Doc text, use the tokenizer
 ``stoicheia.Segmenter.v1`` instead.  The pipe owns its backbone like the segmenter
 (``model_source``, default the embedded model; saved by ``to_disk``).
+
+Leiden gaps in ``doc.text`` (``notation``, as for the segmenter) are fed to the model as
+MASK letters and appear in ``doc._.accent_text`` as canonical markup; a text whose markup
+does not parse (e.g. an unbalanced ``(``) is accentuated as plain text (documented fallback,
+so that ordinary prose never fails in the pipe).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from spacy.tokens import Doc
 
 from ..accent.predict import PlaneControl
 from ..accent.segment import StoicheiaSegmenter
-from ..codec import decode_planes, encode_planes
+from ..errors import LeidenSyntaxError
 
 if not Doc.has_extension("accent_text"):
     Doc.set_extension("accent_text", default=None)
@@ -33,19 +38,20 @@ if not Doc.has_extension("accent_text"):
     assigns=["doc._.accent_text", "doc._.source_alignment", "doc._.accent_planes", "token.norm"],
     default_config={"model_source": None, "boundary": "copy", "diacritics": "keep", "punctuation": "keep",
                     "capitals": "keep", "lowercase": False, "orthography": True, "max_length": 2048,
-                    "overlap": 256, "batch_size": 64, "device": "cpu"},
+                    "overlap": 256, "batch_size": 64, "device": "cpu", "notation": "leiden",
+                    "unknown_slots": 5},
 )
 def make_stoicheia_accentuator(
     nlp: Language, name: str, model_source: str | None, boundary: str, diacritics: str, punctuation: str,
     capitals: str, lowercase: bool, orthography: bool, max_length: int, overlap: int, batch_size: int,
-    device: str,
+    device: str, notation: str | None, unknown_slots: int,
 ) -> StoicheiaAccentuator:
     """Create the accentuator pipe."""
     control = PlaneControl(boundary=boundary, diacritics=diacritics, punctuation=punctuation,
                            capitals=capitals, lowercase=lowercase, orthography=orthography)
     return StoicheiaAccentuator(nlp, name, StoicheiaSegmenter(
         nlp.vocab, model_source=model_source, control=control, max_length=max_length, overlap=overlap,
-        batch_size=batch_size, device=device))
+        batch_size=batch_size, device=device, notation=notation, unknown_slots=unknown_slots))
 
 
 class StoicheiaAccentuator:
@@ -70,16 +76,20 @@ class StoicheiaAccentuator:
             yield from self._process(batch)
 
     def _process(self, docs: list[Doc]) -> list[Doc]:
-        from ..accent.align import align
         from ..accent.predict import predict_planes
+        from ..accent.segment import gapped_planes, render_with_gaps
 
         seg = self.segmenter
-        planes = [encode_planes(d.text) for d in docs]
-        preds = predict_planes(seg.model, planes, seg.control, max_length=seg.max_length,
+        fed = []
+        for doc in docs:
+            try:
+                fed.append(gapped_planes(doc.text, notation=seg.notation, unknown_slots=seg.unknown_slots))
+            except LeidenSyntaxError:
+                fed.append(gapped_planes(doc.text, notation=None))
+        preds = predict_planes(seg.model, [p for p, _ in fed], seg.control, max_length=seg.max_length,
                                overlap=seg.overlap, max_rows=seg.batch_size)
-        for doc, pred in zip(docs, preds, strict=True):
-            rendered = decode_planes(pred.planes)
-            alignment = align(doc.text, pred.planes, rendered)
+        for doc, pred, (_, runs) in zip(docs, preds, fed, strict=True):
+            rendered, alignment, _ = render_with_gaps(doc.text, pred.planes, runs)
             doc._.accent_text = rendered
             doc._.source_alignment = alignment
             doc._.accent_planes = pred

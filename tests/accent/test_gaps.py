@@ -11,7 +11,7 @@ import spacy
 import stoicheia_spacy.pipeline.restorer  # noqa: F401  (registers the factory until the entry point exists)
 from stoicheia_spacy.accent.predict import PlaneControl, model_inputs
 from stoicheia_spacy.accent.segment import StoicheiaSegmenter, gap_width, gapped_planes
-from stoicheia_spacy.alphabet import BND_UNKNOWN, DIA_UNKNOWN, MASK_ID, PUNCT_UNKNOWN
+from stoicheia_spacy.alphabet import BND_UNKNOWN, BND_WORD_END, DIA_UNKNOWN, MASK_ID, PUNCT_UNKNOWN
 from stoicheia_spacy.cli.package import build_pipeline
 from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.errors import ConfigError, LeidenSyntaxError
@@ -39,7 +39,9 @@ def test_gapped_planes_masks_known_ranged_and_unknown_widths() -> None:
     # real letters keep their offsets in the SOURCE (not the cleaned text)
     real = planes.letters != MASK_ID
     assert planes.offsets[real].tolist()[6:9] == [10, 11, 12]
-    assert (planes.boundary[planes.letters == MASK_ID] == BND_UNKNOWN).all()
+    # gap letters: boundary unknown, except a word end before whitespace in the source ("[5-8] ")
+    assert planes.boundary[planes.letters == MASK_ID].tolist() == [BND_UNKNOWN] * 9 + [BND_WORD_END] + \
+        [BND_UNKNOWN] * 5
     # the letter before a final gap is no longer the end of the text
     assert planes.boundary[21] == BND_UNKNOWN
     assert gap_width(parse_gaps("[ca. 7]").gaps[0]) == 7
@@ -86,6 +88,9 @@ def test_segmenter_renders_gap_as_its_own_token(tiny_model) -> None:  # type: ig
         assert np.array_equal(al.source_to_rendered[src_off], out_off)
         assert np.array_equal(al.rendered_to_source[out_off], src_off)
     assert [t.text for t in seg(DECREE)].count("[.4]") == 1
+    # spaces around the markup in the source are word ends the model keeps
+    spaced = _segmenter(tiny_model, control=PlaneControl(punctuation="drop"))("ΕΔΟΞΕ ΤΗΙ ΒΟΥΛΗΙ [.5] ΤΩΙ ΔΗΜΩΙ")
+    assert " [.5] " in spaced.text and spaced[[t.text for t in spaced].index("[.5]")].whitespace_ == " "
 
 
 def test_notation_none_keeps_the_old_behaviour_and_bad_markup_raises(tiny_model) -> None:  # type: ignore[no-untyped-def]

@@ -37,3 +37,20 @@ def test_accentuator_keeps_complete_input() -> None:
     doc = nlp(text)
     assert doc._.accent_text == decode_planes(encode_planes(text))
     assert doc[1].norm_ == "ἀρχῇ"
+
+
+def test_accentuator_feeds_gaps_and_falls_back_on_bad_markup() -> None:
+    from stoicheia_spacy.leiden import parse_gaps
+
+    nlp = spacy.blank("grc")
+    nlp.add_pipe("stoicheia_accentuator", config={"model_source": str(TINY), "punctuation": "drop"})
+    text = "ἔδοξε τῇ βουλῇ [.4] τῷ δήμῳ"
+    doc = nlp(text)
+    assert doc.text == text
+    rendered = doc._.accent_text
+    assert " [.4] " in rendered and "◌" not in rendered
+    assert encode_planes(parse_gaps(rendered).text).letters.tolist() == \
+        encode_planes(parse_gaps(text).text).letters.tolist()
+    assert doc._.source_alignment.source_to_rendered[text.index("[")] == rendered.index("[")
+    prose = "λόγος (καὶ ἔργον"  # an unbalanced bracket: plain text, no error
+    assert encode_planes(nlp(prose)._.accent_text).letters.tolist() == encode_planes(prose).letters.tolist()
