@@ -142,3 +142,20 @@ def test_default_model_accentuates_around_a_gap_and_restores_it(default_model) -
     assert item["candidates"] and all(len(text) == 3 for text, _, _ in item["candidates"])
     probs = [p for _, _, p in item["candidates"]]
     assert probs == sorted(probs, reverse=True)
+
+
+def test_cli_accentuate_restores_gaps() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from stoicheia_spacy.cli import accentuate  # noqa: F401  (registers the command)
+    from stoicheia_spacy.cli.app import app
+
+    res = CliRunner().invoke(app, ["accentuate", DECREE, "--model", str(TINY), "--restore", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert "[.4]" in out["tokens"] and len(out["restorations"]) == 1
+    assert out["restored"].count("[") == 1 and "[.4]" not in out["restored"]
+    bad = CliRunner().invoke(app, ["accentuate", DECREE, "--model", str(TINY), "--notation", "epidoc"])
+    assert bad.exit_code == 1 and "notation" in bad.output
