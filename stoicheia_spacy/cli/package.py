@@ -48,9 +48,14 @@ def build_pipeline(
     import spacy
 
     from ..backbone import load_backbone
+    from ..backbone.loading import resolve_source
     from ..models import set_backbone_weights
+    from ..release import add_released_heads, backbone_prefix
 
-    backbone = load_backbone(source, prefix=prefix, revision=revision)
+    directory = resolve_source(source, revision)  # a local snapshot for hub ids
+    if prefix is None:
+        prefix = backbone_prefix(directory)  # encoder. / tagger.encoder. in task checkpoints
+    backbone = load_backbone(directory, prefix=prefix)
     config = backbone.config.to_dict()
     model: dict[str, Any] = {"@architectures": "stoicheia.CharEncoder.v1",
                              "max_length": max_length, "overlap": overlap}
@@ -59,19 +64,17 @@ def build_pipeline(
     encoder = nlp.add_pipe("stoicheia_encoder", config={"model": model})
     nlp.initialize()
     set_backbone_weights(encoder.model, backbone)  # type: ignore[attr-defined]
-    from ..backbone.loading import EMBEDDED, resolve_source
-
-    local = str(source).startswith(EMBEDDED) or Path(str(source)).is_dir()
-    stored = stored_dtype(resolve_source(source) if local else None)
+    stored = stored_dtype(directory)
     if stored in {"BF16", "F16"}:  # keep a half-precision release half-precision in the package
         encoder.cfg["save_dtype"] = "bfloat16" if stored == "BF16" else "float16"  # type: ignore[attr-defined]
     loader = {"@misc": "stoicheia.BackboneLoader.v1", "source": str(source), "prefix": prefix,
               "revision": revision}
     nlp.config["initialize"]["components"]["stoicheia_encoder"] = {"loader": loader}
-    if components and local:
-        manifest = resolve_source(source) / MANIFEST
+    if components:
+        manifest = directory / MANIFEST
         if manifest.is_file():
             add_manifest_components(nlp, manifest)
+        add_released_heads(nlp, directory)  # task heads of released fine-tunes (nothing for a backbone)
     return nlp
 
 
