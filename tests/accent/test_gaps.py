@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ import stoicheia_spacy.pipeline.restorer  # noqa: F401  (registers the factory u
 from stoicheia_spacy.accent.predict import PlaneControl, model_inputs
 from stoicheia_spacy.accent.segment import StoicheiaSegmenter, gap_width, gapped_planes
 from stoicheia_spacy.alphabet import BND_UNKNOWN, BND_WORD_END, DIA_UNKNOWN, MASK_ID, PUNCT_UNKNOWN
+from stoicheia_spacy.backbone import StoicheiaEncoder
 from stoicheia_spacy.cli.package import build_pipeline
 from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.errors import ConfigError, LeidenSyntaxError
@@ -22,7 +24,7 @@ TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
 DECREE = "ΕΔΟΞΕΤΗΙΒΟΥΛΗΙ[.4]ΤΩΙΔΗΜΩΙ"
 
 
-def _segmenter(model, **kw) -> StoicheiaSegmenter:  # type: ignore[no-untyped-def]
+def _segmenter(model: StoicheiaEncoder, **kw: Any) -> StoicheiaSegmenter:
     return StoicheiaSegmenter(spacy.blank("grc").vocab, model=model, **kw)
 
 
@@ -62,7 +64,7 @@ def test_gap_letters_are_hidden_and_predicted_in_every_mode(mode: str) -> None:
     assert not any(f[gap].any() for f in fixed.values())
 
 
-def test_segmenter_renders_gap_as_its_own_token(tiny_model) -> None:  # type: ignore[no-untyped-def]
+def test_segmenter_renders_gap_as_its_own_token(tiny_model: StoicheiaEncoder) -> None:
     seg = _segmenter(tiny_model)
     for source in (DECREE, "[---]ΤΩΙΔΗΜΩΙ", "ΕΔΟΞΕ ΤΗΙ ΒΟΥΛΗΙ [.5]", "ἔδοξε τῇ βουλῇ ???? τῷ δήμῳ"):
         doc = seg(source)
@@ -93,7 +95,7 @@ def test_segmenter_renders_gap_as_its_own_token(tiny_model) -> None:  # type: ig
     assert " [.5] " in spaced.text and spaced[[t.text for t in spaced].index("[.5]")].whitespace_ == " "
 
 
-def test_notation_none_keeps_the_old_behaviour_and_bad_markup_raises(tiny_model) -> None:  # type: ignore[no-untyped-def]
+def test_notation_none_keeps_the_old_behaviour_and_bad_markup_raises(tiny_model: StoicheiaEncoder) -> None:
     doc = _segmenter(tiny_model, notation=None)(DECREE)
     assert "[" not in doc.text and "◌" not in doc.text
     assert _letters_outside_gaps(doc.text) == _letters_outside_gaps(DECREE)
@@ -107,9 +109,9 @@ def test_notation_none_keeps_the_old_behaviour_and_bad_markup_raises(tiny_model)
     assert "|gap=4|" in [t.text for t in back("βουληι|gap=4|δημωι")]
 
 
-def _gap_pipeline(source: str, **seg_cfg: object) -> spacy.Language:
+def _gap_pipeline(source: str, model: StoicheiaEncoder | None = None) -> spacy.Language:
     nlp = build_pipeline(source, components=False)
-    nlp.tokenizer = StoicheiaSegmenter(nlp.vocab, model_source=source, **seg_cfg)  # type: ignore[arg-type]
+    nlp.tokenizer = StoicheiaSegmenter(nlp.vocab, model_source=source, model=model)
     nlp.add_pipe("stoicheia_restorer", config={"beam_width": 4, "n_candidates": 4, "window": 64})
     return nlp
 
@@ -126,12 +128,11 @@ def test_pipeline_accentuates_and_restores_in_one_pass() -> None:
     assert doc._.source_text == DECREE
 
 
-def test_default_model_accentuates_around_a_gap_and_restores_it(default_model) -> None:  # type: ignore[no-untyped-def]
+def test_default_model_accentuates_around_a_gap_and_restores_it(default_model: StoicheiaEncoder) -> None:
     from stoicheia_spacy.assets import default_model_dir
 
     source = "ΕΔΟΞΕΝΤΗΙΒΟΥΛΗΙΚΑΙΤΩΙΔ[.3]ΩΙ"
-    nlp = _gap_pipeline(str(default_model_dir()))
-    nlp.tokenizer._model = default_model  # share the session's loaded backbone
+    nlp = _gap_pipeline(str(default_model_dir()), default_model)  # share the session's loaded backbone
     doc = nlp(source)
     words = [t.text for t in doc]
     assert "[.3]" in words and len(words) >= 6  # divided, the gap is one token
