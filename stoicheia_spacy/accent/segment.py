@@ -9,7 +9,8 @@ whose tokens are the predicted words, with punctuation marks as tokens of their 
 * ``doc._.source_alignment``: an :class:`~.align.Alignment` (``rendered_to_source`` per Doc
   character, ``source_to_rendered`` per source character; -1 where there is no counterpart);
 * ``doc._.accent_planes``: the :class:`~.predict.PlanePrediction` (output planes, which
-  positions were filled by the model, the probability of each chosen value).
+  positions were filled by the model, the probability of each chosen value); a gap's MASK
+  letters are in these planes (offset -1) with the values the model chose for them.
 
 Only modelled content is rendered: Greek letters, their diacritics, word division and the
 five punctuation classes.  Other characters of the source (digits, Latin, brackets of
