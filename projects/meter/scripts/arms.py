@@ -175,9 +175,10 @@ def markdown(results: dict[str, Any], command: str) -> str:
         "",
         "None of these is 1,916. We score all marks (`marks`). The authors' benchmarking script "
         "(`Urdatorn/norma-benchmarking`) counts syllables of its *own predicted* syllabification that end in "
-        "a vowel and hold a real dichronon, skips syllables its model leaves to muta cum liquida, and read an "
-        "earlier `final/` version of the files; its position set thus depends on the system scored, which "
-        "we take to be why the published count differs from every fixed set above.",
+        "a vowel and hold a real dichronon, skips syllables its model leaves undecided (muta cum liquida), "
+        "scores the heavy/light label there (not the macron), and reads a `final/` folder that the released "
+        "tarball does not have; its position set thus depends on the system scored, which we take to be "
+        "why the published count matches none of the fixed sets above.",
         "",
         f"Silver data: {results['silver']}.",
         "",
