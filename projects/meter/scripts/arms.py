@@ -39,7 +39,7 @@ from stoicheia_spacy.scan.norma import position_counts, read_norma
 from stoicheia_spacy.scan.silver import build_silver
 
 
-def backbone_nlp(kind: str, backbone_seed: int):  # type: ignore[no-untyped-def]
+def backbone_nlp(kind: str, backbone_seed: int):
     """Default pipeline; for ``rnd`` its backbone replaced by a seeded fresh ``StoicheiaEncoder``."""
     import stoicheia_spacy.pipeline.scanner  # noqa: F401
     from stoicheia_spacy.assets import default_model_dir
@@ -49,14 +49,14 @@ def backbone_nlp(kind: str, backbone_seed: int):  # type: ignore[no-untyped-def]
 
     nlp = build_pipeline(str(default_model_dir()), components=False)
     if kind == "rnd":
-        enc = nlp.get_pipe("stoicheia_encoder")
+        enc: Any = nlp.get_pipe("stoicheia_encoder")
         torch.manual_seed(backbone_seed)
         fresh = StoicheiaEncoder(torch_backbone(enc.model).config)
         set_backbone_weights(enc.model, fresh)
     return nlp
 
 
-def encode_docs(nlp, texts: list[str], batch: int = 16) -> tuple[list[Any], list[np.ndarray]]:  # type: ignore[no-untyped-def]
+def encode_docs(nlp, texts: list[str], batch: int = 16) -> tuple[list[Any], list[np.ndarray]]:
     """Docs with ``doc._.stoicheia`` set (hidden dropped) and float16 hidden stacks, batched."""
     enc = nlp.get_pipe("stoicheia_encoder")
     docs, hidden = [], []
@@ -71,7 +71,7 @@ def encode_docs(nlp, texts: list[str], batch: int = 16) -> tuple[list[Any], list
     return docs, hidden
 
 
-def head_logits(heads, docs, hidden) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+def head_logits(heads, docs, hidden) -> list[np.ndarray]:
     """(n, 6) logits per Doc, exactly as the pipe's heads layer computes them."""
     out = []
     with torch.no_grad():
@@ -81,7 +81,7 @@ def head_logits(heads, docs, hidden) -> list[np.ndarray]:  # type: ignore[no-unt
     return out
 
 
-def run_backbone(kind: str, args: argparse.Namespace, silver, norma) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def run_backbone(kind: str, args: argparse.Namespace, silver, norma) -> dict[str, Any]:
     t0 = time.time()
     nlp = backbone_nlp(kind, args.backbone_seed)
     texts = [x.text for x in silver]

@@ -36,7 +36,7 @@ PUBLISHED = {"rule-based (Norma paper)": 89.46, "character transformer (Norma pa
              "Stoicheia (paper)": 93.37}
 
 
-def rule_arm(norma) -> dict:  # type: ignore[no-untyped-def]
+def rule_arm(norma) -> dict:
     gold, pred = [], []
     for line in norma.macron:
         idx = mark_letters(line)
@@ -53,7 +53,7 @@ def rule_arm(norma) -> dict:  # type: ignore[no-untyped-def]
     return {"macron": score_macrons(gold, pred), "syllables": score_syllables(sg, sp)}
 
 
-def full_weights(doc) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
+def full_weights(doc) -> tuple[np.ndarray, np.ndarray]:
     """Per rule syllable weights of a scanned Doc and the indices merged into their successor."""
     from stoicheia_spacy.scan.lattice import expand_weights
 
@@ -69,7 +69,7 @@ def full_weights(doc) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyp
     return w, np.asarray(drop, dtype=np.int64)
 
 
-def score_annotated(scanner, norma, mac_docs, mac_logits, syl_docs, syl_logits, theta: float) -> dict:  # type: ignore[no-untyped-def]
+def score_annotated(scanner, norma, mac_docs, mac_logits, syl_docs, syl_logits, theta: float) -> dict:
     """Score the scanner pipe's annotations (from given logits) on Norma's two parts.
 
     ``mac_docs``/``syl_docs`` are Docs of Norma's macron/syllable lines with
@@ -94,8 +94,7 @@ def score_annotated(scanner, norma, mac_docs, mac_logits, syl_docs, syl_logits, 
     conf = np.maximum(p, 1 - p)
     correct = (p > 0.5) == np.asarray(gold)
     out["calibration"] = {"ece": float(expected_calibration_error(conf, correct)),
-                          "coverage": [vars(c) if hasattr(c, "__dict__") else c._asdict()
-                                       for c in coverage_accuracy(conf, correct, (0.5, 0.8, 0.9, 1.0))]}
+                          "coverage": [dict(vars(c)) for c in coverage_accuracy(conf, correct, (0.5, 0.8, 0.9, 1.0))]}
     out["per_mark_correct"] = [int(a == int(b)) for a, b in zip(pred, gold, strict=True)]
     meters = scanner.meters
     for label, th in (("viterbi", theta), ("no_viterbi", -1.0)):
@@ -120,7 +119,7 @@ def score_annotated(scanner, norma, mac_docs, mac_logits, syl_docs, syl_logits, 
     return out
 
 
-def model_arm(nlp, norma, theta: float) -> dict:  # type: ignore[no-untyped-def]
+def model_arm(nlp, norma, theta: float) -> dict:
     """Run the whole pipeline (encoder + scanner) over Norma and score it."""
     scanner = nlp.get_pipe("stoicheia_scanner")
     enc = nlp.get_pipe("stoicheia_encoder")
@@ -131,7 +130,7 @@ def model_arm(nlp, norma, theta: float) -> dict:  # type: ignore[no-untyped-def]
     return score_annotated(scanner, norma, docs["macron"], logits["macron"], docs["syllables"], logits["syllables"], theta)
 
 
-def load_arm(heads_dir: Path, random_init: bool, seed: int):  # type: ignore[no-untyped-def]
+def load_arm(heads_dir: Path, random_init: bool, seed: int):
     sys.path.insert(0, str(Path(__file__).parent))
     from train import build_nlp
 

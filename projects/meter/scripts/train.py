@@ -34,7 +34,7 @@ def mirror() -> Path:
     return Path(env)
 
 
-def encode(nlp, texts: list[str], batch: int = 16) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+def encode(nlp, texts: list[str], batch: int = 16) -> list[np.ndarray]:
     """Per-letter hidden stacks (L, n, d) as float16, one forward per batch."""
     enc = nlp.get_pipe("stoicheia_encoder")
     out = []
@@ -45,7 +45,7 @@ def encode(nlp, texts: list[str], batch: int = 16) -> list[np.ndarray]:  # type:
     return out
 
 
-def build_nlp(random_init: bool, seed: int):  # type: ignore[no-untyped-def]
+def build_nlp(random_init: bool, seed: int):
     from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.cli.package import build_pipeline
     from stoicheia_spacy.models.encoder import torch_backbone
@@ -53,10 +53,10 @@ def build_nlp(random_init: bool, seed: int):  # type: ignore[no-untyped-def]
     nlp = build_pipeline(str(default_model_dir()))
     if random_init:
         torch.manual_seed(seed)
-        model = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)
+        model = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)  # type: ignore[attr-defined]
         for m in model.modules():
             if hasattr(m, "reset_parameters"):
-                m.reset_parameters()
+                m.reset_parameters()  # type: ignore[operator]
     return nlp
 
 
@@ -83,7 +83,7 @@ def train_heads(hidden: list[np.ndarray], feats: list[np.ndarray], mac: list[np.
     return heads
 
 
-def fit_temperature_on(heads: ScannerHeads, hidden, feats, mac) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+def fit_temperature_on(heads: ScannerHeads, hidden, feats, mac) -> tuple[float, float]:
     """(temperature, accuracy) of the macron head on labelled held-out letters."""
     from stoicheia_spacy.scoring.calibration import fit_temperature
 
