@@ -50,7 +50,7 @@ def build_nlp(random_init: bool, seed: int):
     from stoicheia_spacy.cli.package import build_pipeline
     from stoicheia_spacy.models.encoder import torch_backbone
 
-    nlp = build_pipeline(str(default_model_dir()))
+    nlp = build_pipeline(str(default_model_dir()), components=False)  # encoder only
     if random_init:
         torch.manual_seed(seed)
         model = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)  # type: ignore[attr-defined]
