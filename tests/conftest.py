@@ -1,6 +1,7 @@
 """Shared fixtures. ``shared_data`` is the open-data mirror (``STOICHEIA_ASSET_MIRROR``,
 else ``../shared/data`` beside the checkout); tests that need it skip, with a message,
-only when it is absent (outside CI)."""
+only when it is absent (outside CI). ``tiny_checkpoint`` / ``tiny_model_config`` are the
+golden tiny backbone and its ``stoicheia.CharEncoder.v1`` settings."""
 
 from __future__ import annotations
 
@@ -35,3 +36,24 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+#: ``stoicheia.CharEncoder.v1`` settings of the golden tiny checkpoint (short rows so
+#: that packing and windowing are exercised by short real sentences).
+TINY_MODEL = {
+    "@architectures": "stoicheia.CharEncoder.v1",
+    "d_model": 64, "n_heads": 4, "depth": 4, "char_window": 8,
+    "max_length": 48, "overlap": 12,
+}
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(fixtures_dir: Path) -> Path:
+    path = fixtures_dir / "char_bert_tiny"
+    assert (path / "model.safetensors").is_file(), "golden tiny checkpoint fixture is missing"
+    return path
+
+
+@pytest.fixture()
+def tiny_model_config() -> dict:
+    return dict(TINY_MODEL)
