@@ -1,23 +1,21 @@
 """The bridge between encoded planes and the corruption sampler.
 
 The published sampler lives in ``pretrain.corruption`` (``NoiseConfig``, ``Example``,
-``CorruptionSampler``). ``make_sampler`` returns it when that module is present, and
-otherwise ``IIDMaskSampler``: 15 % independent masking with the same output fields,
-so the loop runs (and is tested) without it.
+``CorruptionSampler``); ``make_sampler("iid")`` gives ``IIDMaskSampler`` instead, 15 %
+independent masking with the same output type, for smoke runs and tests.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from stoicheia_spacy import alphabet as A
 
-log = logging.getLogger(__name__)
+from .corruption import CorruptedExample, CorruptionSampler, Example, NoiseConfig
+
 
 IGNORE = -100
 
@@ -33,51 +31,6 @@ TARGET_FIELDS: tuple[str, ...] = (
 )
 
 
-class CorruptedLike(Protocol):
-    """What the loop reads from a corrupted example (``pretrain.corruption.CorruptedExample``)."""
-
-    input_ids: np.ndarray
-    boundary: np.ndarray
-    dia: np.ndarray
-    punct: np.ndarray
-    char_target: np.ndarray
-    char_weight: np.ndarray
-    bnd_target: np.ndarray
-    dia_target: np.ndarray
-    punct_target: np.ndarray
-    cap_target: np.ndarray
-
-
-@dataclass
-class PlainExample:
-    """Uncorrupted planes of one window (the fields of ``pretrain.corruption.Example``)."""
-
-    letters: np.ndarray
-    boundary: np.ndarray
-    diacritics: np.ndarray
-    capitals: np.ndarray
-    punctuation: np.ndarray
-    lacuna: np.ndarray | None = None
-
-
-@dataclass
-class SimpleCorrupted:
-    """Output of ``IIDMaskSampler``; same fields as the published sampler's output."""
-
-    input_ids: np.ndarray
-    boundary: np.ndarray
-    dia: np.ndarray
-    punct: np.ndarray
-    char_target: np.ndarray
-    char_weight: np.ndarray
-    bnd_target: np.ndarray
-    dia_target: np.ndarray
-    punct_target: np.ndarray
-    cap_target: np.ndarray
-    pattern: str = "iid"
-    rate: float = 0.15
-
-
 class IIDMaskSampler:
     """Stand-in corruption: mask each letter with probability ``rate`` (weight 1/rate).
 
@@ -88,7 +41,7 @@ class IIDMaskSampler:
     def __init__(self, rate: float = 0.15) -> None:
         self.rate = rate
 
-    def __call__(self, example: Any, rng: np.random.Generator) -> SimpleCorrupted:
+    def __call__(self, example: Any, rng: np.random.Generator) -> CorruptedExample:
         letters = np.asarray(example.letters, dtype=np.int64)
         n = letters.shape[0]
         lacuna = getattr(example, "lacuna", None)
@@ -106,7 +59,7 @@ class IIDMaskSampler:
         bnd = np.where(masked, A.BND_UNKNOWN, np.asarray(example.boundary, dtype=np.int64))
         dia = np.where(masked, A.DIA_UNKNOWN, np.asarray(example.diacritics, dtype=np.int64))
         punct = np.where(masked, A.PUNCT_UNKNOWN, np.asarray(example.punctuation, dtype=np.int64))
-        return SimpleCorrupted(
+        return CorruptedExample(
             input_ids=inputs,
             boundary=bnd,
             dia=dia,
@@ -117,6 +70,7 @@ class IIDMaskSampler:
             dia_target=target(example.diacritics, A.DIA_UNKNOWN),
             punct_target=target(example.punctuation, A.PUNCT_UNKNOWN),
             cap_target=target(example.capitals, A.CAP_UNKNOWN),
+            pattern="iid",
             rate=self.rate,
         )
 
@@ -124,24 +78,13 @@ class IIDMaskSampler:
 Sampler = Callable[[Any, np.random.Generator], Any]
 
 
-def make_example(planes: Any) -> Any:
+def make_example(planes: Any) -> Example:
     """Wrap a ``CharPlanes`` slice as the sampler's input example."""
-    try:
-        from pretrain.corruption import Example
-    except ImportError:
-        return PlainExample(
-            planes.letters, planes.boundary, planes.diacritics, planes.capitals, planes.punctuation
-        )
     return Example.from_planes(planes)
 
 
 def make_sampler(kind: str = "published") -> Sampler:
     """The corruption sampler: ``published`` (``pretrain.corruption``) or ``iid``."""
     if kind == "iid":
-        return IIDMaskSampler()
-    try:
-        from pretrain.corruption import CorruptionSampler, NoiseConfig
-    except ImportError:
-        log.warning("pretrain.corruption is not available: using the 15%% iid stand-in sampler")
         return IIDMaskSampler()
     return CorruptionSampler(NoiseConfig())
