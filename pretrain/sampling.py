@@ -16,7 +16,6 @@ from stoicheia_spacy import alphabet as A
 
 from .corruption import CorruptedExample, CorruptionSampler, Example, NoiseConfig
 
-
 IGNORE = -100
 
 #: Names of the per-position arrays of a corrupted example, in packing order.
