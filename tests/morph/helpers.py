@@ -59,10 +59,10 @@ def tiny_nlp(*components: str, cfg: dict | None = None) -> Language:
 
 
 def initialized(nlp: Language) -> list[Example]:
+    from spacy.util import fix_random_seed
+
     from stoicheia_spacy.backbone import load_backbone
     from stoicheia_spacy.models import set_backbone_weights
-
-    from spacy.util import fix_random_seed
 
     fix_random_seed(0)  # head initialisation must not depend on which tests ran before
     egs = examples(nlp)
