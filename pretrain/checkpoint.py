@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import random
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import torch
@@ -19,14 +20,14 @@ import torch
 from stoicheia_spacy.errors import CheckpointError
 
 
-def atomic_torch_save(obj: Any, path: str | Path) -> None:
-    """``torch.save`` to ``path`` atomically (temp file, fsync, rename, fsync dir)."""
+def _atomic_write(path: str | Path, mode: str, write: Callable[[IO[Any]], object]) -> None:
+    """Write ``path`` atomically: temp file in the same folder, fsync, rename, fsync dir."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(obj, fh)
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -35,24 +36,16 @@ def atomic_torch_save(obj: Any, path: str | Path) -> None:
             os.unlink(tmp)
         raise
     fsync_dir(path.parent)
+
+
+def atomic_torch_save(obj: Any, path: str | Path) -> None:
+    """``torch.save`` to ``path`` atomically (temp file, fsync, rename, fsync dir)."""
+    _atomic_write(path, "wb", lambda fh: torch.save(obj, fh))
 
 
 def atomic_write_text(text: str, path: str | Path) -> None:
     """Write a text file atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    fsync_dir(path.parent)
+    _atomic_write(path, "w", lambda fh: fh.write(text))
 
 
 def fsync_dir(directory: str | Path) -> None:
