@@ -166,3 +166,21 @@ class HeadPipe(TrainablePipe):
         self._build()
         self.model.from_bytes((path / "model").read_bytes())
         return self
+
+
+#: Default ``[model]`` of the token-level heads (morphologizer, lemmatizer): TokenHeads on the
+#: shared encoder through a listener and the word pooler.
+DEFAULT_TOKEN_HEADS_MODEL = """
+[model]
+@architectures = "stoicheia.TokenHeads.v1"
+hidden_width = 256
+dropout = 0.33
+
+[model.tok2vec]
+@architectures = "stoicheia.StoicheiaListener.v1"
+upstream = "*"
+grad_factor = 1.0
+
+[model.tok2vec.pooling]
+@architectures = "stoicheia.WordPooler.v1"
+"""

@@ -30,23 +30,10 @@ from thinc.api import Config, Model
 
 from ..morph import architectures as _architectures  # noqa: F401  (registers the architectures)
 from ..morph.heads import TokenHeads
-from ..morph.training import HeadPipe, grouped_softmax_loss
+from ..morph.training import DEFAULT_TOKEN_HEADS_MODEL, HeadPipe, grouped_softmax_loss
 from ..treebanks.lemma_scripts import EditScript, apply_script, build_script_vocab, derive_script
 
-DEFAULT_LEMMA_MODEL = """
-[model]
-@architectures = "stoicheia.TokenHeads.v1"
-hidden_width = 256
-dropout = 0.33
-
-[model.tok2vec]
-@architectures = "stoicheia.StoicheiaListener.v1"
-upstream = "*"
-grad_factor = 1.0
-
-[model.tok2vec.pooling]
-@architectures = "stoicheia.WordPooler.v1"
-"""
+DEFAULT_LEMMA_MODEL = DEFAULT_TOKEN_HEADS_MODEL
 
 
 @registry.scorers("stoicheia.lemma_scorer.v1")

@@ -27,25 +27,12 @@ from thinc.api import Config, Model
 from ..morph import architectures as _architectures  # noqa: F401  (registers the architectures)
 from ..morph.constrained import constrained_decode, position_logprobs
 from ..morph.heads import TokenHeads
-from ..morph.training import HeadPipe, grouped_softmax_loss
+from ..morph.training import DEFAULT_TOKEN_HEADS_MODEL, HeadPipe, grouped_softmax_loss
 from ..morph.ud import MORPH_GROUPS, UPOS_TAGS, XPOS_GROUPS
 from ..treebanks.agdt_tags import is_valid_tag, tags_to_ids
 from ..treebanks.agdt_to_ud import agdt_to_feats
 
-DEFAULT_MORPH_MODEL = """
-[model]
-@architectures = "stoicheia.TokenHeads.v1"
-hidden_width = 256
-dropout = 0.33
-
-[model.tok2vec]
-@architectures = "stoicheia.StoicheiaListener.v1"
-upstream = "*"
-grad_factor = 1.0
-
-[model.tok2vec.pooling]
-@architectures = "stoicheia.WordPooler.v1"
-"""
+DEFAULT_MORPH_MODEL = DEFAULT_TOKEN_HEADS_MODEL
 
 _UPOS_ID = {u: i for i, u in enumerate(UPOS_TAGS)}
 
