@@ -18,6 +18,11 @@ hidden and become a gap of ``len(span.text)`` characters: an evaluation view).
 ``doc._.restored`` is ``doc.text`` with every non-abstained gap filled by its top
 candidate in Leiden brackets (``render_restorations``). Width conventions, scores and
 probabilities: see :mod:`stoicheia_spacy.restore.beam` and :mod:`~.restore.widths`.
+
+A restoration overlay (the fine-tuned top blocks and heads, :mod:`~.restore.overlay`) read
+by ``from_disk`` from ``overlay.safetensors`` (or given to :meth:`StoicheiaRestorer.set_overlay`)
+is applied to a private copy of the encoder's backbone; ``use_overlay = false`` restores with
+the plain backbone. The other components keep reading the plain backbone.
 """
 
 from __future__ import annotations
@@ -77,6 +82,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "notation": "leiden",
     "spans_key": "restore",
     "strip_restorations": False,
+    "use_overlay": True,
 }
 
 
@@ -90,6 +96,7 @@ def make_stoicheia_restorer(
     nlp: Language, name: str, encoder: str, beam_width: int, n_candidates: int, window: int,
     mode: str, space_ratio: float, elastic_slots: int, unknown_slots: int, approx_slack: int,
     temperature: float, abstain_below: float, notation: str, spans_key: str, strip_restorations: bool,
+    use_overlay: bool,
 ) -> StoicheiaRestorer:
     """Create the ``stoicheia_restorer`` pipe (see the module docstring for the options)."""
     return StoicheiaRestorer(
@@ -97,7 +104,7 @@ def make_stoicheia_restorer(
         mode=mode, space_ratio=space_ratio, elastic_slots=elastic_slots, unknown_slots=unknown_slots,
         approx_slack=approx_slack, temperature=temperature, abstain_below=abstain_below,
         notation=notation, spans_key=spans_key,
-        strip_restorations=strip_restorations)
+        strip_restorations=strip_restorations, use_overlay=use_overlay)
 
 
 class StoicheiaRestorer(Pipe):
@@ -112,6 +119,8 @@ class StoicheiaRestorer(Pipe):
         self.cfg: dict[str, Any] = {**DEFAULT_CONFIG, **cfg}
         self._check()
         self.forwards = 0
+        self.overlay: tuple[dict[str, Any], dict[str, str]] | None = None
+        self._overlaid: tuple[int, Any] | None = None
 
     def _check(self) -> None:
         c = self.cfg
@@ -133,7 +142,22 @@ class StoicheiaRestorer(Pipe):
             raise ConfigError(f"stoicheia_restorer needs the pipe {self.cfg['encoder']!r} before it "
                               f"(pipeline: {self.nlp.pipe_names})")
         encoder: Any = self.nlp.get_pipe(self.cfg["encoder"])
-        return torch_backbone(encoder.model)
+        base = torch_backbone(encoder.model)
+        if self.overlay is None or not self.cfg["use_overlay"]:
+            return base
+        if self._overlaid is None or self._overlaid[0] != id(base):
+            from ..restore.overlay import apply_overlay
+
+            self._overlaid = (id(base), apply_overlay(base, *self.overlay))
+        return self._overlaid[1]
+
+    def set_overlay(self, path: str | Path | None) -> None:
+        """Use the restoration overlay at ``path`` (a file or a directory holding
+        ``overlay.safetensors``); ``None`` drops it. Damaged files raise ``CheckpointError``."""
+        from ..restore.overlay import read_overlay
+
+        self.overlay = None if path is None else read_overlay(path)
+        self._overlaid = None
 
     # ------------------------------------------------------------ gaps
     def gapped(self, doc: Doc) -> tuple[GappedText, bool]:
@@ -199,28 +223,55 @@ class StoicheiaRestorer(Pipe):
 
     # ------------------------------------------------------------ serialization
     def to_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> None:
+        from ..restore.overlay import OVERLAY_NAME
+
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         srsly.write_json(path / "cfg", self.cfg)
+        if self.overlay is not None:
+            (path / OVERLAY_NAME).write_bytes(self._overlay_bytes())
 
     def from_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> StoicheiaRestorer:
+        from ..restore.overlay import OVERLAY_NAME
+
         cfg_file = Path(path) / "cfg"
         if cfg_file.exists():
             self.cfg.update(srsly.read_json(cfg_file))
             self._check()
+        if (Path(path) / OVERLAY_NAME).exists():
+            self.set_overlay(Path(path) / OVERLAY_NAME)
         return self
 
+    def _overlay_bytes(self) -> bytes:
+        from safetensors.torch import save
+
+        assert self.overlay is not None
+        tensors, meta = self.overlay
+        return save({k: v.contiguous() for k, v in tensors.items()}, metadata=meta)
+
     def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
-        return srsly.msgpack_dumps({"cfg": self.cfg})
+        overlay = self._overlay_bytes() if self.overlay is not None else None
+        return srsly.msgpack_dumps({"cfg": self.cfg, "overlay": overlay})
 
     def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> StoicheiaRestorer:
-        self.cfg.update(srsly.msgpack_loads(data)["cfg"])
+        msg = srsly.msgpack_loads(data)
+        self.cfg.update(msg["cfg"])
         self._check()
+        if msg.get("overlay") is not None:
+            import tempfile
+
+            from ..restore.overlay import OVERLAY_NAME
+
+            with tempfile.TemporaryDirectory() as tmp:
+                file = Path(tmp) / OVERLAY_NAME
+                file.write_bytes(msg["overlay"])
+                self.set_overlay(file)
         return self
 
     def initialize(self, get_examples: Callable[[], Iterable[Any]] | None = None, *,
                    nlp: Language | None = None) -> None:
-        """Nothing to initialize: the restorer reuses the encoder's heads."""
+        """Nothing to initialize: the restorer reuses the encoder's backbone and heads
+        (an overlay comes from ``from_disk`` or :meth:`set_overlay`)."""
 
 
 

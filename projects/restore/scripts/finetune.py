@@ -8,19 +8,34 @@ whole word 0.2, iid scattered letters 0.2 — at a rate t ~ Beta(2, 4) clipped t
 [0.05, 0.95]; masked letters get boundary/diacritic/punctuation UNKNOWN; loss = mean CE
 on masked letters + 0.1 × boundary CE there. ``--quick`` runs a few CPU steps.
 
-    python scripts/finetune.py --mirror M --fold 3 --out training/fold_3 [--quick]
+Only the top ``--top-layers`` blocks, the output norm and the heads are trained (the rest
+is frozen, so a CPU step costs about 1.7 forwards); the result is written as a restoration
+overlay (:mod:`stoicheia_spacy.restore.overlay`): OUT/overlay.safetensors holds the best
+weights by masked-letter accuracy on fixed dev windows (TM digit ``fold + 1``), and
+OUT/train_report.json the curve. ``--top-layers 0`` with ``--full`` trains everything and
+also writes a whole backbone (config.json + model.safetensors).
+
+    python scripts/finetune.py --mirror M --fold 3 --out training/fold_3 [--minutes 45] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import re
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import torch
+
+
+def tm_digit(record: dict) -> int | None:
+    """Last digit of the document identifier (TM number for papyri), or None."""
+    m = re.search(r"(\d)$", str(record.get("work", "")))
+    return int(m.group(1)) if m else None
 
 
 def records(mirror: str, fold: int, literary_ratio: float, limit: int | None, seed: int):
@@ -28,8 +43,7 @@ def records(mirror: str, fold: int, literary_ratio: float, limit: int | None, se
 
     held = {fold, (fold + 1) % 10}
     rng = np.random.default_rng(seed)
-    docs = (r for r in iter_records("ddbdp", mirror, limit)
-            if (m := re.search(r"(\d)$", str(r.get("work", "")))) and int(m.group(1)) not in held)
+    docs = (r for r in iter_records("ddbdp", mirror, limit) if (d := tm_digit(r)) is not None and d not in held)
     lit = iter_records("perseus", mirror, limit)
     for doc in docs:
         yield doc["text"]
@@ -70,10 +84,75 @@ def corrupt(planes, rng: np.random.Generator):
     return inp, mask
 
 
+def make_batch(windows: list, rng: np.random.Generator) -> tuple[dict, torch.Tensor, torch.Tensor]:
+    """Corrupt each window; padded model inputs, gold letters and gold boundaries (-100 = unscored)."""
+    from stoicheia_spacy.alphabet import BND_UNKNOWN, DIA_UNKNOWN, PAD_ID, PUNCT_UNKNOWN
+
+    n_rows, T = len(windows), max(len(w) for w in windows)
+    pads = (("input_ids", PAD_ID), ("boundary", BND_UNKNOWN), ("dia", DIA_UNKNOWN), ("punct", PUNCT_UNKNOWN))
+    batch = {k: torch.full((n_rows, T), fill, dtype=torch.long) for k, fill in pads}
+    gold = torch.full((n_rows, T), -100, dtype=torch.long)
+    gold_b = torch.full((n_rows, T), -100, dtype=torch.long)
+    for r, window in enumerate(windows):
+        inp, mask = corrupt(window, rng)
+        n = len(mask)
+        for k in batch:
+            batch[k][r, :n] = torch.from_numpy(inp[k])
+        gold[r, :n] = torch.from_numpy(np.where(mask, window.letters.astype(np.int64), -100))
+        gold_b[r, :n] = torch.from_numpy(np.where(mask, np.minimum(window.boundary.astype(np.int64), 2), -100))
+    batch["seg_id"] = (batch["input_ids"] == PAD_ID).long()
+    return batch, gold, gold_b
+
+
+def run(model: torch.nn.Module, batch: dict, device: str):
+    return model(*(batch[k].to(device) for k in ("input_ids", "boundary", "dia", "punct")),
+                 seg_id=batch["seg_id"].to(device))
+
+
+def windows_of(texts, seq: int, rng: np.random.Generator):
+    """Endless random windows of ``seq`` letters from the texts (short texts skipped)."""
+    from stoicheia_spacy.codec import encode_planes
+
+    for text in texts:
+        planes = encode_planes(text)
+        if len(planes) < 16:
+            continue
+        s = int(rng.integers(0, max(1, len(planes) - seq)))
+        yield planes[s : s + seq]
+
+
+def dev_batches(mirror: str, fold: int, n: int, seq: int, batch: int, seed: int) -> list:
+    """Fixed corrupted dev batches from documents whose TM digit is ``fold + 1``."""
+    from stoicheia_spacy.corpus import iter_records
+
+    rng = np.random.default_rng(seed + 1)
+    texts = (r["text"] for r in iter_records("ddbdp", mirror, None) if tm_digit(r) == (fold + 1) % 10)
+    wins = list(itertools.islice(windows_of(texts, seq, rng), n))
+    return [make_batch(wins[i : i + batch], rng) for i in range(0, len(wins), batch)]
+
+
+@torch.no_grad()
+def evaluate(model: torch.nn.Module, batches: list, device: str) -> dict[str, float]:
+    """Masked-letter accuracy and cross-entropy (nats) on the fixed dev batches."""
+    model.eval()
+    right = total = 0
+    loss = 0.0
+    for batch, gold, _ in batches:
+        logits = run(model, batch, device).char.float().cpu()
+        scored = gold != -100
+        right += int((logits.argmax(-1)[scored] == gold[scored]).sum())
+        total += int(scored.sum())
+        loss += float(torch.nn.functional.cross_entropy(logits[scored], gold[scored], reduction="sum"))
+    model.train()
+    return {"acc": right / max(total, 1), "ce": loss / max(total, 1), "letters": total}
+
+
 def main(argv: list[str] | None = None) -> int:
+    from tqdm import tqdm
+
     from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.backbone import load_backbone, save_backbone
-    from stoicheia_spacy.codec import encode_planes
+    from stoicheia_spacy.restore.overlay import save_overlay, trainable_names
 
     p = argparse.ArgumentParser()
     p.add_argument("--mirror", required=True)
@@ -81,57 +160,78 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--init", default=None, help="backbone to start from (default: the embedded model)")
     p.add_argument("--out", required=True)
     p.add_argument("--steps", type=int, default=20000)
-    p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--seq", type=int, default=512)
-    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--minutes", type=float, default=0.0, help="stop after this many minutes (0: no limit)")
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--seq", type=int, default=256)
+    p.add_argument("--lr", type=float, default=2e-4)
+    p.add_argument("--warmup", type=int, default=50)
+    p.add_argument("--top-layers", type=int, default=4, help="blocks trained (counted from the top)")
+    p.add_argument("--full", action="store_true", help="train every tensor; also write a whole backbone")
     p.add_argument("--literary-ratio", type=float, default=0.3)
+    p.add_argument("--dev-windows", type=int, default=96)
+    p.add_argument("--eval-every", type=int, default=100)
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="5 steps of 4 × 128 letters on 200 records")
     args = p.parse_args(argv)
     if args.quick:
-        args.steps, args.batch, args.seq = 5, 4, 128
+        args.steps, args.batch, args.seq, args.dev_windows, args.eval_every = 5, 4, 128, 8, 5
     torch.manual_seed(args.seed)
-    torch.set_num_threads(1 if args.quick else torch.get_num_threads())
+    torch.set_num_threads(1 if args.quick else (args.threads or torch.get_num_threads()))
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    base = load_backbone(args.init or str(default_model_dir())).float()
     model = load_backbone(args.init or str(default_model_dir())).to(device).float()
-    model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1)
+    names = [n for n, _ in model.named_parameters()] if args.full else trainable_names(model, args.top_layers)
+    for name, param in model.named_parameters():
+        param.requires_grad_(name in names)
+    params = [prm for _, prm in model.named_parameters() if prm.requires_grad]
+    print(f"training {sum(prm.numel() for prm in params):,} of {sum(prm.numel() for prm in model.parameters()):,} "
+          f"parameters ({'all' if args.full else f'top {args.top_layers} blocks + norm + heads'})", flush=True)
+    opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.95), weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / args.warmup))
     rng = np.random.default_rng(args.seed)
-    stream = itertools.cycle(records(args.mirror, args.fold, args.literary_ratio, 200 if args.quick else None, args.seed))
-    for step in range(1, args.steps + 1):
-        rows, masks = [], []
-        while len(rows) < args.batch:
-            planes = encode_planes(next(stream))
-            if len(planes) < 16:
-                continue
-            s = int(rng.integers(0, max(1, len(planes) - args.seq)))
-            window = planes[s : s + args.seq]
-            inp, mask = corrupt(window, rng)
-            rows.append((inp, window))
-            masks.append(mask)
-        T = max(len(m) for m in masks)
-        batch = {k: torch.full((args.batch, T), fill, dtype=torch.long)
-                 for k, fill in (("input_ids", 26), ("boundary", 3), ("dia", 48), ("punct", 6))}
-        gold = torch.full((args.batch, T), -100, dtype=torch.long)
-        gold_b = torch.full((args.batch, T), -100, dtype=torch.long)
-        for r, ((inp, window), mask) in enumerate(zip(rows, masks, strict=True)):
-            n = len(mask)
-            for k in batch:
-                batch[k][r, :n] = torch.from_numpy(inp[k])
-            gold[r, :n] = torch.from_numpy(np.where(mask, window.letters.astype(np.int64), -100).astype(np.int64))
-            gold_b[r, :n] = torch.from_numpy(np.where(mask, np.minimum(window.boundary.astype(np.int64), 2), -100).astype(np.int64))
-        seg = (batch["input_ids"] == 26).long()
-        out = model(*(batch[k].to(device) for k in ("input_ids", "boundary", "dia", "punct")), seg_id=seg.to(device))
-        loss = torch.nn.functional.cross_entropy(out.char.float().flatten(0, 1), gold.to(device).flatten())
-        loss = loss + 0.1 * torch.nn.functional.cross_entropy(out.boundary.float().flatten(0, 1), gold_b.to(device).flatten())
+    limit = 200 if args.quick else None
+    dev = dev_batches(args.mirror, args.fold, args.dev_windows, args.seq, args.batch, args.seed)
+    texts = itertools.cycle(records(args.mirror, args.fold, args.literary_ratio, limit, args.seed))
+    stream = windows_of(texts, args.seq, rng)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    curve = [{"step": 0, **evaluate(model, dev, device)}]
+    best = curve[0]["acc"]
+    print(f"dev before fine-tuning: acc {best:.4f} ce {curve[0]['ce']:.3f} on {curve[0]['letters']} letters", flush=True)
+    save_overlay(model, base, names, out, extra={"top_layers": str(args.top_layers), "step": "0"})
+    deadline = time.monotonic() + 60 * args.minutes if args.minutes else float("inf")
+    model.train()
+    bar = tqdm(range(1, args.steps + 1), desc="restoration fine-tune", unit="step")
+    step = 0
+    for step in bar:
+        batch, gold, gold_b = make_batch([next(stream) for _ in range(args.batch)], rng)
+        result = run(model, batch, device)
+        loss = torch.nn.functional.cross_entropy(result.char.float().flatten(0, 1), gold.to(device).flatten())
+        loss = loss + 0.1 * torch.nn.functional.cross_entropy(result.boundary.float().flatten(0, 1), gold_b.to(device).flatten())
         opt.zero_grad()
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
-        if step % max(1, args.steps // 20) == 0 or step == 1:
-            print(f"step {step} loss {loss.item():.3f}", flush=True)
-    save_backbone(model.cpu(), Path(args.out), dtype=torch.bfloat16)
-    print(f"saved {args.out}")
+        sched.step()
+        bar.set_postfix(loss=f"{loss.item():.3f}", best=f"{best:.4f}")
+        done = step == args.steps or time.monotonic() >= deadline
+        if step % args.eval_every == 0 or done:
+            point = {"step": step, **evaluate(model, dev, device)}
+            curve.append(point)
+            tqdm.write(f"step {step}: dev acc {point['acc']:.4f} ce {point['ce']:.3f}")
+            if point["acc"] > best:
+                best = point["acc"]
+                save_overlay(model, base, names, out, extra={"top_layers": str(args.top_layers), "step": str(step)})
+        if done:
+            break
+    if args.full:
+        save_backbone(model.cpu(), out, dtype=torch.bfloat16)
+    report = {"fold": args.fold, "held_out_digits": [args.fold, (args.fold + 1) % 10], "steps": step,
+              "minutes": args.minutes, "batch": args.batch, "seq": args.seq, "lr": args.lr,
+              "top_layers": None if args.full else args.top_layers, "best_dev_acc": best, "curve": curve}
+    (out / "train_report.json").write_text(json.dumps(report, indent=1))
+    print(f"best dev masked-letter accuracy {best:.4f} (before: {curve[0]['acc']:.4f}); overlay in {out}")
     return 0
 
 

@@ -1,0 +1,108 @@
+"""Restoration overlays: only the top blocks + heads are stored, applied to a copy of the
+backbone, checked against the base they were trained on, and carried by the restorer pipe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import spacy
+import torch
+
+import stoicheia_spacy.pipeline.restorer  # noqa: F401  (registers the factory)
+from stoicheia_spacy.backbone import load_backbone
+from stoicheia_spacy.cli.package import build_pipeline
+from stoicheia_spacy.errors import CheckpointError
+from stoicheia_spacy.restore.overlay import (
+    apply_overlay,
+    read_overlay,
+    save_overlay,
+    trainable_names,
+)
+
+TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
+TEXT = "ἔδοξε τῆι βουλῆι [.4] τῶι δήμωι"
+torch.set_num_threads(1)
+
+
+def _finetuned(top: int = 1) -> tuple[torch.nn.Module, torch.nn.Module, list[str]]:
+    base = load_backbone(str(TINY))
+    tuned = load_backbone(str(TINY))
+    names = trainable_names(tuned, top)
+    with torch.no_grad():
+        for name, param in tuned.named_parameters():
+            if name in names:
+                param.add_(0.5 * torch.randn_like(param))
+    return base, tuned, names
+
+
+def test_trainable_names_are_the_top_blocks_the_output_norm_and_heads() -> None:
+    model = load_backbone(str(TINY))
+    n_blocks = len({n.split(".")[1] for n, _ in model.named_parameters() if n.startswith("blocks.")})
+    names = trainable_names(model, 1)
+    assert {n.split(".")[1] for n in names if n.startswith("blocks.")} == {str(n_blocks - 1)}
+    assert "norm_out.w" in names and "head_char.weight" in names
+    assert not any(n.startswith(("embed", "blocks.0.")) for n in names)
+    with pytest.raises(ValueError, match="top_layers"):
+        trainable_names(model, n_blocks + 1)
+
+
+def test_overlay_reproduces_the_finetuned_model_and_leaves_the_base_alone(tmp_path: Path) -> None:
+    base, tuned, names = _finetuned()
+    before = {k: v.clone() for k, v in base.state_dict().items()}
+    path = save_overlay(tuned, base, names, tmp_path, dtype=torch.float32)
+    tensors, meta = read_overlay(tmp_path)
+    assert path.name == "overlay.safetensors" and set(tensors) == set(names)
+    merged = apply_overlay(base, tensors, meta)
+    ids = torch.randint(0, 24, (1, 12))
+    zeros = torch.zeros_like(ids)
+    with torch.no_grad():
+        want = tuned.eval()(ids, zeros, zeros, zeros).char
+        got = merged(ids, zeros, zeros, zeros).char
+        plain = base.eval()(ids, zeros, zeros, zeros).char
+    assert torch.allclose(got, want, atol=1e-5)
+    assert not torch.allclose(plain, want, atol=1e-3)
+    assert all(torch.equal(before[k], v) for k, v in base.state_dict().items())
+
+
+def test_overlay_for_another_base_or_damaged_file_is_refused(tmp_path: Path) -> None:
+    base, tuned, names = _finetuned()
+    save_overlay(tuned, base, names, tmp_path)
+    tensors, meta = read_overlay(tmp_path)
+    other = load_backbone(str(TINY))
+    with torch.no_grad():
+        next(p for n, p in other.named_parameters() if n not in names).add_(1.0)
+    with pytest.raises(CheckpointError, match="another backbone"):
+        apply_overlay(other, tensors, meta)
+    with pytest.raises(CheckpointError, match="not a tensor"):
+        apply_overlay(base, {"blocks.99.n1.w": torch.ones(3)}, meta)
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes((tmp_path / "overlay.safetensors").read_bytes()[:100])
+    with pytest.raises(CheckpointError, match="not a readable"):
+        read_overlay(bad)
+    with pytest.raises(CheckpointError, match="no restoration overlay"):
+        read_overlay(tmp_path / "missing")
+
+
+def test_restorer_pipe_uses_and_serializes_its_overlay(tmp_path: Path) -> None:
+    base, tuned, names = _finetuned()
+    save_overlay(tuned, base, names, tmp_path / "overlay", dtype=torch.float32)
+    nlp = build_pipeline(str(TINY))
+    pipe = nlp.add_pipe("stoicheia_restorer", config={"beam_width": 4, "n_candidates": 4})
+    plain = nlp(TEXT)._.restorations[0]["candidates"]
+    pipe.set_overlay(tmp_path / "overlay")
+    tuned_cands = nlp(TEXT)._.restorations[0]["candidates"]
+    assert tuned_cands != plain
+    assert pipe.backbone() is not nlp.get_pipe("stoicheia_encoder").model  # a private copy
+    nlp.to_disk(tmp_path / "pipeline")
+    assert (tmp_path / "pipeline" / "stoicheia_restorer" / "overlay.safetensors").exists()
+    again = spacy.load(tmp_path / "pipeline")
+    assert again(TEXT)._.restorations[0]["candidates"] == tuned_cands
+    restorer = again.get_pipe("stoicheia_restorer")
+    clone = nlp.get_pipe("stoicheia_restorer").to_bytes()
+    restorer.set_overlay(None)
+    assert again(TEXT)._.restorations[0]["candidates"] == plain
+    restorer.from_bytes(clone)
+    assert again(TEXT)._.restorations[0]["candidates"] == tuned_cands
+    restorer.cfg["use_overlay"] = False
+    assert again(TEXT)._.restorations[0]["candidates"] == plain
