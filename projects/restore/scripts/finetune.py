@@ -3,9 +3,9 @@
 Data: ``iter_records("ddbdp", mirror)`` minus the held-out TM digits (``fold`` = test,
 ``fold + 1`` = dev), mixed with literary text (``perseus``) at ``--literary-ratio`` against
 forgetting. Noise (span-heavy, after the paper's restoration fine-tune): per sequence one
-pattern — contiguous span 0.6 (geometric length, mean 3.5, max 20, ignores word edges),
-whole word 0.2, iid scattered letters 0.2 — at a rate t ~ Beta(2, 4) clipped to
-[0.05, 0.95]; masked letters get boundary/diacritic/punctuation UNKNOWN; loss = mean CE
+pattern — contiguous span 0.5 (geometric length, mean 3.5, max 20, ignores word edges),
+whole word 0.15, iid scattered letters 0.15 at a rate t ~ Beta(2, 4) clipped to [0.05, 0.95],
+or elastic spans 0.2 (L letters behind M >= L slots, targets letters then BLANK); masked letters get boundary/diacritic/punctuation UNKNOWN; loss = mean CE
 on masked letters + 0.1 × boundary CE there. ``--quick`` runs a few CPU steps.
 
 Only the top ``--top-layers`` blocks, the output norm and the heads are trained (the rest
@@ -53,13 +53,19 @@ def records(mirror: str, fold: int, literary_ratio: float, limit: int | None, se
                 yield rec["text"][:2000]
 
 
-def corrupt(planes, rng: np.random.Generator):
-    from stoicheia_spacy.alphabet import BND_UNKNOWN, DIA_UNKNOWN, MASK_ID, PUNCT_UNKNOWN
+def corrupt(planes, rng: np.random.Generator, elastic_slots: int = 12):
+    """Corrupt one window: model inputs and gold letters / boundaries (-100 = unscored).
+
+    Patterns: span 0.5, whole word 0.15, scattered letters 0.15, elastic 0.2 (one to three
+    spans of L = 1..10 letters each replaced by M = L..``elastic_slots`` MASK slots whose
+    targets are the letters then BLANK, as in pretraining: this teaches unknown widths)."""
+    from stoicheia_spacy.alphabet import BLANK_ID, BND_UNKNOWN, DIA_UNKNOWN, MASK_ID, PUNCT_UNKNOWN
 
     n = len(planes)
     t = float(np.clip(rng.beta(2, 4), 0.05, 0.95))
     mask = np.zeros(n, dtype=bool)
-    kind = rng.choice(3, p=[0.6, 0.2, 0.2])
+    extra = np.zeros(n, dtype=np.int64)  # BLANK slots inserted after position i
+    kind = rng.choice(4, p=[0.5, 0.15, 0.15, 0.2])
     if kind == 0:
         while mask.mean() < t:
             length = min(20, int(rng.geometric(1 / 3.5)))
@@ -71,8 +77,17 @@ def corrupt(planes, rng: np.random.Generator):
         for s, e in zip(starts, ends, strict=True):
             if rng.random() < t:
                 mask[s : e + 1] = True
-    else:
+    elif kind == 2:
         mask = rng.random(n) < t
+    else:
+        for _ in range(int(rng.integers(1, 4))):
+            length = int(rng.integers(1, 11))
+            s = int(rng.integers(0, max(1, n - length)))
+            if mask[max(0, s - 1) : s + length + 1].any():
+                continue
+            mask[s : s + length] = True
+            end = min(n, s + length) - 1
+            extra[end] = int(rng.integers(0, max(1, elastic_slots - (end - s + 1)) + 1))
     if not mask.any():
         mask[int(rng.integers(0, n))] = True
     inp = {"input_ids": planes.letters.astype(np.int64).copy(), "boundary": planes.boundary.astype(np.int64).copy(),
@@ -81,25 +96,40 @@ def corrupt(planes, rng: np.random.Generator):
     inp["boundary"][mask] = BND_UNKNOWN
     inp["dia"][mask] = DIA_UNKNOWN
     inp["punct"][mask] = PUNCT_UNKNOWN
-    return inp, mask
+    gold = np.where(mask, planes.letters.astype(np.int64), -100)
+    gold_b = np.where(mask, np.minimum(planes.boundary.astype(np.int64), 2), -100)
+    if extra.any():  # insert the BLANK slots (vectorised: repeat each position 1 + extra times)
+        reps = 1 + extra
+        idx = np.repeat(np.arange(n), reps)
+        first = np.concatenate([[True], idx[1:] != idx[:-1]])
+        inp = {k: v[idx] for k, v in inp.items()}
+        inp["input_ids"][~first] = MASK_ID
+        inp["boundary"][~first] = BND_UNKNOWN
+        inp["dia"][~first] = DIA_UNKNOWN
+        inp["punct"][~first] = PUNCT_UNKNOWN
+        gold = np.where(first, gold[idx], BLANK_ID)
+        gold_b = np.where(first, gold_b[idx], -100)
+        # the word break after a span's last letter now belongs to that letter's copy only
+    return inp, gold, gold_b
 
 
 def make_batch(windows: list, rng: np.random.Generator) -> tuple[dict, torch.Tensor, torch.Tensor]:
     """Corrupt each window; padded model inputs, gold letters and gold boundaries (-100 = unscored)."""
     from stoicheia_spacy.alphabet import BND_UNKNOWN, DIA_UNKNOWN, PAD_ID, PUNCT_UNKNOWN
 
-    n_rows, T = len(windows), max(len(w) for w in windows)
+    n_rows = len(windows)
     pads = (("input_ids", PAD_ID), ("boundary", BND_UNKNOWN), ("dia", DIA_UNKNOWN), ("punct", PUNCT_UNKNOWN))
+    rows = [corrupt(window, rng) for window in windows]
+    T = max(len(g) for _, g, _ in rows)
     batch = {k: torch.full((n_rows, T), fill, dtype=torch.long) for k, fill in pads}
     gold = torch.full((n_rows, T), -100, dtype=torch.long)
     gold_b = torch.full((n_rows, T), -100, dtype=torch.long)
-    for r, window in enumerate(windows):
-        inp, mask = corrupt(window, rng)
-        n = len(mask)
+    for r, (inp, g, gb) in enumerate(rows):
+        n = len(g)
         for k in batch:
             batch[k][r, :n] = torch.from_numpy(inp[k])
-        gold[r, :n] = torch.from_numpy(np.where(mask, window.letters.astype(np.int64), -100))
-        gold_b[r, :n] = torch.from_numpy(np.where(mask, np.minimum(window.boundary.astype(np.int64), 2), -100))
+        gold[r, :n] = torch.from_numpy(g)
+        gold_b[r, :n] = torch.from_numpy(gb)
     batch["seg_id"] = (batch["input_ids"] == PAD_ID).long()
     return batch, gold, gold_b
 
@@ -121,12 +151,12 @@ def windows_of(texts, seq: int, rng: np.random.Generator):
         yield planes[s : s + seq]
 
 
-def dev_batches(mirror: str, fold: int, n: int, seq: int, batch: int, seed: int) -> list:
+def dev_batches(mirror: str, fold: int, n: int, seq: int, batch: int, seed: int, limit: int | None = None) -> list:
     """Fixed corrupted dev batches from documents whose TM digit is ``fold + 1``."""
     from stoicheia_spacy.corpus import iter_records
 
     rng = np.random.default_rng(seed + 1)
-    texts = (r["text"] for r in iter_records("ddbdp", mirror, None) if tm_digit(r) == (fold + 1) % 10)
+    texts = (r["text"] for r in iter_records("ddbdp", mirror, limit) if tm_digit(r) == (fold + 1) % 10)
     wins = list(itertools.islice(windows_of(texts, seq, rng), n))
     return [make_batch(wins[i : i + batch], rng) for i in range(0, len(wins), batch)]
 
@@ -191,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / args.warmup))
     rng = np.random.default_rng(args.seed)
     limit = 200 if args.quick else None
-    dev = dev_batches(args.mirror, args.fold, args.dev_windows, args.seq, args.batch, args.seed)
+    dev = dev_batches(args.mirror, args.fold, args.dev_windows, args.seq, args.batch, args.seed, limit)
     texts = itertools.cycle(records(args.mirror, args.fold, args.literary_ratio, limit, args.seed))
     stream = windows_of(texts, args.seq, rng)
     out = Path(args.out)

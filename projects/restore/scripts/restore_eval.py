@@ -1,8 +1,14 @@
-"""restore-eval: frozen gap samples from held-out papyri, three arms, CER/top-1/top-20 per L,
+"""restore-eval: frozen gap samples from held-out papyri, the arms, CER/top-1/top-20 per L,
 McNemar tests, calibration, unknown-width evaluation, a markdown table and plots.
 
     python scripts/restore_eval.py samples --mirror M --fold 3 --per-length 300 --out samples/
-    python scripts/restore_eval.py evaluate --samples samples/ --mirror M --out results/ [--quick]
+    python scripts/restore_eval.py evaluate --samples samples/ --mirror M --out results/
+        [--overlay training/fold_3] [--arms finetuned,pretrained,ngram] [--quick]
+
+Arms: ``pretrained`` (the backbone, zero-shot), ``finetuned`` (the backbone with the
+restoration overlay of ``--overlay``, see finetune.py), ``random_init`` (same shape, random
+weights: the control) and ``ngram`` (a 6-gram LM on the training papyri, same beam). The
+width experiments and the calibration use the first model arm listed (``finetuned`` when given).
 
 Samples: documents of ``iter_records("ddbdp", mirror)`` whose TM number ends in ``fold``
 (test) or ``(fold + 1) % 10`` (dev, for temperature fitting); one gap per document, L = 1…10
@@ -26,7 +32,7 @@ import numpy as np
 import torch
 
 GAP_RE = re.compile(r"^[\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f]+(?: [\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f]+)*$")
-ARMS = ("pretrained", "random_init", "ngram")
+ARMS = ("finetuned", "pretrained", "random_init", "ngram")
 
 
 def bare(text: str) -> str:
@@ -195,29 +201,45 @@ def evaluate(args: argparse.Namespace) -> int:
     test = [json.loads(x) for x in (samples_dir / "test.jsonl").read_text(encoding="utf-8").splitlines()]
     dev = [json.loads(x) for x in (samples_dir / "dev.jsonl").read_text(encoding="utf-8").splitlines()]
     if args.quick:  # CI size: few samples, narrow beam and context (the CPU cost is the forwards)
-        args.beam, args.window, args.ngram_docs = min(args.beam, 5), min(args.window, 48), min(args.ngram_docs, 2000)
+        args.beam, args.window, args.ngram_docs = min(args.beam, 5), min(args.window, args.quick_window), min(args.ngram_docs, 2000)
         args.slack = min(args.slack, 1)
         test = [s for L in range(1, 11) for s in [t for t in test if t["L"] == L][: args.quick_per_length]]
         dev = [s for L in range(1, 11) for s in [t for t in dev if t["L"] == L][:1]]
+    arms = [a for a in (args.arms.split(",") if args.arms else ARMS) if a != "finetuned" or args.overlay]
+    unknown = set(arms) - set(ARMS)
+    if unknown or not arms:
+        raise SystemExit(f"unknown arms {sorted(unknown)}; choose from {ARMS}")
     pretrained = load_backbone(args.model or str(default_model_dir()))
-    torch.manual_seed(0)
-    random_init = StoicheiaEncoder(pretrained.config)
-    scorers = {"pretrained": ModelScorer(pretrained), "random_init": ModelScorer(random_init),
-               "ngram": NgramScorer(fit_ngram(args.mirror, args.fold, args.ngram_docs))}
-    preds = {arm: run_arm(scorers[arm], test, "known", args.beam, args.window) for arm in ARMS}
-    metrics: dict = {"n": len(test), "fold": args.fold, "beam": args.beam, "slack": args.slack, "arms": {a: score(test, p) for a, p in preds.items()}}
+    scorers: dict[str, object] = {}
+    for arm in arms:
+        if arm == "pretrained":
+            scorers[arm] = ModelScorer(pretrained)
+        elif arm == "finetuned":
+            from stoicheia_spacy.restore.overlay import apply_overlay, read_overlay
+
+            scorers[arm] = ModelScorer(apply_overlay(pretrained, *read_overlay(args.overlay)))
+        elif arm == "random_init":
+            torch.manual_seed(0)
+            scorers[arm] = ModelScorer(StoicheiaEncoder(pretrained.config))
+        else:
+            scorers[arm] = NgramScorer(fit_ngram(args.mirror, args.fold, args.ngram_docs))
+    preds = {arm: run_arm(scorers[arm], test, "known", args.beam, args.window) for arm in arms}
+    metrics: dict = {"n": len(test), "fold": args.fold, "beam": args.beam, "window": args.window, "slack": args.slack,
+                     "arms": {a: score(test, p) for a, p in preds.items()}}
     correct = {a: correct_top1(test, p) for a, p in preds.items()}
     metrics["mcnemar"] = {}
-    for i, a in enumerate(ARMS):
-        for b in ARMS[i + 1 :]:
+    for i, a in enumerate(arms):
+        for b in arms[i + 1 :]:
             r = mcnemar_exact(correct[a], correct[b])
             metrics["mcnemar"][f"{a} vs {b}"] = {"a_only": r.a_only, "b_only": r.b_only, "p": r.pvalue}
-    metrics["forwards_per_gap"] = {a: scorers[a].forwards / max(1, len(test)) for a in ARMS}
+    metrics["forwards_per_gap"] = {a: scorers[a].forwards / max(1, len(test)) for a in arms}  # type: ignore[attr-defined]
+    main_arm = next((a for a in arms if a in ("finetuned", "pretrained")), arms[0])
+    metrics["main_arm"] = main_arm
     for mode in ("range", "unknown"):
-        metrics[f"width_{mode}"] = score(test, run_arm(scorers["pretrained"], test, mode, args.beam, args.window,
+        metrics[f"width_{mode}"] = score(test, run_arm(scorers[main_arm], test, mode, args.beam, args.window,
                                                        slack=args.slack))
-    dev_preds = run_arm(scorers["pretrained"], dev, "known", args.beam, args.window)
-    cal = calibrate(dev, dev_preds, test, preds["pretrained"])
+    dev_preds = run_arm(scorers[main_arm], dev, "known", args.beam, args.window)
+    cal = calibrate(dev, dev_preds, test, preds[main_arm])
     diagram = cal.pop("_diagram")
     metrics["calibration"] = cal
     out = Path(args.out)
@@ -237,7 +259,7 @@ def markdown(m: dict) -> str:
         lines.append(f"| {arm} | {o['cer']:.1f} | {o['top1']:.1f} | {o['top20']:.1f} |")
     for mode in ("range", "unknown"):
         o = m[f"width_{mode}"]["overall"]
-        lines.append(f"| pretrained, width {'L±' + str(m['slack']) if mode == 'range' else 'hidden'} | {o['cer']:.1f} | {o['top1']:.1f} | {o['top20']:.1f} |")
+        lines.append(f"| {m.get('main_arm', 'pretrained')}, width {'L±' + str(m['slack']) if mode == 'range' else 'hidden'} | {o['cer']:.1f} | {o['top1']:.1f} | {o['top20']:.1f} |")
     lines += ["", "| L | " + " | ".join(f"{a} CER" for a in m["arms"]) + " |", "|---" * (len(m["arms"]) + 1) + "|"]
     for L in sorted(next(iter(m["arms"].values()))["per_L"]):
         lines.append(f"| {L} | " + " | ".join(f"{s['per_L'][L]['cer']:.1f}" for s in m["arms"].values()) + " |")
@@ -295,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--slack", type=int, default=2, help="range widths L±slack")
     e.add_argument("--quick", action="store_true")
     e.add_argument("--quick-per-length", type=int, default=2)
+    e.add_argument("--quick-window", type=int, default=48, help="context letters per side in --quick mode")
+    e.add_argument("--overlay", default=None, help="restoration overlay (finetune.py output) for the finetuned arm")
+    e.add_argument("--arms", default=None, help=f"comma-separated subset of {','.join(ARMS)}")
     e.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     if args.cmd == "samples":

@@ -1,0 +1,59 @@
+"""projects/restore end to end at CI size on real papyri: frozen samples, a quick restoration
+fine-tune into an overlay, and restore-eval's four arms, table and plots (tiny backbone)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPTS = REPO / "projects" / "restore" / "scripts"
+TINY = REPO / "tests" / "fixtures" / "char_bert_tiny"
+torch.set_num_threads(1)
+
+
+def _script(name: str):
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(str(SCRIPTS))
+
+
+def test_samples_finetune_and_restore_eval(shared_data: Path, tmp_path: Path) -> None:
+    restore_eval, finetune = _script("restore_eval"), _script("finetune")
+    mirror = str(shared_data)
+    samples = tmp_path / "samples"
+    assert restore_eval.main(["samples", "--mirror", mirror, "--fold", "3", "--per-length", "1",
+                              "--limit", "4000", "--out", str(samples)]) == 0
+    test = [json.loads(x) for x in (samples / "test.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sorted(r["L"] for r in test) == list(range(1, 11))
+    for r in test:  # the record format of the paper: the gold is the text at start
+        assert set(r) == {"id", "L", "start", "gold", "text"} and r["text"][r["start"] : r["start"] + r["L"]] == r["gold"]
+
+    overlay = tmp_path / "training"
+    assert finetune.main(["--mirror", mirror, "--fold", "3", "--init", str(TINY), "--top-layers", "1",
+                          "--out", str(overlay), "--quick"]) == 0
+    report = json.loads((overlay / "train_report.json").read_text())
+    assert report["held_out_digits"] == [3, 4] and report["steps"] == 5
+    assert (overlay / "overlay.safetensors").stat().st_size < (TINY / "model.safetensors").stat().st_size
+
+    out = tmp_path / "results"
+    assert restore_eval.main(["evaluate", "--samples", str(samples), "--mirror", mirror, "--fold", "3",
+                              "--model", str(TINY), "--overlay", str(overlay), "--quick", "--quick-per-length", "1",
+                              "--ngram-docs", "300", "--out", str(out)]) == 0
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert list(metrics["arms"]) == ["finetuned", "pretrained", "random_init", "ngram"]
+    assert metrics["main_arm"] == "finetuned" and len(metrics["mcnemar"]) == 6
+    for arm, s in metrics["arms"].items():
+        assert 0 <= s["overall"]["top1"] <= s["overall"]["top20"] <= 100, arm
+        assert s["overall"]["cer"] >= 0 and set(s["per_L"]) == {str(L) for L in range(1, 11)}
+    mean_L = sum(r["L"] for r in test) / len(test)
+    for arm in ("finetuned", "pretrained", "random_init"):  # the batched beam: at most L + 1 forwards a gap
+        assert metrics["forwards_per_gap"][arm] <= mean_L + 2
+    table = (out / "results.md").read_text(encoding="utf-8")
+    assert all(f"| {arm} |" in table for arm in metrics["arms"]) and "finetuned, width hidden" in table
+    assert (out / "cer_by_L.png").stat().st_size > 1000 and (out / "reliability.png").stat().st_size > 1000
