@@ -38,7 +38,7 @@ def build_pipeline(
     source: str, *, prefix: str | None = None, revision: str | None = None,
     max_length: int = 4096, overlap: int = 512, components: bool = True,
 ) -> Language:
-    """``spacy.blank("grc")`` + an initialized ``stoicheia_encoder`` holding ``source``'s weights.
+    """``spacy.blank("grc")`` (with ``stoicheia.GreekTokenizer.v1``) + an initialized ``stoicheia_encoder`` holding ``source``'s weights.
 
     The architecture comes from the checkpoint's ``config.json``; the initialize section
     records the loader so that the config retrains from the same weights. With
@@ -60,7 +60,9 @@ def build_pipeline(
     model: dict[str, Any] = {"@architectures": "stoicheia.CharEncoder.v1",
                              "max_length": max_length, "overlap": overlap}
     model.update({k: config.get(k, None if k.startswith("n_") else False) for k in ARCH_KEYS})
-    nlp = spacy.blank("grc")
+    from ..tokenizer import create_greek_tokenizer  # noqa: F401  (registers the tokenizer)
+
+    nlp = spacy.blank("grc", config={"nlp": {"tokenizer": {"@tokenizers": "stoicheia.GreekTokenizer.v1"}}})
     encoder = nlp.add_pipe("stoicheia_encoder", config={"model": model})
     nlp.initialize()
     set_backbone_weights(encoder.model, backbone)  # type: ignore[attr-defined]
