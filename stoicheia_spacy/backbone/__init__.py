@@ -14,6 +14,7 @@ _EXPORTS: dict[str, str] = {
     "mlp_hidden": "config",
     "planes_to_tensors": "inputs",
     "load_backbone": "loading",
+    "load_backbone_config": "loading",
     "save_backbone": "loading",
     "EncoderOutput": "model",
     "StoicheiaEncoder": "model",
@@ -27,6 +28,7 @@ __all__ = [
     "StoicheiaEncoder",
     "encode_long",
     "load_backbone",
+    "load_backbone_config",
     "mlp_hidden",
     "planes_to_tensors",
     "save_backbone",
@@ -35,7 +37,7 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover
     from .config import PRESETS, StoicheiaConfig, mlp_hidden
     from .inputs import planes_to_tensors
-    from .loading import load_backbone, save_backbone
+    from .loading import load_backbone, load_backbone_config, save_backbone
     from .model import EncoderOutput, StoicheiaEncoder
     from .windows import encode_long
 

@@ -189,6 +189,12 @@ def verify_checksum(weights: Path) -> None:
         )
 
 
+def load_backbone_config(source: str | os.PathLike[str], revision: str | None = None) -> StoicheiaConfig:
+    """The :class:`StoicheiaConfig` (``config.json``) of a released backbone, without its
+    weights (e.g. to build a random-init control of the same shape)."""
+    return _read_config(resolve_source(source, revision))
+
+
 def load_backbone(
     source: str | os.PathLike[str],
     *,
