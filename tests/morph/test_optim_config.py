@@ -33,3 +33,13 @@ def test_parse_config_builds_the_pipeline() -> None:
                               "stoicheia_parser"]
     resolved = spacy.util.registry.resolve({"o": config["training"]["optimizer"]})["o"]
     assert resolved.encoder_scale == 0.125
+
+
+def test_transformer_config_steps_every_hugging_face_weight_at_the_encoder_rate() -> None:
+    config = spacy.util.load_config(CONFIG.with_name("parse_transformer.cfg"))
+    opt = spacy.util.registry.resolve({"o": config["training"]["optimizer"]})["o"]
+    g = np.ones(3, dtype="f")
+    for name, rate in (("embeddings.word_embeddings.weight", 1e-4), ("encoder.layer.0.output.dense.weight", 1e-4),
+                       ("pooler.dense.bias", 1e-4), ("out.weight", 8e-4), ("arc_dep.linear.weight", 8e-4)):
+        w, _ = opt((3, name), np.ones(3, dtype="f"), g.copy())
+        assert np.allclose(1 - w, rate, rtol=1e-3), name
