@@ -6,7 +6,12 @@ alone. Writes one directory per component under OUT (``cfg`` + ``model``), which
 ``stoicheia_spacy.pipeline.morphosyntax.add_morphosyntax`` adds to a pipeline.
 
     python scripts/train_heads.py BACKBONE TRAIN.spacy DEV.spacy OUT [--n-train 1000]
-        [--n-dev 200] [--minutes 12] [--seed 0]
+        [--n-dev 200] [--minutes 12] [--seed 0] [--bilstm-depth 2]
+
+``--bilstm-depth N`` (N > 0) puts spaCy's ``spacy.TorchBiLSTMEncoder.v1`` (N layers) between
+the pooled word vectors and every head (``spacy.Tok2Vec.v2`` wrapping the listener): a frozen
+backbone's mean-pooled letters say little about word order, which the biaffine parser needs.
+The head config used is written to OUT/heads_config.json (``pipeline.json`` takes it as is).
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=8e-4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--bilstm-depth", type=int, default=0, help="BiLSTM layers over the word vectors (0: none)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -65,8 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     from stoicheia_spacy.cli.package import build_pipeline
     from stoicheia_spacy.scoring.conll import format_scores, score_conll
 
-    nlp = build_pipeline(args.backbone)
-    frozen = {"model": {"tok2vec": {"grad_factor": 0.0}}}
+    nlp = build_pipeline(args.backbone, components=False)
+    from stoicheia_spacy.models.encoder import torch_backbone
+
+    width = int(torch_backbone(nlp.get_pipe("stoicheia_encoder").model).config.d_model)  # type: ignore[attr-defined]
+    frozen = head_config(args.bilstm_depth, width)
     for name in COMPONENTS:
         nlp.add_pipe(name, config=frozen)
     train = examples(nlp, sentences(args.train, nlp.vocab, args.n_train, args.seed))
@@ -104,12 +113,25 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for name in COMPONENTS:
         nlp.get_pipe(name).to_disk(args.out / name)
+    (args.out / "heads_config.json").write_text(json.dumps(frozen, indent=1))
     (args.out / "train_meta.json").write_text(json.dumps({
+        "bilstm_depth": args.bilstm_depth,
         "backbone": args.backbone, "n_train": len(train), "n_dev": len(dev), "steps": step,
         "minutes": args.minutes, "lr": args.lr, "batch": args.batch, "seed": args.seed,
         "dev_scores": {k: round(v.accuracy * 100, 2) for k, v in scores.items()},
     }, indent=1, ensure_ascii=False))
     return 0
+
+
+def head_config(bilstm_depth: int, width: int, dropout: float = 0.33) -> dict:
+    """Component config overrides of the three heads: a frozen listener, optionally under a BiLSTM."""
+    if bilstm_depth <= 0:
+        return {"model": {"tok2vec": {"grad_factor": 0.0}}}
+    listener = {"@architectures": "stoicheia.StoicheiaListener.v1", "upstream": "stoicheia_encoder",
+                "grad_factor": 0.0, "pooling": {"@architectures": "stoicheia.WordPooler.v1"}}
+    encode = {"@architectures": "spacy.TorchBiLSTMEncoder.v1", "width": width, "depth": bilstm_depth,
+              "dropout": dropout}
+    return {"model": {"tok2vec": {"@architectures": "spacy.Tok2Vec.v2", "embed": listener, "encode": encode}}}
 
 
 def conll_words(doc: Doc) -> list[dict]:
