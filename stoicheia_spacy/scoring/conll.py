@@ -138,6 +138,15 @@ def score_conll(
     return {name: Score(correct[name], total[name]) for name in METRICS}
 
 
+def span_words(sent: Iterable[Any]) -> list[dict[str, Any]]:
+    """CoNLL-style words of a spaCy sentence (a ``Span`` or one-sentence ``Doc``): UPOS from
+    ``pos_``, XPOS from ``tag_``, feats from ``morph``, heads 1-based within the sentence
+    (0 = root), so predicted and gold Docs with the same words can be scored."""
+    return [{"form": t.text, "upos": t.pos_ or "_", "xpos": t.tag_ or "_", "feats": str(t.morph) or "_",
+             "lemma": t.lemma_ or "_", "head": 0 if t.head.i == t.i else t.head.i - t.sent.start + 1,
+             "deprel": t.dep_ or "_"} for t in sent]
+
+
 def read_conllu(path: str | Path) -> list[list[dict[str, Any]]]:
     """Read a CoNLL-U file (plain or ``.xz``) into lists of word dicts (syntactic words only)."""
     import lzma

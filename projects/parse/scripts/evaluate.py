@@ -21,13 +21,6 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
 
-def conll_words(sent: object) -> list[dict]:
-    """CoNLL-style words of a sentence span (heads 1-based within it, 0 = root)."""
-    return [{"form": t.text, "upos": t.pos_ or "_", "xpos": t.tag_ or "_", "feats": str(t.morph) or "_",
-             "lemma": t.lemma_ or "_", "head": 0 if t.head.i == t.i else t.head.i - t.sent.start + 1,
-             "deprel": t.dep_ or "_"} for t in sent]  # type: ignore[attr-defined]
-
-
 def load_model(model: str | Path) -> Language:
     """``spacy.load`` a trained arm; stoicheia head directories under ``morphosyntax/`` are added."""
     import stoicheia_spacy.pipeline  # noqa: F401
@@ -49,7 +42,7 @@ def gold_sentences(nlp: Language, data: Path, limit: int = 0) -> list[Doc]:
 def evaluate_pipeline(nlp: Language, data: Path, limit: int = 0, batch_size: int = 32) -> dict:
     """Run ``nlp`` on the gold words and sentence boundaries of ``data``; CoNLL-2018 scores in %
     (UPOS, XPOS, UFeats, AllTags, Lemma, UAS, LAS, CLAS) plus words, sentences and seconds."""
-    from stoicheia_spacy.scoring.conll import score_conll
+    from stoicheia_spacy.scoring.conll import score_conll, span_words
 
     sents = gold_sentences(nlp, data, limit)
     preds = [Doc(nlp.vocab, words=[t.text for t in s], spaces=[bool(t.whitespace_) for t in s],
@@ -57,7 +50,7 @@ def evaluate_pipeline(nlp: Language, data: Path, limit: int = 0, batch_size: int
     t0 = time.perf_counter()
     preds = list(nlp.pipe(preds, batch_size=batch_size))
     seconds = time.perf_counter() - t0
-    scores = score_conll([conll_words(s[:]) for s in sents], [conll_words(p[:]) for p in preds])
+    scores = score_conll([span_words(s) for s in sents], [span_words(p) for p in preds])
     result: dict = {k: round(100 * v.accuracy, 2) for k, v in scores.items()}
     result.update({"words": sum(len(s) for s in sents), "sentences": len(sents), "seconds": round(seconds, 2)})
     return result
