@@ -1,7 +1,8 @@
 """projects/parse arms end to end at CI size on 12 real AGDT sentences: `spacy train` (5 steps)
 of the pretrained and random-init recipes (parse.cfg on the golden tiny backbone), spaCy's CNN
 pipeline (parse_cnn.cfg) and the subword arm (parse_transformer.cfg on a tiny BERT made
-locally), then evaluate.py's scores and compare.py's table and plot."""
+locally), then evaluate.py's scores (the same as `bench parse`'s on gold words) and compare.py's
+table and plot."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import spacy
 import torch
 from spacy.cli.train import train
 from spacy.tokens import DocBin
+
+from stoicheia_spacy.bench.parse import gold_run, gold_sentences
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "projects" / "parse" / "scripts"
@@ -71,6 +74,8 @@ def test_every_arm_trains_scores_and_compares(docbin: Path, tmp_path: Path) -> N
         result = evaluate.evaluate_pipeline(nlp, docbin)
         assert result["sentences"] == 12 and result["words"] == sum(len(s["words"]) for s in H.load_sentences())
         assert all(0.0 <= result[m] <= 100.0 for m in METRICS), (arm, result)
+        words_per_s, scores = gold_run(nlp, gold_sentences(docbin, 12))
+        assert words_per_s > 0 and all(round(scores[m], 2) == result[m] for m in METRICS)
         evaluate.metrics_path(metrics, arm, 0, 0, "test").parent.mkdir(parents=True, exist_ok=True)
         evaluate.metrics_path(metrics, arm, 0, 0, "test").write_text(json.dumps(result))
     assert evaluate.main([str(tmp_path / "training" / "cnn" / "model-best"), str(docbin), "--arm", "cnn",

@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     from stoicheia_spacy.cli.package import build_pipeline
     from stoicheia_spacy.morph.package import add_morphosyntax
 
-    nlp = build_pipeline("embedded:grc_stoicheia_doc_clean")
+    nlp = build_pipeline("embedded:grc_stoicheia_doc_clean", components=False)  # heads come from HEADS_DIR
     add_morphosyntax(nlp, Path(args[0]))
     return evaluate.main(args, nlp=nlp)
 
