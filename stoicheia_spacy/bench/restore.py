@@ -1,6 +1,7 @@
 """Restoration decoding speed: forwards per gap (goal ≤ L + 2) and gaps/s of the batched
 beam search against a naive decoder measured in the same run (same beam, one forward per
-hypothesis), on the default model (``python -m stoicheia_spacy.bench restore [--quick]``)."""
+hypothesis), on the default model with its shipped restoration overlay (``--plain``: without)
+(``python -m stoicheia_spacy.bench restore [--quick] [--plain]``)."""
 
 from __future__ import annotations
 
@@ -52,11 +53,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="two short gaps, beam 5")
     parser.add_argument("--beam", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--plain", action="store_true", help="the backbone without the restoration overlay")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     widths = [2, 3] if args.quick else [1, 2, 3, 4, 5]
     beam = 5 if args.quick else args.beam
     model = load_backbone(str(default_model_dir()))
+    overlay = default_model_dir() / "restorer" / "overlay.safetensors"
+    if overlay.is_file() and not args.plain:
+        from ..restore.overlay import apply_overlay, read_overlay
+
+        model = apply_overlay(model, *read_overlay(overlay))
     queries = _queries(widths)
     rows = []
     for name, make in (("batched", lambda: ModelScorer(model)), ("naive", lambda: NaiveScorer(ModelScorer(model)))):
@@ -67,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((name, scorer.forwards, seconds, [r[0].text for r in results]))
     (_, fb, tb, top_b), (_, fn, tn, top_n) = rows
     n = len(queries)
-    print(f"gaps: {n} (widths {widths}), beam {beam}, default model, {args.threads} thread(s)")
+    which = "default model" + (" + restoration overlay" if overlay.is_file() and not args.plain else "")
+    print(f"gaps: {n} (widths {widths}), beam {beam}, {which}, {args.threads} thread(s)")
     print(f"batched: {fb} forwards for all gaps (max L + 1 = {max(widths) + 1}); "
           f"{fb / n:.2f} forwards/gap amortised; {n / tb:.2f} gaps/s")
     print(f"naive:   {fn} forwards ({fn / n:.1f} per gap); {n / tn:.2f} gaps/s")
