@@ -22,7 +22,7 @@ demo: install
 	$(PY) -m stoicheia_spacy.cli demo --build --source embedded:grc_stoicheia_doc_clean
 
 lint: install
-	$(VENV)/bin/ruff check stoicheia_spacy pretrain tests
+	$(VENV)/bin/ruff check stoicheia_spacy pretrain tests projects
 
 typecheck: install
 	$(VENV)/bin/mypy stoicheia_spacy pretrain

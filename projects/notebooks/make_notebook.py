@@ -1,13 +1,16 @@
+"""Write analysis.ipynb (the Jupyter walk-through executed by tests/test_notebook.py)."""
+
 import nbformat as nbf
+
 nb = nbf.v4.new_notebook()
 md = nbf.v4.new_markdown_cell
 code = nbf.v4.new_code_cell
 nb.cells = [
 md("# Stoicheia in a notebook\n\nLoads the default pipeline `grc_stoicheia_doc_clean` (built from the embedded backbone when it is not installed), asks the backbone for hidden letters and missing planes of a passage, runs whatever components the pipeline holds (restorer, accentuator, morphosyntax, scanner), and plots per-plane confidence. CI executes this notebook headless, so it never rots."),
 code("""import matplotlib
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-import numpy as np
 import spacy
 import torch
 
@@ -81,7 +84,9 @@ for name, values in conf.items():
     ax.plot(values, label=name)
 ax.set_xticks(range(len(planes)))
 ax.set_xticklabels([text[int(o)] for o in planes.offsets], fontsize=7)
-ax.set_ylabel("confidence"); ax.legend(ncol=4); fig.tight_layout()
+ax.set_ylabel("confidence")
+ax.legend(ncol=4)
+fig.tight_layout()
 {name: round(float(v.mean()), 3) for name, v in conf.items()}"""),
 ]
 nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
