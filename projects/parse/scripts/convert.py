@@ -1,6 +1,11 @@
 """Harmonise the four treebanks, split them (5 folds + shared test) and write DocBins
 (data-prep step ``convert``): ``corpus/fold{k}/train.spacy``, ``corpus/fold{k}/dev.spacy``,
-``corpus/test.spacy``, ``corpus/ud_perseus_{dev,test}.spacy`` and ``corpus/stats.json``."""
+``corpus/test.spacy``, ``corpus/ud_perseus_{dev,test}.spacy`` (UD annotation),
+``corpus/ud_perseus_{dev,test}_agdt.spacy`` (the same sentences in their harmonised AGDT 2.1
+annotation, the training folds' convention) and ``corpus/stats.json``.
+
+``convert.py --ud-agdt ASSETS CORPUS`` (step ``ud-agdt``) writes only the two ``_agdt`` files,
+reading just the AGDT 2.1 documents UD Perseus comes from, and updates ``stats.json``."""
 
 from __future__ import annotations
 
@@ -18,8 +23,55 @@ from stoicheia_spacy.treebanks.lemma_scripts import build_script_vocab
 from stoicheia_spacy.treebanks.readers import SOURCES, RawSentence, iter_conllu, iter_source
 from stoicheia_spacy.treebanks.splits import make_splits, sentence_key
 from stoicheia_spacy.treebanks.to_docbin import sentences_to_docbin
+from stoicheia_spacy.treebanks.ud_match import match_ud_from_source, match_ud_to_agdt
 
 UD = "ud/UD_Ancient_Greek-Perseus/grc_perseus-ud-{}.conllu.xz"
+UD_AGDT = "ud_perseus_{}_agdt.spacy"
+
+
+def read_ud(assets_dir: Path) -> dict[str, list[RawSentence]]:
+    """UD Perseus dev and test sentences."""
+    return {
+        split: list(iter_conllu(assets_dir / UD.format(split), source="ud_perseus"))
+        for split in ("dev", "test")
+    }
+
+
+def write_ud_agdt(
+    ud: dict[str, list[RawSentence]],
+    out: Path,
+    *,
+    agdt: list[Sentence] | None = None,
+    assets_dir: Path | None = None,
+    vocab: Vocab | None = None,
+) -> dict[str, dict[str, int]]:
+    """Write ``ud_perseus_{split}_agdt.spacy``: the UD sentences in their harmonised AGDT 2.1
+    annotation, matched among ``agdt`` (harmonised AGDT 2.1 sentences) or, without it, read
+    from the AGDT documents under ``assets_dir``; return the match counts per split."""
+    counts = {}
+    for split, rows in ud.items():
+        if agdt is not None:
+            match = match_ud_to_agdt(rows, agdt)
+        elif assets_dir is not None:
+            match = match_ud_from_source(assets_dir, rows)
+        else:
+            raise ValueError("write_ud_agdt needs agdt sentences or assets_dir")
+        sentences_to_docbin(match.sentences, vocab=vocab).to_disk(out / UD_AGDT.format(split))
+        counts[split] = match.counts()
+        print(f"UD Perseus {split} in AGDT 2.1 annotation:", counts[split], flush=True)
+    return counts
+
+
+def ud_agdt_only(assets: str, corpus: str) -> int:
+    """Step ``ud-agdt``: only the ``_agdt`` DocBins, their counts merged into ``stats.json``."""
+    assets_dir, out = Path(assets), Path(corpus)
+    out.mkdir(parents=True, exist_ok=True)
+    counts = write_ud_agdt(read_ud(assets_dir), out, assets_dir=assets_dir)
+    path = out / "stats.json"
+    stats = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    stats["ud_perseus_agdt"] = counts
+    path.write_text(json.dumps(stats, ensure_ascii=False, indent=1), encoding="utf-8")
+    return 0
 
 
 def _ud_sentence(raw: RawSentence) -> Sentence:
@@ -58,10 +110,7 @@ def main(assets: str, corpus: str, seed: str = "0", n_folds: str = "5") -> int:
             "malformed_tags": sum(st.tags.malformed.values()),
         }
         print(name, stats[name], flush=True)
-    ud = {
-        split: list(iter_conllu(assets_dir / UD.format(split), source="ud_perseus"))
-        for split in ("dev", "test")
-    }
+    ud = read_ud(assets_dir)
     ud_keys = {sentence_key(s.forms) for rows in ud.values() for s in rows}
     split = make_splits(sentences, n_folds=int(n_folds), seed=int(seed), exclude_keys=ud_keys)
     vocab = Vocab()
@@ -82,6 +131,9 @@ def main(assets: str, corpus: str, seed: str = "0", n_folds: str = "5") -> int:
         sentences_to_docbin([_ud_sentence(r) for r in rows], vocab=vocab).to_disk(
             out / f"ud_perseus_{name}.spacy"
         )
+    stats["ud_perseus_agdt"] = write_ud_agdt(
+        ud, out, agdt=[s for s in sentences if s.source == "agdt"], vocab=vocab
+    )
     scripts = build_script_vocab(
         (f, lem) for s in sentences for f, lem in zip(s.forms, s.lemmas, strict=True)
     )
@@ -104,4 +156,6 @@ def main(assets: str, corpus: str, seed: str = "0", n_folds: str = "5") -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--ud-agdt"]:
+        sys.exit(ud_agdt_only(*sys.argv[2:4]))
     sys.exit(main(*sys.argv[1:5]))
