@@ -1,9 +1,12 @@
-"""``python -m stoicheia_spacy.bench parse [--cnn MODEL] [--data UD.spacy] [--n 200]``: CPU words/s of
-tagging + lemmatizing + parsing with the default backbone and its shipped heads, beside a
-spaCy CNN pipeline trained on the same data (``--cnn``), printed as a ratio measured in the
-same run; with ``--data`` (a DocBin with gold trees, e.g. UD Perseus test) both run on its
-gold words and sentences and their UAS/LAS (CoNLL-2018, :func:`~stoicheia_spacy.scoring.conll.score_conll`)
-are printed too. Without a CNN model or shipped heads it says so and measures what it can."""
+"""``python -m stoicheia_spacy.bench parse [--cnn MODEL] [--data A.spacy [B.spacy ...]] [--n 200]``:
+CPU words/s of tagging + lemmatizing + parsing with the default backbone and its shipped heads,
+beside a spaCy CNN pipeline trained on the same data (``--cnn``), printed as a ratio measured in
+the same run; with ``--data`` (DocBins with gold trees, e.g. ``corpus/test.spacy`` and
+``corpus/ud_perseus_test_agdt.spacy``) both run on each file's gold words and sentences in turn
+(models loaded once) and their UAS/LAS (CoNLL-2018, :func:`~stoicheia_spacy.scoring.conll.score_conll`)
+are printed too. LAS needs the training labels: ``ud_perseus_test.spacy`` keeps UD's relations
+(LAS 0 for AGDT-trained parsers), ``ud_perseus_test_agdt.spacy`` has the same sentences in AGDT
+2.1 annotation. Without a CNN model or shipped heads it says so and measures what it can."""
 
 from __future__ import annotations
 
@@ -82,11 +85,28 @@ def _line(name: str, nlp: Any, wps: float, scores: dict[str, float] | None) -> s
     return text
 
 
+def _gold_bench(nlp: Any, cnn: Any | None, path: Path, n: int, threads: int) -> None:
+    """Print both pipelines' words/s and scores on the first ``n`` gold sentences of ``path``."""
+    sents = gold_sentences(path, n)
+    print(f"{path.name}: {len(sents)} sentences, {sum(len(s) for s in sents)} words "
+          f"(gold tokens and sentences), {threads} thread(s)")
+    ours, our_scores = gold_run(nlp, sents)
+    print(_line("stoicheia", nlp, ours, our_scores))
+    if cnn is None:
+        return
+    base, cnn_scores = gold_run(cnn, sents)
+    print(_line("spaCy CNN", cnn, base, cnn_scores))
+    print(f"{path.name}: stoicheia / CNN words/s = {ours / base:.3f}; LAS {our_scores['LAS']:.2f} vs "
+          f"{cnn_scores['LAS']:.2f}, UAS {our_scores['UAS']:.2f} vs {cnn_scores['UAS']:.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench parse", description=__doc__.splitlines()[0])
     ap.add_argument("--cnn", help="a spaCy CNN pipeline (tagger/morphologizer/parser) trained on the same folds")
-    ap.add_argument("--data", type=Path, help="DocBin with gold trees (e.g. corpus/ud_perseus_test.spacy)")
-    ap.add_argument("--n", type=int, default=200, help="sentences")
+    ap.add_argument("--data", type=Path, nargs="+", action="extend",
+                    help="DocBins with gold trees, scored one after the other "
+                         "(e.g. corpus/test.spacy corpus/ud_perseus_test_agdt.spacy)")
+    ap.add_argument("--n", type=int, default=200, help="sentences (per --data file)")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -97,18 +117,10 @@ def main(argv: list[str] | None = None) -> int:
         print("no shipped morphosyntax heads: measuring the encoder alone")
     cnn = spacy.load(args.cnn) if args.cnn else None
     if args.data:
-        sents = gold_sentences(args.data, args.n)
-        print(f"{args.data.name}: {len(sents)} sentences, {sum(len(s) for s in sents)} words "
-              f"(gold tokens and sentences), {args.threads} thread(s)")
-        ours, our_scores = gold_run(nlp, sents)
-        print(_line("stoicheia", nlp, ours, our_scores))
+        for path in args.data:
+            _gold_bench(nlp, cnn, path, args.n, args.threads)
         if cnn is None:
             print("no --cnn pipeline given: ratio and LAS comparison not measured")
-            return 0
-        base, cnn_scores = gold_run(cnn, sents)
-        print(_line("spaCy CNN", cnn, base, cnn_scores))
-        print(f"stoicheia / CNN words/s = {ours / base:.3f}; LAS {our_scores['LAS']:.2f} vs "
-              f"{cnn_scores['LAS']:.2f}, UAS {our_scores['UAS']:.2f} vs {cnn_scores['UAS']:.2f}")
         return 0
     texts = ["μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος οὐλομένην, ἣ μυρί᾽ Ἀχαιοῖς ἄλγε᾽ ἔθηκε."] * args.n
     _throughput(nlp, texts[:4])  # warm-up
