@@ -106,3 +106,19 @@ def test_restorer_pipe_uses_and_serializes_its_overlay(tmp_path: Path) -> None:
     assert again(TEXT)._.restorations[0]["candidates"] == tuned_cands
     restorer.cfg["use_overlay"] = False
     assert again(TEXT)._.restorations[0]["candidates"] == plain
+
+
+def test_default_package_restorer_carries_its_papyrus_overlay() -> None:
+    nlp = build_pipeline("embedded:grc_stoicheia_doc_clean")
+    restorer = nlp.get_pipe("stoicheia_restorer")
+    assert restorer.overlay is not None and restorer.cfg["temperature"] == 20.0  # fitted on dev gaps
+    tensors, meta = restorer.overlay
+    assert meta["top_layers"] == "4" and any(name.startswith("blocks.11.") for name in tensors)
+    tuned = restorer.backbone()  # the fingerprint of the shipped backbone matches
+    assert tuned is not nlp.get_pipe("stoicheia_encoder").model
+    doc = nlp("Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι Ὥρου [.3]ρειν.")
+    [item] = doc._.restorations
+    assert len(item["candidates"]) > 1 and all(len(c[0]) == 3 for c in item["candidates"])
+    assert "χαι" in [c[0] for c in item["candidates"][:3]]  # χαίρειν, the letter's greeting
+    probs = [c[2] for c in item["candidates"]]
+    assert max(probs) < 0.5 and abs(sum(probs) - 1.0) < 1e-6  # tempered: no false certainty
