@@ -37,12 +37,14 @@ def position_logprobs(logits: np.ndarray, sizes: Sequence[int] = N_CLASSES) -> l
 
 
 def constrained_decode(
-    logprobs: Sequence[np.ndarray], attested: np.ndarray
+    logprobs: Sequence[np.ndarray], attested: np.ndarray, bonus: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Best attested tag per token.
 
-    ``logprobs``: nine ``(N, C_i)`` arrays; ``attested``: ``(M, 9)`` class ids.
-    Returns (index into ``attested`` (N,), its summed log-probability (N,)).
+    ``logprobs``: nine ``(N, C_i)`` arrays; ``attested``: ``(M, 9)`` class ids; ``bonus``:
+    optional ``(N, M)`` scores added per (token, tag), e.g. a UPOS head's log-probability
+    of the tag's UPOS (joint decoding). Returns (index into ``attested`` (N,), its total
+    score (N,)).
     """
     if len(logprobs) != TAG_LENGTH:
         raise InvalidInputError(f"expected {TAG_LENGTH} position distributions, got {len(logprobs)}")
@@ -53,5 +55,7 @@ def constrained_decode(
     total = np.zeros((n, attested.shape[0]), dtype=np.float64)
     for i, lp in enumerate(logprobs):
         total += lp[:, attested[:, i]]
+    if bonus is not None:
+        total += bonus
     best = total.argmax(axis=1) if attested.shape[0] else np.zeros(n, dtype=np.int64)
     return best, total[np.arange(n), best]

@@ -2,16 +2,19 @@
 
 One torch head (:class:`~stoicheia_spacy.morph.heads.TokenHeads`) gives a UPOS softmax
 and nine factored XPOS softmaxes (14, 4, 4, 8, 8, 5, 5, 6, 3 classes). The tag is the
-attested training tag maximising the sum of position log-probabilities
-(:func:`~stoicheia_spacy.morph.constrained.constrained_decode`); ``token.tag_`` is that
-AGDT tag, ``token.pos_`` the UPOS head's argmax, ``token.morph`` the UD FEATS derived
-from the tag (:mod:`stoicheia_spacy.treebanks.agdt_to_ud`). Gold tags outside the AGDT
+attested training tag maximising the sum of position log-probabilities plus the UPOS
+head's log-probability of the UPOS the tag maps to (joint decoding,
+:func:`~stoicheia_spacy.morph.constrained.constrained_decode`); ``token.tag_`` is that
+AGDT tag, ``token.pos_`` its UPOS (VERB/AUX and CCONJ/SCONJ chosen by the UPOS head) and
+``token.morph`` the UD FEATS derived from the tag (:mod:`stoicheia_spacy.treebanks.agdt_to_ud`),
+so the three always agree. Gold tags outside the AGDT
 inventory and tokens without gold are left out of the loss.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any, cast
 
 import numpy as np
@@ -25,12 +28,12 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..morph import architectures as _architectures  # noqa: F401  (registers the architectures)
-from ..morph.constrained import constrained_decode, position_logprobs
+from ..morph.constrained import constrained_decode, log_softmax, position_logprobs
 from ..morph.heads import TokenHeads
 from ..morph.training import DEFAULT_TOKEN_HEADS_MODEL, HeadPipe, grouped_softmax_loss
 from ..morph.ud import MORPH_GROUPS, UPOS_TAGS, XPOS_GROUPS
 from ..treebanks.agdt_tags import is_valid_tag, tags_to_ids
-from ..treebanks.agdt_to_ud import agdt_to_feats
+from ..treebanks.agdt_to_ud import agdt_to_feats, agdt_to_upos
 
 DEFAULT_MORPH_MODEL = DEFAULT_TOKEN_HEADS_MODEL
 
@@ -101,20 +104,27 @@ class StoicheiaMorphologizer(HeadPipe):
         return [self.model.ops.to_numpy(x) for x in self.model.predict(docs)]
 
     def decode(self, logits: np.ndarray) -> tuple[list[str], list[str]]:
-        """(UPOS, AGDT tag) per token of one Doc's logits."""
-        upos = [UPOS_TAGS[i] for i in logits[:, : len(UPOS_TAGS)].argmax(axis=1)] if len(logits) else []
+        """(UPOS, AGDT tag) per token of one Doc's logits, decoded jointly: the attested tag
+        maximising its position log-probabilities plus the UPOS head's log-probability of
+        the best UPOS the tag maps to (``agdt_to_upos``: one UPOS per part of speech, or
+        VERB/AUX and CCONJ/SCONJ, which the mapping tells apart by lemma); that UPOS is
+        ``pos_``. So ``pos_`` always agrees with ``tag_``."""
+        n_upos = len(UPOS_TAGS)
         attested = self.cfg["attested"]
         if not len(logits):
-            return upos, []
-        lps = position_logprobs(logits[:, len(UPOS_TAGS):], XPOS_GROUPS)
-        if attested:
-            best, _ = constrained_decode(lps, tags_to_ids(attested))
-            tags = [attested[i] for i in best]
-        else:  # untrained: independent argmax per position
+            return [], []
+        upos_lp = log_softmax(logits[:, :n_upos].astype(np.float64))
+        lps = position_logprobs(logits[:, n_upos:], XPOS_GROUPS)
+        if not attested:  # untrained: independent argmax per position and head
             from ..treebanks.agdt_tags import ids_to_tags
 
             tags = ids_to_tags(np.stack([lp.argmax(axis=1) for lp in lps], axis=1))
-        return upos, tags
+            return [UPOS_TAGS[i] for i in upos_lp.argmax(axis=1)], tags
+        compat = _upos_compatibility(tuple(attested))  # (M, U) bool
+        per_tag = np.where(compat[None, :, :], upos_lp[:, None, :], -np.inf)  # (N, M, U)
+        best, _ = constrained_decode(lps, tags_to_ids(attested), bonus=per_tag.max(axis=2))
+        upos_ids = per_tag[np.arange(len(best)), best].argmax(axis=1)
+        return [UPOS_TAGS[i] for i in upos_ids], [attested[i] for i in best]
 
     def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
         """Write ``tag_``, ``pos_`` and ``morph`` (UD FEATS of the tag)."""
@@ -145,3 +155,17 @@ class StoicheiaMorphologizer(HeadPipe):
         loss, d = grouped_softmax_loss(flat, np.concatenate(golds), MORPH_GROUPS)
         bounds = np.cumsum([0] + [len(s) for s in scores])
         return loss, [self.model.ops.asarray2f(cast(Any, d[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+@lru_cache(maxsize=4)
+def _upos_compatibility(tags: tuple[str, ...]) -> np.ndarray:
+    """``(M, U)``: the UPOS values each AGDT tag can map to (see ``decode``)."""
+    alternatives = {"VERB": ("AUX",), "CCONJ": ("SCONJ",)}
+    out = np.zeros((len(tags), len(UPOS_TAGS)), dtype=bool)
+    index = {u: i for i, u in enumerate(UPOS_TAGS)}
+    for m, tag in enumerate(tags):
+        base = agdt_to_upos(tag)
+        for u in (base, *alternatives.get(base, ())):
+            out[m, index[u]] = True
+    return out
+

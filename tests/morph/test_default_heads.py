@@ -14,6 +14,7 @@ from spacy.tokens import Doc
 
 from stoicheia_spacy.assets import default_model_dir
 from stoicheia_spacy.cli.package import build_pipeline
+from stoicheia_spacy.treebanks.agdt_to_ud import agdt_to_feats, agdt_to_upos
 
 SAMPLE = Path(__file__).with_name("agdt_sample.json")
 HEADS = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
@@ -33,6 +34,9 @@ def scored() -> dict[str, float]:
             doc = nlp.get_pipe(name)(doc)
         assert len(list(doc.sents)) == 1 and sum(t.head.i == t.i for t in doc) == 1  # one tree
         for i, tok in enumerate(doc):
+            mapped = agdt_to_upos(tok.tag_)  # pos_ is the tag's UPOS (joint decoding)
+            assert tok.pos_ == mapped or (mapped, tok.pos_) in {("VERB", "AUX"), ("CCONJ", "SCONJ")}, tok
+            assert str(tok.morph) == ("" if agdt_to_feats(tok.tag_) == "_" else agdt_to_feats(tok.tag_))
             head = sent["heads"][i]
             right["upos"] += tok.pos_ == sent["pos"][i]
             right["tag"] += tok.tag_ == sent["tags"][i]
