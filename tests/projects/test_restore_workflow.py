@@ -3,6 +3,7 @@ fine-tune into an overlay, and restore-eval's four arms, table and plots (tiny b
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -57,3 +58,26 @@ def test_samples_finetune_and_restore_eval(shared_data: Path, tmp_path: Path) ->
     table = (out / "results.md").read_text(encoding="utf-8")
     assert all(f"| {arm} |" in table for arm in metrics["arms"]) and "finetuned, width hidden" in table
     assert (out / "cer_by_L.png").stat().st_size > 1000 and (out / "reliability.png").stat().st_size > 1000
+
+
+def test_a_users_inscriptions_are_held_out_by_phi_digit(tmp_path: Path) -> None:
+    """--corpus: JSON lines {id, text} (here Attic decrees under PHI-like ids) replace the
+    papyri; samples come only from ids ending in fold (test) and fold + 1 (dev), and the
+    fine-tune reads the others."""
+    restore_eval, finetune = _script("restore_eval"), _script("finetune")
+    decree = ("ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι Κεκροπὶς ἐπρυτάνευε Μνησίθεος ἐγραμμάτευε "
+              "Εὐπείθης ἐπεστάτει Καλλίας εἶπε τὰς σπονδὰς ἀναγράψαι ἐν στήληι λιθίνηι ")
+    corpus = tmp_path / "inscriptions.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"PHI {1000 + i}", "text": decree * 3}, ensure_ascii=False) + "\n"
+                              for i in range(40)), encoding="utf-8")
+    held = [r for r in finetune.documents("", None, str(corpus)) if finetune.tm_digit(r) in (3, 4)]
+    assert len(held) == 8 and all(r["id"][-1] in "34" for r in held)
+    out = tmp_path / "samples"
+    assert restore_eval.main(["samples", "--mirror", "", "--corpus", str(corpus), "--fold", "3",
+                              "--per-length", "1", "--out", str(out)]) == 0
+    test = [json.loads(x) for x in (out / "test.jsonl").read_text(encoding="utf-8").splitlines()]
+    dev = [json.loads(x) for x in (out / "dev.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert test and all(r["id"].endswith("3") for r in test) and all(r["id"].endswith("4") for r in dev)
+    assert all(r["text"][r["start"] : r["start"] + r["L"]] == r["gold"] for r in test)
+    train = list(itertools.islice(finetune.records("", 3, 0.0, None, 0, str(corpus)), 100))
+    assert len(train) == 32  # 40 documents minus the 8 of digits 3 and 4

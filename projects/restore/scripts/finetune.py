@@ -1,6 +1,7 @@
 """Fine-tune the backbone + heads for restoration on open documentary text (a small loop).
 
-Data: ``iter_records("ddbdp", mirror)`` minus the held-out TM digits (``fold`` = test,
+Data: ``iter_records("ddbdp", mirror)`` (or ``--corpus`` JSON lines ``{id, text}``, e.g. a
+user's inscriptions held out by PHI number) minus the held-out identifier digits (``fold`` = test,
 ``fold + 1`` = dev), mixed with literary text (``perseus``) at ``--literary-ratio`` against
 forgetting. Noise (span-heavy, after the paper's restoration fine-tune): per sequence one
 pattern — contiguous span 0.5 (geometric length, mean 3.5, max 20, ignores word edges),
@@ -33,17 +34,37 @@ import torch
 
 
 def tm_digit(record: dict) -> int | None:
-    """Last digit of the document identifier (TM number for papyri), or None."""
-    m = re.search(r"(\d)$", str(record.get("work", "")))
+    """Last digit of the document identifier (``work``: the TM number of a papyrus; else
+    ``id``: e.g. the PHI number of an inscription in a user's corpus), or None."""
+    m = re.search(r"(\d)\W*$", str(record.get("work") or record.get("id") or ""))
     return int(m.group(1)) if m else None
 
 
-def records(mirror: str, fold: int, literary_ratio: float, limit: int | None, seed: int):
+def documents(mirror: str, limit: int | None, corpus: str | None = None):
+    """Documentary records: the DDbDP papyri of the mirror, or a user's JSON-lines corpus
+    (``{"id": "PHI 12345", "text": "..."}`` per line, e.g. inscriptions) when ``corpus`` is given."""
+    if corpus is None:
+        from stoicheia_spacy.corpus import iter_records
+
+        yield from iter_records("ddbdp", mirror, limit)
+        return
+    with open(corpus, encoding="utf-8") as handle:
+        for n, line in enumerate(handle):
+            if limit is not None and n >= limit:
+                return
+            if line.strip():
+                record = json.loads(line)
+                if not isinstance(record.get("text"), str) or "id" not in record:
+                    raise SystemExit(f"{corpus}:{n + 1}: each line needs 'id' and 'text'")
+                yield record
+
+
+def records(mirror: str, fold: int, literary_ratio: float, limit: int | None, seed: int, corpus: str | None = None):
     from stoicheia_spacy.corpus import iter_records
 
     held = {fold, (fold + 1) % 10}
     rng = np.random.default_rng(seed)
-    docs = (r for r in iter_records("ddbdp", mirror, limit) if (d := tm_digit(r)) is not None and d not in held)
+    docs = (r for r in documents(mirror, limit, corpus) if (d := tm_digit(r)) is not None and d not in held)
     lit = iter_records("perseus", mirror, limit)
     for doc in docs:
         yield doc["text"]
@@ -151,12 +172,11 @@ def windows_of(texts, seq: int, rng: np.random.Generator):
         yield planes[s : s + seq]
 
 
-def dev_batches(mirror: str, fold: int, n: int, seq: int, batch: int, seed: int, limit: int | None = None) -> list:
-    """Fixed corrupted dev batches from documents whose TM digit is ``fold + 1``."""
-    from stoicheia_spacy.corpus import iter_records
-
+def dev_batches(mirror: str, fold: int, n: int, seq: int, batch: int, seed: int, limit: int | None = None,
+                corpus: str | None = None) -> list:
+    """Fixed corrupted dev batches from documents whose identifier digit is ``fold + 1``."""
     rng = np.random.default_rng(seed + 1)
-    texts = (r["text"] for r in iter_records("ddbdp", mirror, limit) if tm_digit(r) == (fold + 1) % 10)
+    texts = (r["text"] for r in documents(mirror, limit, corpus) if tm_digit(r) == (fold + 1) % 10)
     wins = list(itertools.islice(windows_of(texts, seq, rng), n))
     return [make_batch(wins[i : i + batch], rng) for i in range(0, len(wins), batch)]
 
@@ -197,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=50)
     p.add_argument("--top-layers", type=int, default=4, help="blocks trained (counted from the top)")
     p.add_argument("--full", action="store_true", help="train every tensor; also write a whole backbone")
+    p.add_argument("--corpus", default=None, help="JSON-lines documents {id, text} instead of the DDbDP papyri")
     p.add_argument("--literary-ratio", type=float, default=0.3)
     p.add_argument("--dev-windows", type=int, default=96)
     p.add_argument("--eval-every", type=int, default=100)
@@ -221,8 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / args.warmup))
     rng = np.random.default_rng(args.seed)
     limit = 200 if args.quick else None
-    dev = dev_batches(args.mirror, args.fold, args.dev_windows, args.seq, args.batch, args.seed, limit)
-    texts = itertools.cycle(records(args.mirror, args.fold, args.literary_ratio, limit, args.seed))
+    dev = dev_batches(args.mirror, args.fold, args.dev_windows, args.seq, args.batch, args.seed, limit, args.corpus)
+    texts = itertools.cycle(records(args.mirror, args.fold, args.literary_ratio, limit, args.seed, args.corpus))
     stream = windows_of(texts, args.seq, rng)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

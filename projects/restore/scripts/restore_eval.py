@@ -10,7 +10,8 @@ restoration overlay of ``--overlay``, see finetune.py), ``random_init`` (same sh
 weights: the control) and ``ngram`` (a 6-gram LM on the training papyri, same beam). The
 width experiments and the calibration use the first model arm listed (``finetuned`` when given).
 
-Samples: documents of ``iter_records("ddbdp", mirror)`` whose TM number ends in ``fold``
+Samples: documents of ``iter_records("ddbdp", mirror)`` (or of ``--corpus``, JSON lines
+``{id, text}`` such as a user's inscriptions) whose identifier (TM / PHI number) ends in ``fold``
 (test) or ``(fold + 1) % 10`` (dev, for temperature fitting); one gap per document, L = 1…10
 in equal numbers, fixed seed; the gap is a run of L characters of Greek letters and single
 spaces (spaces count). Records ``{id, L, start, gold, text}`` (the paper's format).
@@ -42,19 +43,15 @@ def bare(text: str) -> str:
     return out.replace("ς", "σ").replace("ϲ", "σ")
 
 
-def tm_digit(record: dict) -> int | None:
-    match = re.search(r"(\d)$", str(record.get("work", "")))
-    return int(match.group(1)) if match else None
-
-
-def make_samples(mirror: str, fold: int, per_length: int, seed: int, limit: int | None) -> dict[str, list[dict]]:
-    from stoicheia_spacy.corpus import iter_records
+def make_samples(mirror: str, fold: int, per_length: int, seed: int, limit: int | None,
+                 corpus: str | None = None) -> dict[str, list[dict]]:
+    from finetune import documents, tm_digit
 
     rng = random.Random(seed)
     want = {"test": fold, "dev": (fold + 1) % 10}
     quota = {"test": per_length, "dev": max(1, per_length // 2)}
     out: dict[str, list[dict]] = {"test": [], "dev": []}
-    for record in iter_records("ddbdp", mirror, limit):
+    for record in documents(mirror, limit, corpus):
         digit = tm_digit(record)
         split = next((s for s, d in want.items() if d == digit), None)
         if split is None or len(out[split]) >= quota[split] * 10:
@@ -113,6 +110,8 @@ class NgramScorer:
 
 
 def fit_ngram(mirror: str, fold: int, limit: int) -> object:
+    from finetune import tm_digit
+
     from stoicheia_spacy.baselines.ngram import SPACE, CharNgramLM
     from stoicheia_spacy.codec import encode_planes
     from stoicheia_spacy.corpus import iter_records
@@ -304,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--per-length", type=int, default=300)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--limit", type=int, default=None, help="read at most this many records")
+    s.add_argument("--corpus", default=None, help="JSON-lines documents {id, text} (e.g. inscriptions, held out by PHI digit)")
     s.add_argument("--out", required=True)
     e = sub.add_parser("evaluate")
     e.add_argument("--samples", required=True)
@@ -323,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     if args.cmd == "samples":
-        data = make_samples(args.mirror, args.fold, args.per_length, args.seed, args.limit)
+        data = make_samples(args.mirror, args.fold, args.per_length, args.seed, args.limit, args.corpus)
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         for split, rows in data.items():
