@@ -124,7 +124,9 @@ def iter_xml_sentences(stream: IO[bytes] | str | Path, *, source: str, doc_id: s
         raise TreebankError(f"malformed XML in {doc_id}: {exc}") from exc
 
 
-def _doc_id(member_name: str) -> str:
+def document_id(member_name: str) -> str:
+    """The reader's ``doc_id`` of a treebank file or archive member (folder and ``.tb.xml``
+    / ``.xml`` removed); UD Perseus ``newdoc id`` values map to the same ids."""
     name = member_name.rsplit("/", 1)[-1]
     for suffix in (".tb.xml", ".xml"):
         if name.endswith(suffix):
@@ -161,7 +163,7 @@ def iter_treebank(
     if path.is_dir():
         for rel in list_documents(path, pattern):
             if wanted is None or rel in wanted:
-                yield from iter_xml_sentences(path / rel, source=source, doc_id=_doc_id(rel))
+                yield from iter_xml_sentences(path / rel, source=source, doc_id=document_id(rel))
         return
     if not path.exists():
         raise TreebankError(f"treebank not found: {path}")
@@ -177,7 +179,7 @@ def iter_treebank(
             if handle is None:  # pragma: no cover - isfile() members always have data
                 continue
             with handle:
-                yield from iter_xml_sentences(handle, source=source, doc_id=_doc_id(member.name))
+                yield from iter_xml_sentences(handle, source=source, doc_id=document_id(member.name))
 
 
 def source_path(root: str | Path, name: str) -> Path:

@@ -19,25 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .harmonise import Sentence, harmonise
-from .readers import SOURCES, RawSentence, iter_source, list_documents, source_path
+from .readers import SOURCES, RawSentence, document_id, iter_source, list_documents, source_path
 from .splits import sentence_key
-
-
-def agdt_document(name: str) -> str:
-    """The AGDT reader's ``doc_id`` of a UD ``newdoc id`` / file name (``.tb.xml`` removed)."""
-    name = name.rsplit("/", 1)[-1]
-    for suffix in (".tb.xml", ".xml"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
 
 
 def _ud_address(raw: RawSentence) -> tuple[str, str]:
     """(AGDT doc_id, AGDT sentence id) named by a UD sentence (``sent_id`` = ``file@id``)."""
     doc, sep, sid = raw.sent_id.rpartition("@")
     if not sep:
-        return agdt_document(raw.doc_id), raw.sent_id
-    return agdt_document(doc or raw.doc_id), sid
+        return document_id(raw.doc_id), raw.sent_id
+    return document_id(doc or raw.doc_id), sid
 
 
 @dataclass
@@ -94,9 +85,9 @@ def match_ud_to_agdt(ud: Iterable[RawSentence], agdt: Iterable[Sentence]) -> UDM
 def agdt_members(root: str | Path, ud: Sequence[RawSentence]) -> list[str]:
     """AGDT 2.1 member names (under the mirror or assets folder ``root``) of the documents the
     UD sentences come from."""
-    docs = {agdt_document(r.doc_id) for r in ud} | {_ud_address(r)[0] for r in ud}
+    docs = {document_id(r.doc_id) for r in ud} | {_ud_address(r)[0] for r in ud}
     spec = SOURCES["agdt"]
-    return [m for m in list_documents(source_path(root, "agdt"), spec.pattern) if agdt_document(m) in docs]
+    return [m for m in list_documents(source_path(root, "agdt"), spec.pattern) if document_id(m) in docs]
 
 
 def match_ud_from_source(root: str | Path, ud: Sequence[RawSentence]) -> UDMatch:
