@@ -53,10 +53,13 @@ def fingerprint(model: torch.nn.Module, exclude: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
-def save_overlay(model: torch.nn.Module, base: torch.nn.Module, names: list[str], path: str | Path,
-                 *, dtype: torch.dtype = torch.bfloat16, extra: dict[str, str] | None = None) -> Path:
-    """Write the tensors ``names`` of ``model`` as an overlay of ``base`` (its frozen part
-    is fingerprinted) to ``path`` (a file, or a directory that gets ``overlay.safetensors``)."""
+def save_overlay(model: torch.nn.Module, names: list[str], path: str | Path, *,
+                 dtype: torch.dtype = torch.bfloat16, extra: dict[str, str] | None = None,
+                 base_fingerprint: str | None = None) -> Path:
+    """Write the tensors ``names`` of ``model`` as an overlay to ``path`` (a file, or a
+    directory that gets ``overlay.safetensors``). The other tensors are the frozen base, so
+    they are fingerprinted from ``model`` itself (pass ``base_fingerprint`` when saving
+    repeatedly during training to hash the frozen part once)."""
     from safetensors.torch import save_file
 
     out = Path(path)
@@ -65,7 +68,8 @@ def save_overlay(model: torch.nn.Module, base: torch.nn.Module, names: list[str]
         out = out / OVERLAY_NAME
     state = dict(model.state_dict())
     tensors = {name: state[name].detach().to(dtype).contiguous().cpu() for name in names}
-    meta = {"format": "pt", "kind": KIND, "base_fingerprint": fingerprint(base, names), **(extra or {})}
+    meta = {"format": "pt", "kind": KIND, "base_fingerprint": base_fingerprint or fingerprint(model, names),
+            **(extra or {})}
     save_file(tensors, str(out), metadata=meta)
     return out
 

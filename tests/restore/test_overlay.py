@@ -50,7 +50,7 @@ def test_trainable_names_are_the_top_blocks_the_output_norm_and_heads() -> None:
 def test_overlay_reproduces_the_finetuned_model_and_leaves_the_base_alone(tmp_path: Path) -> None:
     base, tuned, names = _finetuned()
     before = {k: v.clone() for k, v in base.state_dict().items()}
-    path = save_overlay(tuned, base, names, tmp_path, dtype=torch.float32)
+    path = save_overlay(tuned, names, tmp_path, dtype=torch.float32)
     tensors, meta = read_overlay(tmp_path)
     assert path.name == "overlay.safetensors" and set(tensors) == set(names)
     merged = apply_overlay(base, tensors, meta)
@@ -67,7 +67,7 @@ def test_overlay_reproduces_the_finetuned_model_and_leaves_the_base_alone(tmp_pa
 
 def test_overlay_for_another_base_or_damaged_file_is_refused(tmp_path: Path) -> None:
     base, tuned, names = _finetuned()
-    save_overlay(tuned, base, names, tmp_path)
+    save_overlay(tuned, names, tmp_path)
     tensors, meta = read_overlay(tmp_path)
     other = load_backbone(str(TINY))
     with torch.no_grad():
@@ -86,7 +86,7 @@ def test_overlay_for_another_base_or_damaged_file_is_refused(tmp_path: Path) -> 
 
 def test_restorer_pipe_uses_and_serializes_its_overlay(tmp_path: Path) -> None:
     base, tuned, names = _finetuned()
-    save_overlay(tuned, base, names, tmp_path / "overlay", dtype=torch.float32)
+    save_overlay(tuned, names, tmp_path / "overlay", dtype=torch.float32)
     nlp = build_pipeline(str(TINY))
     pipe = nlp.add_pipe("stoicheia_restorer", config={"beam_width": 4, "n_candidates": 4})
     plain = nlp(TEXT)._.restorations[0]["candidates"]

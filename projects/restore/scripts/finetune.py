@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.backbone import load_backbone, save_backbone
-    from stoicheia_spacy.restore.overlay import save_overlay, trainable_names
+    from stoicheia_spacy.restore.overlay import fingerprint, save_overlay, trainable_names
 
     p = argparse.ArgumentParser()
     p.add_argument("--mirror", required=True)
@@ -230,7 +230,6 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(args.seed)
     torch.set_num_threads(1 if args.quick else (args.threads or torch.get_num_threads()))
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    base = load_backbone(args.init or str(default_model_dir())).float()
     model = load_backbone(args.init or str(default_model_dir())).to(device).float()
     names = [n for n, _ in model.named_parameters()] if args.full else trainable_names(model, args.top_layers)
     for name, param in model.named_parameters():
@@ -250,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     curve = [{"step": 0, **evaluate(model, dev, device)}]
     best = curve[0]["acc"]
     print(f"dev before fine-tuning: acc {best:.4f} ce {curve[0]['ce']:.3f} on {curve[0]['letters']} letters", flush=True)
-    save_overlay(model, base, names, out, extra={"top_layers": str(args.top_layers), "step": "0"})
+    base_fp = fingerprint(model, names)  # the frozen part never changes: hash it once
+    save_overlay(model, names, out, extra={"top_layers": str(args.top_layers), "step": "0"}, base_fingerprint=base_fp)
     deadline = time.monotonic() + 60 * args.minutes if args.minutes else float("inf")
     model.train()
     bar = tqdm(range(1, args.steps + 1), desc="restoration fine-tune", unit="step")
@@ -273,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
             tqdm.write(f"step {step}: dev acc {point['acc']:.4f} ce {point['ce']:.3f}")
             if point["acc"] > best:
                 best = point["acc"]
-                save_overlay(model, base, names, out, extra={"top_layers": str(args.top_layers), "step": str(step)})
+                save_overlay(model, names, out, extra={"top_layers": str(args.top_layers), "step": str(step)},
+                             base_fingerprint=base_fp)
         if done:
             break
     if args.full:
