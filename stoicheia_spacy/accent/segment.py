@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,18 +55,14 @@ from spacy.vocab import Vocab
 
 from ..alphabet import (
     BND_INTERNAL,
-    BND_UNKNOWN,
-    BND_WORD_END,
     CAP_LOWER,
-    DIA_UNKNOWN,
-    MASK_ID,
     PUNCT_NONE,
-    PUNCT_UNKNOWN,
 )
-from ..codec import PUNCT_OUT, CharPlanes, decode_planes, encode_planes
+from ..codec import PUNCT_OUT, CharPlanes, decode_planes
 from ..errors import CheckpointError, ConfigError, InvalidTextError
-from ..leiden import Gap, format_gap, parse_gaps
-from ..leiden.render import format_gap_tag
+from ..leiden import Gap
+from ..models.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH, GapRun, encode_text
+from ..models.gaps import gap_width as _gap_width
 from ..textcheck import validate_text
 from .align import Alignment, align, rendered_letter_offsets
 from .predict import PlaneControl, PlanePrediction, predict_planes
@@ -97,57 +92,20 @@ def words_and_spaces(text: str) -> tuple[list[str], list[bool]]:
 NOTATIONS: tuple[str | None, ...] = ("leiden", "ddbdp", None)
 
 
-@dataclass(frozen=True)
-class GapRun:
-    """A source gap as fed to the model: MASK letters ``[start, start + width)`` of the
-    planes, its canonical ``markup`` and the span of its markup in the source."""
-
-    index: int
-    start: int
-    width: int
-    markup: str
-    source_start: int
-    source_end: int
-
-
-def gap_width(gap: Gap, unknown_slots: int = 5) -> int:
+def gap_width(gap: Gap, unknown_slots: int = UNKNOWN_GAP_WIDTH) -> int:
     """MASK letters fed for ``gap``: its width, the rounded middle of a range,
-    ``unknown_slots`` when unknown (at least 1)."""
-    if gap.max_width is None:
-        return max(1, unknown_slots)
-    return max(1, round((gap.min_width + gap.max_width) / 2))
+    ``unknown_slots`` when unknown (at least 1, at most ``MAX_GAP_WIDTH``)."""
+    return _gap_width(gap, unknown_slots, max(unknown_slots, MAX_GAP_WIDTH))[0]
 
 
 def gapped_planes(source: str, *, notation: str | None = "leiden",
-                  unknown_slots: int = 5) -> tuple[CharPlanes, list[GapRun]]:
+                  unknown_slots: int = UNKNOWN_GAP_WIDTH) -> tuple[CharPlanes, list[GapRun]]:
     """Planes of ``source`` (offsets into ``source``) with every Leiden gap replaced by
-    MASK letters whose other planes are UNKNOWN (see the module docstring)."""
-    if notation is None:
-        return encode_planes(source), []
-    gapped = parse_gaps(source, notation=notation)  # type: ignore[arg-type]
-    planes = encode_planes(gapped.text)
-    planes.offsets[:] = np.where(planes.offsets >= 0, gapped.source_offsets[np.maximum(planes.offsets, 0)], -1)
-    if not gapped.gaps:
-        return planes, []
-    n = len(planes)
-    cuts = np.searchsorted(planes.offsets, [g.source_start for g in gapped.gaps], side="left")
-    widths = np.array([gap_width(g, unknown_slots) for g in gapped.gaps], dtype=np.int64)
-    if n and cuts[-1] == n:  # a gap after the last letter: that letter is no longer the text's end
-        planes.boundary[-1] = BND_UNKNOWN
-    at = np.repeat(cuts, widths)
-    fill = {"letters": MASK_ID, "boundary": BND_UNKNOWN, "diacritics": DIA_UNKNOWN,
-            "capitals": CAP_LOWER, "punctuation": PUNCT_UNKNOWN}
-    arrays = {name: np.insert(getattr(planes, name), at, value).astype(np.uint8) for name, value in fill.items()}
-    elided = None if planes.elided is None else np.insert(planes.elided, at, False)
-    out = CharPlanes(**arrays, offsets=np.insert(planes.offsets, at, -1), elided=elided)
-    starts = cuts + np.concatenate([[0], np.cumsum(widths)[:-1]])
-    # whitespace after the markup in the source: the gap ends a word (a mark keep/copy respect)
-    spaced = np.array([g.source_end < len(source) and source[g.source_end].isspace() for g in gapped.gaps])
-    out.boundary[(starts + widths - 1)[spaced]] = BND_WORD_END
-    fmt = format_gap_tag if notation == "ddbdp" else format_gap
-    runs = [GapRun(i, int(st), int(w), fmt(g), g.source_start, g.source_end)
-            for i, (g, st, w) in enumerate(zip(gapped.gaps, starts, widths, strict=True))]
-    return out, runs
+    MASK letters whose other planes are UNKNOWN (:func:`stoicheia_spacy.models.gaps.encode_text`,
+    the encoder pipe's own route); malformed markup raises ``LeidenSyntaxError``."""
+    planes, runs, _ = encode_text(source, notation=notation, unknown_width=unknown_slots,
+                                  max_width=max(unknown_slots, MAX_GAP_WIDTH), strict=True)
+    return planes, runs
 
 
 def _stretch(start: int, n_from: int, n_to: int) -> np.ndarray:

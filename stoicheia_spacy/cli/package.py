@@ -64,8 +64,8 @@ def build_pipeline(
 
     nlp = spacy.blank("grc", config={"nlp": {"tokenizer": {"@tokenizers": "stoicheia.GreekTokenizer.v1"}}})
     encoder = nlp.add_pipe("stoicheia_encoder", config={"model": model})
-    nlp.initialize()
     set_backbone_weights(encoder.model, backbone)  # type: ignore[attr-defined]
+    nlp.initialize()  # keeps the weights just set (no second read)
     stored = stored_dtype(directory)
     if stored in {"BF16", "F16"}:  # keep a half-precision release half-precision in the package
         encoder.cfg["save_dtype"] = "bfloat16" if stored == "BF16" else "float16"  # type: ignore[attr-defined]

@@ -5,6 +5,9 @@ safetensors, never pickled). All Docs of a batch go through one forward: their p
 are packed into rows with segment ids (see :mod:`.packing`); Docs longer than
 ``max_length`` letters are cut into overlapping windows inside the same forward and
 every letter takes the output of the window where it sits farthest from a cut.
+A Doc's text becomes planes only here (:func:`doc_inputs`, :mod:`.gaps`): Leiden gaps are
+read once and fed as MASK letters; the output holds the gaps, the per-letter states and,
+when asked (``with_logits``), every output head's logits from the same forward.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+import numpy as np
 import torch
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
@@ -22,10 +26,18 @@ from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v3, torch2x
 from ..backbone import StoicheiaConfig, StoicheiaEncoder
 from ..errors import CheckpointError, ConfigError
 from .align import align_letters
+from .gaps import (
+    MAX_GAP_WIDTH,
+    NOTATIONS,
+    UNKNOWN_GAP_WIDTH,
+    alignment_offsets,
+    encode_text,
+    hide_unmarked,
+)
 from .packing import PackedBatch, pack_planes
-from .types import StoicheiaDocData
+from .types import LOGIT_HEADS, StoicheiaDocData
 
-HEADS: tuple[str, ...] = ("char", "boundary", "dia", "cap", "punct")
+HEADS: tuple[str, ...] = tuple(LOGIT_HEADS)
 
 #: Config keys that fix the weights or the computation; a checkpoint must agree on all of them.
 SHAPE_KEYS: tuple[str, ...] = (
@@ -79,15 +91,26 @@ def build_char_encoder(
     use_cap_input: bool = False,
     max_length: int = 4096,
     overlap: int = 512,
+    notation: str | None = "leiden",
+    unknown_gap_width: int = UNKNOWN_GAP_WIDTH,
+    max_gap_width: int = MAX_GAP_WIDTH,
+    hide_unmarked: bool = True,
 ) -> Model[list[Doc], list[StoicheiaDocData]]:
     """Docs -> :class:`StoicheiaDocData` with the (depth + 1, n_letters, d_model) hidden states.
 
     The architecture hyper-parameters mirror the released ``config.json``; the model is
     randomly initialised here and gets its weights at initialize time from a loader
-    (``stoicheia.BackboneLoader.v1``) or from disk.
+    (``stoicheia.BackboneLoader.v1``) or from disk. ``notation``, ``unknown_gap_width``,
+    ``max_gap_width`` and ``hide_unmarked`` set how a Doc's text becomes planes (Leiden
+    gaps as MASK letters, see :mod:`.gaps`).
     """
     if not 0 <= overlap < max_length:
         raise ConfigError(f"need 0 <= overlap < max_length, got {overlap} and {max_length}")
+    if notation not in NOTATIONS:
+        raise ConfigError(f"notation must be one of {list(NOTATIONS)}, got {notation!r}")
+    if not 1 <= unknown_gap_width <= max_gap_width:
+        raise ConfigError(f"need 1 <= unknown_gap_width <= max_gap_width, got {unknown_gap_width} "
+                          f"and {max_gap_width}")
     config = config_from_args(
         d_model=d_model, n_heads=n_heads, depth=depth, char_window=char_window, qk_norm=qk_norm,
         attn_impl=attn_impl, n_region=n_region, n_century=n_century, use_cap_input=use_cap_input,
@@ -109,30 +132,47 @@ def build_char_encoder(
             "max_length": max_length,
             "overlap": overlap,
             "with_logits": False,
+            "notation": notation,
+            "unknown_gap_width": unknown_gap_width,
+            "max_gap_width": max_gap_width,
+            "hide_unmarked": hide_unmarked,
+            "weights_loaded": False,
         },
     )
+
+
+def doc_inputs(doc: Doc, attrs: dict[str, Any] | None = None) -> StoicheiaDocData:
+    """A Doc's :class:`StoicheiaDocData` without states: planes with gaps, the planes the
+    backbone reads, token alignment (``attrs``: a char encoder's text settings)."""
+    attrs = attrs or {}
+    planes, gaps, error = encode_text(
+        doc.text, notation=attrs.get("notation", "leiden"),
+        unknown_width=int(attrs.get("unknown_gap_width", UNKNOWN_GAP_WIDTH)),
+        max_width=int(attrs.get("max_gap_width", MAX_GAP_WIDTH)))
+    letter_token, token_lengths = align_letters(doc, alignment_offsets(planes, gaps))
+    inputs = hide_unmarked(planes) if attrs.get("hide_unmarked", True) else planes
+    return StoicheiaDocData(planes, letter_token, token_lengths, gaps=gaps, inputs=inputs, markup_error=error)
 
 
 def _forward(
     model: Model[list[Doc], list[StoicheiaDocData]], docs: list[Doc], is_train: bool
 ) -> tuple[list[StoicheiaDocData], Callable[[Sequence[Any]], list[Any]]]:
-    from ..codec import encode_planes
-
-    planes = [encode_planes(doc.text) for doc in docs]
-    aligned = [align_letters(doc, p.offsets) for doc, p in zip(docs, planes, strict=True)]
-    batch = pack_planes(planes, max_length=model.attrs["max_length"], overlap=model.attrs["overlap"])
+    data = [doc_inputs(doc, model.attrs) for doc in docs]
+    batch = pack_planes([d.inputs for d in data], max_length=model.attrs["max_length"],
+                        overlap=model.attrs["overlap"])
     n_layers, width = model.get_dim("n_layers"), model.get_dim("nO")
+    with_logits = bool(model.attrs["with_logits"])
     if batch.n_rows == 0:
-        outputs = [
-            StoicheiaDocData(p, lt, tl, hidden=model.ops.alloc3f(n_layers, 0, width))
-            for p, (lt, tl) in zip(planes, aligned, strict=True)
-        ]
-        return outputs, lambda d_hidden: []
-    (hidden, logits), bp_hidden = model.layers[0]((batch, model.attrs["with_logits"]), is_train)
-    outputs = []
-    for p, (lt, tl), idx in zip(planes, aligned, batch.doc_index, strict=True):
-        doc_logits = {k: v[idx] for k, v in logits.items()} if logits else None
-        outputs.append(StoicheiaDocData(p, lt, tl, hidden=hidden[:, idx], logits=doc_logits))
+        for d in data:
+            d.hidden = model.ops.alloc3f(n_layers, 0, width)
+            if with_logits:
+                d.logits = {k: np.zeros((0, c), np.float32) for k, c in LOGIT_HEADS.items()}
+        return data, lambda d_hidden: []
+    (hidden, logits), bp_hidden = model.layers[0]((batch, with_logits), is_train)
+    for d, idx in zip(data, batch.doc_index, strict=True):
+        d.hidden = hidden[:, idx]
+        if logits:
+            d.logits = {k: model.ops.to_numpy(v[idx]).astype(np.float32, copy=False) for k, v in logits.items()}
 
     def backprop(d_hidden: Sequence[Any]) -> list[Any]:
         d_flat: Any = model.ops.alloc3f(*hidden.shape)
@@ -142,7 +182,7 @@ def _forward(
         bp_hidden(d_flat)
         return []
 
-    return outputs, backprop
+    return data, backprop
 
 
 def _convert_inputs(
@@ -204,3 +244,4 @@ def set_backbone_weights(model: Model, source: StoicheiaEncoder) -> None:
         target.load_state_dict(source.state_dict())
     except RuntimeError as exc:
         raise CheckpointError(f"cannot copy checkpoint weights: {exc}") from exc
+    model.attrs["weights_loaded"] = True

@@ -17,7 +17,6 @@ from thinc.api import Model, chain
 from thinc.types import Floats2d
 
 from ..errors import ConfigError, StoicheiaError
-from .align import align_letters
 from .types import StoicheiaDocData
 
 Backprop = Callable[[Sequence[Any]], Any]
@@ -102,17 +101,16 @@ def _listener_forward(
 
 def _zeros(model: StoicheiaListener, docs: Sequence[Doc]) -> list[StoicheiaDocData]:
     """Zero outputs of the right shape, for Docs the encoder has not seen (initialization)."""
-    from ..codec import encode_planes
+    from .encoder import doc_inputs
 
     if not (model.has_dim("nO") and model.has_dim("n_layers")):
         raise ConfigError("stoicheia listener is not connected to a 'stoicheia_encoder' pipe")
     n_layers, width = model.get_dim("n_layers"), model.get_dim("nO")
     out = []
     for doc in docs:
-        planes = encode_planes(doc.text)
-        letter_token, lengths = align_letters(doc, planes.offsets)
-        hidden = model.ops.alloc3f(n_layers, len(planes), width)
-        out.append(StoicheiaDocData(planes, letter_token, lengths, hidden=hidden))
+        data = doc_inputs(doc)
+        data.hidden = model.ops.alloc3f(n_layers, data.n_letters, width)
+        out.append(data)
     return out
 
 

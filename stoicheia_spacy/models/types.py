@@ -9,19 +9,33 @@ import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..codec import CharPlanes
+    from .gaps import GapRun
+
+#: Head names of ``StoicheiaDocData.logits`` and their widths (output classes).
+LOGIT_HEADS: dict[str, int] = {"char": 27, "boundary": 3, "dia": 48, "cap": 2, "punct": 6}
 
 
 @dataclass
 class StoicheiaDocData:
-    """The encoder's view of one Doc (stored as ``doc._.stoicheia``).
+    """The encoder's view of one Doc (stored as ``doc._.stoicheia``); built only by
+    :func:`stoicheia_spacy.models.gaps.encode_text` through the ``stoicheia_encoder`` pipe.
 
-    ``planes`` are the codec planes of ``doc.text`` (one position per Greek letter);
-    ``letter_token`` (n_letters,) is the index of the token that holds each letter and
-    ``token_lengths`` (n_tokens,) how many letters each token holds (letters are in
-    token order, so a token's letters are contiguous). ``hidden`` is the
+    ``planes`` are the codec planes of ``doc.text`` with every Leiden gap as MASK letters
+    (one position per Greek letter or MASK letter); ``planes.offsets[i]`` is letter
+    ``i``'s index in ``doc.text`` (-1 for a gap's MASK letters). ``gaps`` lists the gaps
+    (:class:`~stoicheia_spacy.models.gaps.GapRun`: MASK letters ``planes[run.letters]``,
+    markup span ``run.source_start:run.source_end`` in ``doc.text``); ``markup_error``
+    is the parser's message when the markup did not parse and the text was read as
+    plain text. ``inputs`` are the planes the backbone actually read (``planes`` with
+    the planes the text does not mark set to UNKNOWN, see
+    :func:`~stoicheia_spacy.models.gaps.hide_unmarked`). ``letter_token`` (n_letters,)
+    is the token that holds each letter (a gap's letters: the token where its markup
+    starts) and ``token_lengths`` (n_tokens,) how many letters each token holds (letters
+    are in token order, so a token's letters are contiguous). ``hidden`` is the
     (depth + 1, n_letters, d_model) stack of the embedding sum and every block output;
-    ``logits`` maps head names (char, boundary, dia, cap, punct) to (n_letters, C)
-    arrays when the pipe was asked to keep them.
+    ``logits`` maps head names (:data:`LOGIT_HEADS`: char, boundary, dia, cap, punct)
+    to raw (n_letters, C) float32 logits of the same forward (None when the pipe's
+    ``store_logits`` is false).
     """
 
     planes: CharPlanes
@@ -29,6 +43,17 @@ class StoicheiaDocData:
     token_lengths: np.ndarray
     hidden: Any = None
     logits: dict[str, np.ndarray] | None = field(default=None)
+    gaps: list[GapRun] = field(default_factory=list)
+    inputs: CharPlanes | None = None
+    markup_error: str | None = None
+
+    @property
+    def gap_letters(self) -> np.ndarray:
+        """Bool per letter: True for a gap's MASK letters."""
+        mask = np.zeros(self.n_letters, dtype=bool)
+        for run in self.gaps:
+            mask[run.letters] = True
+        return mask
 
     @property
     def n_letters(self) -> int:

@@ -1,19 +1,26 @@
-"""The ``stoicheia_accentuator`` pipe: accentuate Docs that are already tokenized.
+"""The ``stoicheia_accentuator`` pipe: accentuate Docs from the encoder's forward.
+
+Place it after ``stoicheia_encoder``: it runs no backbone of its own but decodes the
+per-plane logits the encoder stored on ``doc._.stoicheia`` (``store_logits = true``, the
+default). Unmarked text gets predictions because the encoder feeds the planes a text does
+not mark as UNKNOWN (``hide_unmarked``, :mod:`stoicheia_spacy.models.gaps`). In ``keep``
+and ``copy`` modes every value the backbone read as known is kept (a plane the text marks
+is kept as written; a gap followed by a space keeps its word end); ``predict`` decodes
+every position from the logits. Decoding (per-plane modes, orthographic constraints) is
+:func:`stoicheia_spacy.accent.predict.decode_heads`.
 
 A pipe cannot change ``doc.text``, so it annotates: ``doc._.accent_text`` is the rendered
 polytonic text, ``doc._.source_alignment`` its :class:`~stoicheia_spacy.accent.align.Alignment`
 with ``doc.text``, ``doc._.accent_planes`` the prediction, and each token whose letters
-render contiguously gets its accented form as ``token.norm_`` (LatinCy-style).  By default
+render contiguously gets its accented form as ``token.norm_`` (LatinCy-style). By default
 word division is copied from the Doc (``boundary = "copy"``) so that tokens and rendered
 words agree; set ``boundary = "predict"`` to re-divide (then only ``doc._.accent_text``
-reflects the new division).  To make the rendered text the Doc text, use the tokenizer
-``stoicheia.Segmenter.v1`` instead.  The pipe owns its backbone like the segmenter
-(``model_source``, default the embedded model; saved by ``to_disk``).
+reflects the new division). To make the rendered text the Doc text, use the tokenizer
+``stoicheia.Segmenter.v1`` instead.
 
-Leiden gaps in ``doc.text`` (``notation``, as for the segmenter) are fed to the model as
-MASK letters and appear in ``doc._.accent_text`` as canonical markup; a text whose markup
-does not parse (e.g. an unbalanced ``(``) is accentuated as plain text (documented fallback,
-so that ordinary prose never fails in the pipe).
+Leiden gaps are the encoder's (``doc._.stoicheia.gaps``: MASK letters in the forward) and
+appear in ``doc._.accent_text`` as canonical markup; a text whose markup does not parse
+was encoded as plain text by the encoder (documented fallback).
 """
 
 from __future__ import annotations
@@ -22,108 +29,124 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import srsly
 from spacy.language import Language
+from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
 from ..accent.predict import PlaneControl
-from ..accent.segment import StoicheiaSegmenter
-from ..errors import LeidenSyntaxError
+from ..alphabet import BND_UNKNOWN, DIA_UNKNOWN, PUNCT_UNKNOWN
+from ..errors import ConfigError
+from .base import SerializedPipe
 
-if not Doc.has_extension("accent_text"):
-    Doc.set_extension("accent_text", default=None)
+for _name in ("accent_text", "source_alignment", "accent_planes"):
+    if not Doc.has_extension(_name):
+        Doc.set_extension(_name, default=None)
+
+#: Input planes and their UNKNOWN ids (capitals are not a backbone input).
+_UNKNOWN: dict[str, int] = {"boundary": BND_UNKNOWN, "diacritics": DIA_UNKNOWN, "punctuation": PUNCT_UNKNOWN}
+
+CONTROL_KEYS: tuple[str, ...] = ("boundary", "diacritics", "punctuation", "capitals", "lowercase", "orthography")
 
 
 @Language.factory(
     "stoicheia_accentuator",
     assigns=["doc._.accent_text", "doc._.source_alignment", "doc._.accent_planes", "token.norm"],
-    default_config={"model_source": None, "boundary": "copy", "diacritics": "keep", "punctuation": "keep",
-                    "capitals": "keep", "lowercase": False, "orthography": True, "max_length": 2048,
-                    "overlap": 256, "batch_size": 64, "device": "cpu", "notation": "leiden",
-                    "unknown_slots": 5},
+    requires=["doc._.stoicheia"],
+    default_config={"boundary": "copy", "diacritics": "keep", "punctuation": "keep", "capitals": "keep",
+                    "lowercase": False, "orthography": True},
 )
 def make_stoicheia_accentuator(
-    nlp: Language, name: str, model_source: str | None, boundary: str, diacritics: str, punctuation: str,
-    capitals: str, lowercase: bool, orthography: bool, max_length: int, overlap: int, batch_size: int,
-    device: str, notation: str | None, unknown_slots: int,
+    nlp: Language, name: str, boundary: str, diacritics: str, punctuation: str, capitals: str,
+    lowercase: bool, orthography: bool,
 ) -> StoicheiaAccentuator:
-    """Create the accentuator pipe."""
-    control = PlaneControl(boundary=boundary, diacritics=diacritics, punctuation=punctuation,
-                           capitals=capitals, lowercase=lowercase, orthography=orthography)
-    return StoicheiaAccentuator(nlp, name, StoicheiaSegmenter(
-        nlp.vocab, model_source=model_source, control=control, max_length=max_length, overlap=overlap,
-        batch_size=batch_size, device=device, notation=notation, unknown_slots=unknown_slots))
+    """Create the accentuator pipe (plane modes: see :mod:`stoicheia_spacy.accent.predict`)."""
+    return StoicheiaAccentuator(name, PlaneControl(
+        boundary=boundary, diacritics=diacritics, punctuation=punctuation, capitals=capitals,
+        lowercase=lowercase, orthography=orthography))
 
 
-class StoicheiaAccentuator:
+def _log_softmax(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    if x.shape[0] == 0:
+        return x
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+class StoicheiaAccentuator(SerializedPipe, Pipe):
     """Annotate Docs with their accentuated rendering (see the module docstring)."""
 
-    def __init__(self, nlp: Language, name: str, segmenter: StoicheiaSegmenter) -> None:
+    def __init__(self, name: str = "stoicheia_accentuator", control: PlaneControl | None = None) -> None:
         self.name = name
-        self.segmenter = segmenter
+        self.control = control or PlaneControl(boundary="copy", capitals="keep")
+        self.cfg: dict[str, Any] = self._control_cfg()
+
+    def _control_cfg(self) -> dict[str, Any]:
+        return {k: getattr(self.control, k) for k in CONTROL_KEYS}
+
+    def set_cfg(self, cfg: dict[str, Any]) -> None:
+        """Settings read back: the plane modes."""
+        self.control = PlaneControl.from_dict({k: v for k, v in cfg.items() if k in CONTROL_KEYS})
+        self.cfg = self._control_cfg()
 
     def __call__(self, doc: Doc) -> Doc:
         return next(self.pipe([doc]))
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 64) -> Iterator[Doc]:
-        """Accentuate Docs in batches (one packed forward per batch)."""
-        batch: list[Doc] = []
+        """Accentuate Docs (decoding only: the encoder ran the forward)."""
         for doc in stream:
-            batch.append(doc)
-            if len(batch) >= batch_size:
-                yield from self._process(batch)
-                batch = []
-        if batch:
-            yield from self._process(batch)
+            self._annotate(doc)
+            yield doc
 
-    def _process(self, docs: list[Doc]) -> list[Doc]:
-        from ..accent.predict import predict_planes
-        from ..accent.segment import gapped_planes, render_with_gaps
+    def _annotate(self, doc: Doc) -> None:
+        from ..accent.predict import decode_heads, model_inputs
+        from ..accent.segment import render_with_gaps
 
-        seg = self.segmenter
-        fed = []
-        for doc in docs:
-            try:
-                fed.append(gapped_planes(doc.text, notation=seg.notation, unknown_slots=seg.unknown_slots))
-            except LeidenSyntaxError:
-                fed.append(gapped_planes(doc.text, notation=None))
-        preds = predict_planes(seg.model, [p for p, _ in fed], seg.control, max_length=seg.max_length,
-                               overlap=seg.overlap, max_rows=seg.batch_size)
-        for doc, pred, (_, runs) in zip(docs, preds, fed, strict=True):
-            rendered, alignment, _ = render_with_gaps(doc.text, pred.planes, runs)
-            doc._.accent_text = rendered
-            doc._.source_alignment = alignment
-            doc._.accent_planes = pred
-            s2r = alignment.source_to_rendered
-            for token in doc:
-                hits = s2r[token.idx: token.idx + len(token.text)]
-                hits = hits[hits >= 0]
-                if not len(hits):
-                    continue
-                lo, hi = int(hits.min()), int(hits.max()) + 1
-                while hi < len(rendered) and not rendered[hi].isspace() and rendered[hi] not in ",·:.;":
-                    hi += 1  # trailing combining marks / elision of the last letter
-                if " " not in rendered[lo:hi]:
-                    token.norm_ = rendered[lo:hi]
-        return docs
-
-    def to_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> None:
-        """Settings and backbone weights."""
-        self.segmenter.to_disk(path, exclude=exclude)
+        data = doc._.stoicheia
+        if data is None:
+            raise ConfigError("stoicheia_accentuator needs a 'stoicheia_encoder' pipe before it")
+        if data.logits is None:
+            raise ConfigError("stoicheia_accentuator decodes the encoder's logits: set store_logits = true "
+                              "on the stoicheia_encoder pipe")
+        inputs, fixed = model_inputs(data.planes, self.control)
+        if data.inputs is not None:  # keep/copy: what the backbone read as known is kept
+            for plane, unknown in _UNKNOWN.items():
+                if self.control.mode(plane) in ("keep", "copy"):
+                    seen = getattr(data.inputs, plane) != unknown  # (a gap's letters: its word end)
+                    getattr(inputs, plane)[seen] = getattr(data.inputs, plane)[seen]
+                    fixed[plane] = fixed[plane] | seen
+        logp = {head: _log_softmax(values) for head, values in data.logits.items()}
+        pred = decode_heads(data.planes, inputs, fixed, logp, self.control)
+        rendered, alignment, _ = render_with_gaps(doc.text, pred.planes, list(data.gaps))
+        doc._.accent_text = rendered
+        doc._.source_alignment = alignment
+        doc._.accent_planes = pred
+        s2r = alignment.source_to_rendered
+        for token in doc:
+            hits = s2r[token.idx: token.idx + len(token.text)]
+            hits = hits[hits >= 0]
+            if not len(hits):
+                continue
+            lo, hi = int(hits.min()), int(hits.max()) + 1
+            while hi < len(rendered) and not rendered[hi].isspace() and rendered[hi] not in ",·:.;":
+                hi += 1  # trailing combining marks / elision of the last letter
+            if " " not in rendered[lo:hi]:
+                token.norm_ = rendered[lo:hi]
 
     def from_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> StoicheiaAccentuator:
-        """Read what :meth:`to_disk` wrote."""
-        self.segmenter.from_disk(path, exclude=exclude)
-        return self
-
-    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        return self.segmenter.to_bytes(exclude=exclude)
-
-    def from_bytes(self, data: bytes, *, exclude: Iterable[str] = tuple()) -> StoicheiaAccentuator:
-        self.segmenter.from_bytes(data, exclude=exclude)
+        """Read the settings (also those of a pipeline saved when the accentuator owned a
+        backbone: its ``segmenter.json``; the old backbone copy is ignored)."""
+        legacy = Path(path) / "segmenter.json"
+        if not (Path(path) / "cfg").is_file() and legacy.is_file() and "cfg" not in exclude:
+            self.set_cfg(srsly.read_json(legacy)["control"])
+            return self
+        super().from_disk(path, exclude=exclude)
         return self
 
     def initialize(self, get_examples: Any = None, *, nlp: Language | None = None) -> None:
-        """Nothing to train; the backbone loads lazily."""
+        """Nothing to train or load."""
 
 
 __all__ = ["StoicheiaAccentuator", "make_stoicheia_accentuator"]

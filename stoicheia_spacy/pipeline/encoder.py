@@ -1,41 +1,58 @@
-"""The ``stoicheia_encoder`` pipe: one backbone forward per batch, shared through listeners.
+"""The ``stoicheia_encoder`` pipe: the one place where text becomes planes and states.
 
-Downstream components embed a ``stoicheia.StoicheiaListener.v1``; during training the
-pipe hands each batch's output to its listeners and backpropagates the gradients they
-return (scaled by their ``grad_factor``), as spaCy's ``tok2vec`` and spacy-transformers
-do. ``doc._.stoicheia`` holds a :class:`~stoicheia_spacy.models.StoicheiaDocData`.
-Weights are saved as ``config.json`` + ``model.safetensors`` in the released format.
+It reads each Doc's Leiden / Ithaca markup once (gaps become MASK letters, see
+:mod:`stoicheia_spacy.models.gaps`), runs ONE backbone forward per batch, and stores a
+:class:`~stoicheia_spacy.models.StoicheiaDocData` as ``doc._.stoicheia``: planes, gaps,
+token alignment, per-letter hidden states of every layer and the logits of every output
+head (``store_logits``, default true: the accentuator decodes them). Downstream
+components read it: through a ``stoicheia.StoicheiaListener.v1`` (morphosyntax, scanner;
+during training the pipe hands each batch's output to its listeners and backpropagates the
+gradients they return, scaled by their ``grad_factor``, as spaCy's ``tok2vec`` does), from
+``doc._.stoicheia`` (accentuator), or, to run the backbone themselves, through a
+``stoicheia.BackboneReference.v1`` (restorer).
+
+Weights: the default ``[model]`` is the shape of the embedded backbone
+(``embedded:grc_stoicheia_doc_clean``, 21 M parameters); ``nlp.initialize()`` loads the
+weights through ``[initialize.components.stoicheia_encoder.loader]``
+(``@misc = "stoicheia.BackboneLoader.v1"``), which defaults to that embedded backbone
+(:data:`DEFAULT_SOURCE`) when the shape fits. Running the pipe before any weights were
+loaded raises :class:`~stoicheia_spacy.errors.ConfigError` (never random outputs). Weights
+are saved as ``config.json`` + ``model.safetensors`` in the released format.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import srsly
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
-from thinc.api import Model, Optimizer
+from thinc.api import Config, Model, Optimizer
 
-from ..errors import CheckpointError
+from ..errors import CheckpointError, ConfigError
 from ..models.encoder import set_backbone_weights, torch_backbone
 from ..models.listener import StoicheiaListener
+from ..models.reference import BackboneReference
 from ..models.types import StoicheiaDocData
+from .base import StoicheiaPipe
 
 if not Doc.has_extension("stoicheia"):
     Doc.set_extension("stoicheia", default=None)
 
+#: The backbone the default config loads at initialize (the shipped embedded model).
+DEFAULT_SOURCE = "embedded:grc_stoicheia_doc_clean"
+
+#: ``[model]`` of the default config: the embedded backbone's shape (not a paper-size model).
 DEFAULT_ENCODER_MODEL = """
 [model]
 @architectures = "stoicheia.CharEncoder.v1"
-d_model = 1024
-n_heads = 16
-depth = 32
+d_model = 384
+n_heads = 6
+depth = 12
 char_window = 256
 qk_norm = true
 attn_impl = "sdpa"
@@ -44,13 +61,18 @@ n_century = null
 use_cap_input = false
 max_length = 4096
 overlap = 512
+notation = "leiden"
+unknown_gap_width = 5
+max_gap_width = 128
+hide_unmarked = true
 """
 
 
 @Language.factory(
     "stoicheia_encoder",
     assigns=["doc._.stoicheia"],
-    default_config={"model": DEFAULT_ENCODER_MODEL, "store_hidden": True, "store_logits": False},
+    default_config={"model": Config().from_str(DEFAULT_ENCODER_MODEL)["model"], "store_hidden": True,
+                    "store_logits": True},
 )
 def make_stoicheia_encoder(
     nlp: Language, name: str, model: Model, store_hidden: bool, store_logits: bool
@@ -60,16 +82,14 @@ def make_stoicheia_encoder(
                                 store_logits=store_logits)
 
 
-class StoicheiaEncoderPipe(TrainablePipe):
-    """Run the Stoicheia backbone and share its per-letter hidden states."""
+class StoicheiaEncoderPipe(StoicheiaPipe):
+    """Run the Stoicheia backbone once per batch and share its output (see the module doc)."""
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_encoder", *,
-                 store_hidden: bool = True, store_logits: bool = False) -> None:
-        self.vocab = vocab
-        self.model = model
-        self.name = name
-        self.cfg: dict[str, Any] = {"store_hidden": store_hidden, "store_logits": store_logits}
+                 store_hidden: bool = True, store_logits: bool = True) -> None:
+        super().__init__(vocab, model, name, store_hidden=store_hidden, store_logits=store_logits)
         self.listener_map: dict[str, list[Model]] = {}
+        self.references: dict[str, list[BackboneReference]] = {}
 
     # ------------------------------------------------------------ listeners
     @property
@@ -109,11 +129,32 @@ class StoicheiaEncoderPipe(TrainablePipe):
         for node in model.walk():
             if isinstance(node, StoicheiaListener) and node.upstream_name in ("*", self.name):
                 self.add_listener(node, component.name)
+            elif isinstance(node, BackboneReference) and node.upstream_name in ("*", self.name):
+                node.connect(self.model)
+                refs = self.references.setdefault(component.name, [])
+                if node not in refs:
+                    refs.append(node)
+
+    # ------------------------------------------------------------ weights
+    @property
+    def has_weights(self) -> bool:
+        """True once weights were loaded (loader, ``from_disk``/``from_bytes``, or
+        :func:`~stoicheia_spacy.models.set_backbone_weights`)."""
+        return bool(self.model.attrs.get("weights_loaded"))
+
+    def _require_weights(self) -> None:
+        if not self.has_weights:
+            raise ConfigError(
+                f"'{self.name}' has no weights: call nlp.initialize() (the default loader reads "
+                f"{DEFAULT_SOURCE!r}; set [initialize.components.{self.name}.loader] with "
+                '@misc = "stoicheia.BackboneLoader.v1" and source = a checkpoint directory or hub id '
+                "for another backbone) or load a saved pipeline")
 
     # ------------------------------------------------------------ inference
     def predict(self, docs: Iterable[Doc]) -> list[StoicheiaDocData]:
         """Encode a batch of Docs in one forward (no gradients)."""
         docs = list(docs)
+        self._require_weights()
         self.model.attrs["with_logits"] = bool(self.cfg["store_logits"])
         try:
             return self.model.predict(docs)
@@ -147,6 +188,7 @@ class StoicheiaEncoderPipe(TrainablePipe):
         validate_examples(examples, "StoicheiaEncoderPipe.update")
         losses.setdefault(self.name, 0.0)
         docs = [eg.predicted for eg in examples]
+        self._require_weights()
         trainable = any(getattr(m, "grad_factor", 1.0) != 0.0 for m in self.listeners)
         if trainable:
             outputs, bp_outputs = self.model.begin_update(docs)
@@ -189,14 +231,33 @@ class StoicheiaEncoderPipe(TrainablePipe):
         nlp: Language | None = None,
         loader: Callable[[Model], Model] | None = None,
     ) -> None:
-        """Load the backbone weights through ``loader`` (e.g. ``stoicheia.BackboneLoader.v1``)."""
+        """Load the backbone weights through ``loader`` (e.g. ``stoicheia.BackboneLoader.v1``).
+
+        Without a loader, weights already set are kept; else the embedded backbone
+        (:data:`DEFAULT_SOURCE`) is loaded when the pipe has its shape; another shape needs
+        a loader (:class:`ConfigError` names it)."""
         validate_get_examples(get_examples, "StoicheiaEncoderPipe.initialize")
-        if loader is not None:
-            loader(self.model)
+        if loader is None and self.has_weights:
+            return  # weights were set before initialize (e.g. stoicheia package): keep them
+        if loader is None:
+            from ..backbone import load_backbone_config
+            from ..models.encoder import SHAPE_KEYS
+            from ..models.loader import create_backbone_loader
+
+            want = torch_backbone(self.model).config.to_dict()
+            have = load_backbone_config(DEFAULT_SOURCE).to_dict()
+            diff = [k for k in SHAPE_KEYS if want.get(k) != have.get(k)]
+            if diff:
+                raise ConfigError(
+                    f"'{self.name}' has no loader and its backbone shape differs from the default "
+                    f"{DEFAULT_SOURCE!r} ({', '.join(diff)}): set [initialize.components.{self.name}.loader] "
+                    '(@misc = "stoicheia.BackboneLoader.v1", source = a checkpoint directory or hub id)')
+            loader = create_backbone_loader(DEFAULT_SOURCE)
+        loader(self.model)
 
     # -------------------------------------------------------- serialization
-    def to_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> None:
-        """Write ``cfg`` and the backbone as ``config.json`` + ``model.safetensors``.
+    def model_to_disk(self, folder: Path) -> None:
+        """The backbone as ``config.json`` + ``model.safetensors`` (released format).
 
         ``cfg["save_dtype"]`` (``"bfloat16"`` / ``"float16"``; default float32) sets the
         stored precision; weights are always loaded back as float32 on CPU.
@@ -205,36 +266,32 @@ class StoicheiaEncoderPipe(TrainablePipe):
 
         from ..backbone import save_backbone
 
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        srsly.write_json(path / "cfg", self.cfg)
         dtypes = {"bfloat16": torch.bfloat16, "float16": torch.float16}
-        save_backbone(torch_backbone(self.model), path, dtype=dtypes.get(str(self.cfg.get("save_dtype"))))
+        save_backbone(torch_backbone(self.model), folder, dtype=dtypes.get(str(self.cfg.get("save_dtype"))))
 
-    def from_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> StoicheiaEncoderPipe:
-        """Read what :meth:`to_disk` wrote."""
+    def model_from_disk(self, folder: Path) -> None:
+        """Read what :meth:`model_to_disk` wrote."""
         from ..backbone import load_backbone
 
-        path = Path(path)
-        if (path / "cfg").exists():
-            self.cfg.update(srsly.read_json(path / "cfg"))
-        if not (path / "model.safetensors").is_file():
-            raise CheckpointError(f"{path} has no model.safetensors")
-        set_backbone_weights(self.model, load_backbone(path))
-        return self
+        if not (folder / "model.safetensors").is_file():
+            raise CheckpointError(f"{folder} has no model.safetensors")
+        set_backbone_weights(self.model, load_backbone(folder))
 
-    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        """Serialize ``cfg`` and the safetensors checkpoint to bytes."""
+    def model_to_bytes(self) -> bytes:
+        """``config.json`` and ``model.safetensors`` in one msgpack message."""
+        import tempfile
+
         with tempfile.TemporaryDirectory() as tmp:
-            self.to_disk(tmp)
+            self.model_to_disk(Path(tmp))
             files = {name: (Path(tmp) / name).read_bytes() for name in ("config.json", "model.safetensors")}
-        return srsly.msgpack_dumps({"cfg": self.cfg, **files})
+        return bytes(srsly.msgpack_dumps(files))
 
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> StoicheiaEncoderPipe:
-        """Read what :meth:`to_bytes` wrote."""
-        data = srsly.msgpack_loads(bytes_data)
+    def model_from_bytes(self, data: bytes) -> None:
+        """Read what :meth:`model_to_bytes` wrote."""
+        import tempfile
+
+        files = srsly.msgpack_loads(data)
         with tempfile.TemporaryDirectory() as tmp:
-            srsly.write_json(Path(tmp) / "cfg", data["cfg"])
-            for name in ("config.json", "model.safetensors"):
-                (Path(tmp) / name).write_bytes(data[name])
-            return self.from_disk(tmp)
+            for name, blob in files.items():
+                (Path(tmp) / name).write_bytes(blob)
+            self.model_from_disk(Path(tmp))

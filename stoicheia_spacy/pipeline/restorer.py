@@ -1,7 +1,11 @@
 """The ``stoicheia_restorer`` pipe: restore Leiden gaps with the encoder pipe's backbone.
 
-Place it after ``stoicheia_encoder``; it runs the torch backbone of that pipe
-(``torch_backbone``) through :func:`stoicheia_spacy.restore.beam_search`. The Doc text
+Place it after ``stoicheia_encoder``. Its ``[model]`` is a declared reference to that
+pipe's backbone (``stoicheia.BackboneReference.v1``, ``upstream = "stoicheia_encoder"``),
+connected when the pipeline is initialized or loaded (a restorer added afterwards links
+itself on first use with :func:`~stoicheia_spacy.pipeline.base.link_listeners`); the
+beam search (:func:`stoicheia_spacy.restore.beam_search`) runs that backbone, one batched
+forward per decoding step, and holds no copy of it. The Doc text
 is the input text WITH its Leiden markup; gaps come from ``parse_gaps(doc.text)`` or,
 with ``strip_restorations`` editorial restorations ``[αβγ]`` become
 gaps too (the evaluation view); when ``doc.spans[spans_key]`` exists, from those spans (each span's characters are
@@ -21,8 +25,10 @@ probabilities: see :mod:`stoicheia_spacy.restore.beam` and :mod:`~.restore.width
 
 A restoration overlay (the fine-tuned top blocks and heads, :mod:`~.restore.overlay`) read
 by ``from_disk`` from ``overlay.safetensors`` (or given to :meth:`StoicheiaRestorer.set_overlay`)
-is applied to a private copy of the encoder's backbone; ``use_overlay = false`` restores with
-the plain backbone. The other components keep reading the plain backbone.
+is applied through the reference: the untouched blocks are the encoder's own modules, the
+overlaid ones copies; ``use_overlay = false`` restores with the plain backbone. The other
+components keep reading the plain backbone. Serialization: parts ``cfg`` and ``model``
+(the overlay), ``exclude`` honoured.
 """
 
 from __future__ import annotations
@@ -31,13 +37,15 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import srsly
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
+from thinc.api import Config, Model
 
 from ..errors import ConfigError
 from ..leiden import Gap, GappedText, parse_gaps, render_restorations
+from ..models.reference import BackboneReference
+from .base import SerializedPipe, link_listeners
 
 if not Doc.has_extension("restorations"):
     Doc.set_extension("restorations", default=None)
@@ -67,8 +75,13 @@ def _restored(doc: Doc) -> str | None:
 if not Doc.has_extension("restored"):
     Doc.set_extension("restored", getter=_restored)
 
+DEFAULT_RESTORER_MODEL = """
+[model]
+@architectures = "stoicheia.BackboneReference.v1"
+upstream = "stoicheia_encoder"
+"""
+
 DEFAULT_CONFIG: dict[str, Any] = {
-    "encoder": "stoicheia_encoder",
     "beam_width": 20,
     "n_candidates": 20,
     "window": 512,
@@ -90,37 +103,42 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "stoicheia_restorer",
     assigns=["doc._.restorations", "doc._.restored"],
     requires=["doc._.stoicheia"],
-    default_config=DEFAULT_CONFIG,
+    default_config={"model": Config().from_str(DEFAULT_RESTORER_MODEL)["model"], **DEFAULT_CONFIG},
 )
 def make_stoicheia_restorer(
-    nlp: Language, name: str, encoder: str, beam_width: int, n_candidates: int, window: int,
+    nlp: Language, name: str, model: Model, beam_width: int, n_candidates: int, window: int,
     mode: str, space_ratio: float, elastic_slots: int, unknown_slots: int, approx_slack: int,
     temperature: float, abstain_below: float, notation: str, spans_key: str, strip_restorations: bool,
     use_overlay: bool,
 ) -> StoicheiaRestorer:
     """Create the ``stoicheia_restorer`` pipe (see the module docstring for the options)."""
     return StoicheiaRestorer(
-        nlp, name, encoder=encoder, beam_width=beam_width, n_candidates=n_candidates, window=window,
+        nlp, name, model=model, beam_width=beam_width, n_candidates=n_candidates, window=window,
         mode=mode, space_ratio=space_ratio, elastic_slots=elastic_slots, unknown_slots=unknown_slots,
         approx_slack=approx_slack, temperature=temperature, abstain_below=abstain_below,
         notation=notation, spans_key=spans_key,
         strip_restorations=strip_restorations, use_overlay=use_overlay)
 
 
-class StoicheiaRestorer(Pipe):
+class StoicheiaRestorer(SerializedPipe, Pipe):
     """Restore the gaps of each Doc; every gap of a batch of Docs shares one beam search."""
 
-    def __init__(self, nlp: Language, name: str = "stoicheia_restorer", **cfg: Any) -> None:
+    def __init__(self, nlp: Language, name: str = "stoicheia_restorer", *, model: Model | None = None,
+                 **cfg: Any) -> None:
         unknown = set(cfg) - set(DEFAULT_CONFIG)
         if unknown:
             raise ConfigError(f"unknown stoicheia_restorer options: {sorted(unknown)}")
+        if model is None:
+            model = BackboneReference()
+        if not any(isinstance(node, BackboneReference) for node in model.walk()):
+            raise ConfigError("the stoicheia_restorer model must hold a stoicheia.BackboneReference.v1")
         self.nlp = nlp
         self.name = name
+        self.model = model
         self.cfg: dict[str, Any] = {**DEFAULT_CONFIG, **cfg}
         self._check()
         self.forwards = 0
         self.overlay: tuple[dict[str, Any], dict[str, str]] | None = None
-        self._overlaid: tuple[int, Any] | None = None
 
     def _check(self) -> None:
         c = self.cfg
@@ -134,22 +152,20 @@ class StoicheiaRestorer(Pipe):
             raise ConfigError(f"notation must be 'leiden' or 'ddbdp', got {c['notation']!r}")
 
     # ------------------------------------------------------------ backbone
+    @property
+    def reference(self) -> BackboneReference:
+        """The declared reference to the encoder's backbone (the ``[model]`` block)."""
+        return next(node for node in self.model.walk() if isinstance(node, BackboneReference))
+
     def backbone(self) -> Any:
-        """The torch backbone of the encoder pipe named by ``cfg['encoder']``."""
-        from ..models.encoder import torch_backbone
-
-        if self.cfg["encoder"] not in self.nlp.pipe_names:
-            raise ConfigError(f"stoicheia_restorer needs the pipe {self.cfg['encoder']!r} before it "
+        """The encoder's torch backbone through the reference, with the overlay when used."""
+        ref = self.reference
+        if not ref.connected:  # added after initialize/load: link as nlp.initialize would
+            link_listeners(self.nlp)
+        if not ref.connected:
+            raise ConfigError(f"stoicheia_restorer needs the pipe {ref.upstream_name!r} before it "
                               f"(pipeline: {self.nlp.pipe_names})")
-        encoder: Any = self.nlp.get_pipe(self.cfg["encoder"])
-        base = torch_backbone(encoder.model)
-        if self.overlay is None or not self.cfg["use_overlay"]:
-            return base
-        if self._overlaid is None or self._overlaid[0] != id(base):
-            from ..restore.overlay import apply_overlay
-
-            self._overlaid = (id(base), apply_overlay(base, *self.overlay))
-        return self._overlaid[1]
+        return ref.backbone(self.overlay if self.cfg["use_overlay"] else None)
 
     def set_overlay(self, path: str | Path | None) -> None:
         """Use the restoration overlay at ``path`` (a file or a directory holding
@@ -157,7 +173,6 @@ class StoicheiaRestorer(Pipe):
         from ..restore.overlay import read_overlay
 
         self.overlay = None if path is None else read_overlay(path)
-        self._overlaid = None
 
     # ------------------------------------------------------------ gaps
     def gapped(self, doc: Doc) -> tuple[GappedText, bool]:
@@ -222,51 +237,43 @@ class StoicheiaRestorer(Pipe):
         return docs
 
     # ------------------------------------------------------------ serialization
-    def to_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> None:
+    def set_cfg(self, cfg: dict[str, Any]) -> None:
+        """Settings read back (a stored ``encoder`` name of older pipelines is ignored)."""
+        self.cfg.update({k: v for k, v in cfg.items() if k in DEFAULT_CONFIG})
+        self._check()
+
+    def model_to_disk(self, folder: Path) -> None:
+        """The overlay as ``overlay.safetensors`` (nothing without one)."""
         from ..restore.overlay import OVERLAY_NAME
 
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        srsly.write_json(path / "cfg", self.cfg)
         if self.overlay is not None:
-            (path / OVERLAY_NAME).write_bytes(self._overlay_bytes())
+            (folder / OVERLAY_NAME).write_bytes(self.model_to_bytes())
 
-    def from_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> StoicheiaRestorer:
+    def model_from_disk(self, folder: Path) -> None:
         from ..restore.overlay import OVERLAY_NAME
 
-        cfg_file = Path(path) / "cfg"
-        if cfg_file.exists():
-            self.cfg.update(srsly.read_json(cfg_file))
-            self._check()
-        if (Path(path) / OVERLAY_NAME).exists():
-            self.set_overlay(Path(path) / OVERLAY_NAME)
-        return self
+        self.set_overlay(folder / OVERLAY_NAME if (folder / OVERLAY_NAME).exists() else None)
 
-    def _overlay_bytes(self) -> bytes:
+    def model_to_bytes(self) -> bytes:
         from safetensors.torch import save
 
-        assert self.overlay is not None
+        if self.overlay is None:
+            return b""
         tensors, meta = self.overlay
-        return save({k: v.contiguous() for k, v in tensors.items()}, metadata=meta)
+        return bytes(save({k: v.contiguous() for k, v in tensors.items()}, metadata=meta))
 
-    def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
-        overlay = self._overlay_bytes() if self.overlay is not None else None
-        return srsly.msgpack_dumps({"cfg": self.cfg, "overlay": overlay})
+    def model_from_bytes(self, data: bytes) -> None:
+        if not data:
+            self.set_overlay(None)
+            return
+        import tempfile
 
-    def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> StoicheiaRestorer:
-        msg = srsly.msgpack_loads(data)
-        self.cfg.update(msg["cfg"])
-        self._check()
-        if msg.get("overlay") is not None:
-            import tempfile
+        from ..restore.overlay import OVERLAY_NAME
 
-            from ..restore.overlay import OVERLAY_NAME
-
-            with tempfile.TemporaryDirectory() as tmp:
-                file = Path(tmp) / OVERLAY_NAME
-                file.write_bytes(msg["overlay"])
-                self.set_overlay(file)
-        return self
+        with tempfile.TemporaryDirectory() as tmp:
+            file = Path(tmp) / OVERLAY_NAME
+            file.write_bytes(data)
+            self.set_overlay(file)
 
     def initialize(self, get_examples: Callable[[], Iterable[Any]] | None = None, *,
                    nlp: Language | None = None) -> None:

@@ -25,9 +25,12 @@ per dichronon: ``offset``, ``p_long``, ``length`` 1/0/None), ``span._.scansion``
 with ``k + 1``) and ``span._.meter`` (``name``, ``cost`` nats per
 syllable, ``used``) on ``doc._.verses``. Gold for ``update`` is
 ``reference._.scan_gold = {"macron": [...], "scan": [...]}`` per codec letter (-1 =
-no label), as built by :mod:`stoicheia_spacy.scan.silver`. The heads are torch modules
-stepped by their own AdamW (``learn_rate``) in ``update``; ``to_disk`` writes
-``cfg`` + ``heads.safetensors``.
+no label), as built by :mod:`stoicheia_spacy.scan.silver`. The heads are a torch module
+in a ``PyTorchWrapper_v3`` node, stepped by the training config's optimizer
+(``[training.optimizer]``) through ``finish_update`` like every stoicheia component;
+``to_disk`` writes ``cfg`` + ``heads.json`` + ``heads.safetensors`` (parts ``cfg`` and
+``model``, ``exclude`` honoured). Gap letters (``doc._.stoicheia.gaps``) are left out
+of syllabification and scansion.
 """
 
 from __future__ import annotations
@@ -38,20 +41,20 @@ from typing import Any
 
 import numpy as np
 import srsly
-import torch
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span, Token
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
-from thinc.api import Config, Model, Optimizer
+from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..decoders import load_meters
 from ..errors import CheckpointError, InvalidExampleError
+from ..models.gaps import select_letters
 from ..models.listener import _zeros
-from ..scan.heads import N_MACRON, ScannerHeads, torch_heads
+from ..scan.heads import N_MACRON, ScannerHeads, heads_node, make_heads, torch_heads
 from ..scan.lattice import correption_mask, decode_lattice, expand_weights, synizesis_candidates
 from ..scan.syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_text, syllabify
+from .base import StoicheiaPipe
 
 for _name, _cls in (("macronized", Token), ("scansion", Span), ("meter", Span)):
     if not _cls.has_extension(_name):
@@ -74,16 +77,16 @@ dropout = 0.1
     "stoicheia_scanner",
     assigns=["token._.macronized", "doc._.macrons", "doc._.verses", "span._.scansion", "span._.meter"],
     default_config={"model": Config().from_str(DEFAULT_SCANNER_MODEL)["model"], "theta": 0.1, "abstain_below": 0.0,
-                    "temperature": 1.0, "rule_eps": 0.02, "learn_rate": 1e-3, "meters": None,
+                    "temperature": 1.0, "rule_eps": 0.02, "meters": None,
                     "synizesis_cost": 1.0, "correption_eps": 0.2},
 )
 def make_stoicheia_scanner(nlp: Language, name: str, model: Model, theta: float, abstain_below: float,
-                           temperature: float, rule_eps: float, learn_rate: float,
+                           temperature: float, rule_eps: float,
                            meters: list[str] | None, synizesis_cost: float = 1.0,
                            correption_eps: float = 0.2) -> ScannerPipe:
     """Create the ``stoicheia_scanner`` pipe (``meters``: names to restrict detection to)."""
     return ScannerPipe(nlp.vocab, model, name, theta=theta, abstain_below=abstain_below,
-                       temperature=temperature, rule_eps=rule_eps, learn_rate=learn_rate, meters=meters,
+                       temperature=temperature, rule_eps=rule_eps, meters=meters,
                        synizesis_cost=synizesis_cost, correption_eps=correption_eps)
 
 
@@ -92,16 +95,12 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
     return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
 
 
-class ScannerPipe(TrainablePipe):
+class ScannerPipe(StoicheiaPipe):
     """Macronizer + scansion + metre detection on the shared encoder (see module doc)."""
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_scanner", **cfg: Any) -> None:
-        self.vocab = vocab
-        self.model = model
-        self.name = name
-        self.cfg: dict[str, Any] = dict(cfg)
+        super().__init__(vocab, model, name, **cfg)
         self._meters: dict[str, Any] | None = None
-        self._optim: torch.optim.Optimizer | None = None
 
     @property
     def meters(self) -> dict[str, Any]:
@@ -144,6 +143,11 @@ class ScannerPipe(TrainablePipe):
     def _annotate(self, doc: Doc, logits: np.ndarray) -> None:
         data = doc._.stoicheia
         planes = data.planes
+        letter_token = np.asarray(data.letter_token)
+        if data.gaps:  # a gap's MASK letters have no sound: scan the text letters only
+            keep = ~data.gap_letters
+            planes, logits, letter_token = select_letters(planes, keep), logits[keep], letter_token[keep]
+        token_ends = np.cumsum(np.bincount(letter_token, minlength=len(doc)))
         n = len(planes)
         t = float(self.cfg.get("temperature", 1.0))
         mac = _log_softmax(logits[:, :N_MACRON] / t) if n else np.zeros((0, 2))
@@ -208,7 +212,7 @@ class ScannerPipe(TrainablePipe):
         doc._.macrons = [{"offset": int(offsets[i]), "p_long": float(p_long[i]),
                           "length": None if lengths[i] < 0 else int(lengths[i])} for i in np.nonzero(dich)[0]]
         for tok in doc:
-            sl = data.token_slice(tok.i)
+            sl = slice(int(token_ends[tok.i - 1]) if tok.i else 0, int(token_ends[tok.i]))
             if sl.stop > sl.start:
                 sub_tok = planes[sl]
                 shifted = type(sub_tok)(sub_tok.letters, sub_tok.boundary, sub_tok.diacritics, sub_tok.capitals,
@@ -235,11 +239,6 @@ class ScannerPipe(TrainablePipe):
         return np.log(np.stack([p, 1 - p], axis=1))
 
     # ------------------------------------------------------------- training
-    def _optimizer(self) -> torch.optim.Optimizer:
-        if self._optim is None:
-            self._optim = torch.optim.AdamW(torch_heads(self.model).parameters(), lr=float(self.cfg["learn_rate"]))
-        return self._optim
-
     def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optimizer | None = None,
                losses: dict[str, float] | None = None) -> dict[str, float]:
         """One step of the heads (and of the backbone through the listener, if its grad_factor > 0)."""
@@ -248,13 +247,13 @@ class ScannerPipe(TrainablePipe):
         losses.setdefault(self.name, 0.0)
         examples = list(examples)
         validate_examples(examples, "ScannerPipe.update")
+        set_dropout_rate(self.model, drop)
         docs = [eg.predicted for eg in examples]
         scores, backprop = self.model.begin_update(docs)
         loss, d_scores = self.get_loss(examples, scores)
-        opt = self._optimizer()
-        opt.zero_grad()
         backprop(d_scores)
-        opt.step()
+        if sgd is not None:
+            self.finish_update(sgd)
         losses[self.name] += loss
         return losses
 
@@ -291,66 +290,54 @@ class ScannerPipe(TrainablePipe):
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Language | None = None) -> None:
         """Infer the encoder width/depth from the listener and build the heads."""
         validate_get_examples(get_examples, "ScannerPipe.initialize")
-        listener = self.model.layers[0]
         docs = [eg.predicted for eg in list(get_examples())[:2]]
-        sample = _zeros(listener, docs) if docs else None  # type: ignore[arg-type]
         self.model.initialize(X=docs if docs else None)
-        heads_layer = self.model.layers[-1]
-        if sample:
-            heads_layer.initialize(X=sample)
+        node = heads_node(self.model)
+        if not node.layers and docs:
+            sample = _zeros(self.model.layers[0], docs)  # type: ignore[arg-type]
+            node.initialize(X=sample)
 
     def add_label(self, label: str) -> int:
         raise NotImplementedError("the scanner has fixed labels")
 
     # -------------------------------------------------------- serialization
-    def to_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> None:
-        """Write ``cfg`` and the heads as ``heads.json`` + ``heads.safetensors``."""
+    def set_cfg(self, cfg: dict[str, Any]) -> None:
+        super().set_cfg(cfg)
+        self._meters = None
+
+    def model_to_disk(self, folder: Path) -> None:
+        """The heads as ``heads.json`` (sizes) + ``heads.safetensors``."""
         from safetensors.torch import save_file
 
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        srsly.write_json(path / "cfg", self.cfg)
         heads = torch_heads(self.model)
-        srsly.write_json(path / "heads.json", heads.config)
+        srsly.write_json(folder / "heads.json", heads.config)
         save_file({k: v.detach().cpu().contiguous() for k, v in heads.state_dict().items()},
-                  str(path / "heads.safetensors"))
+                  str(folder / "heads.safetensors"))
 
-    def from_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> ScannerPipe:
-        """Read what :meth:`to_disk` wrote (also a trained-heads folder without ``cfg``)."""
+    def model_from_disk(self, folder: Path) -> None:
+        """Read what :meth:`model_to_disk` wrote (also a trained-heads folder without ``cfg``)."""
         from safetensors.torch import load_file
 
-        path = Path(path)
-        if not (path / "heads.safetensors").is_file():
-            raise CheckpointError(f"{path} has no heads.safetensors")
-        if (path / "cfg").exists():
-            self.cfg.update(srsly.read_json(path / "cfg"))
-        conf = srsly.read_json(path / "heads.json")
+        if not (folder / "heads.safetensors").is_file():
+            raise CheckpointError(f"{folder} has no heads.safetensors")
+        conf = srsly.read_json(folder / "heads.json")
         module = ScannerHeads(conf["n_layers"], conf["d_model"], conf["hidden"], conf["dropout"])
-        module.load_state_dict(load_file(str(path / "heads.safetensors")))
-        layer = self.model.layers[-1]
-        layer.attrs["torch"] = module
-        for dim, key in (("n_layers", "n_layers"), ("nO", "d_model")):
-            if not layer.has_dim(dim):
-                layer.set_dim(dim, conf[key])
-        self._optim = None
-        self._meters = None
-        return self
+        module.load_state_dict(load_file(str(folder / "heads.safetensors")))
+        make_heads(heads_node(self.model), conf["n_layers"], conf["d_model"], module)
 
-    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        """Serialize cfg and heads to bytes."""
+    def model_to_bytes(self) -> bytes:
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
-            self.to_disk(tmp)
-            files = {n: (Path(tmp) / n).read_bytes() for n in ("cfg", "heads.json", "heads.safetensors")}
-        return srsly.msgpack_dumps(files)
+            self.model_to_disk(Path(tmp))
+            files = {n: (Path(tmp) / n).read_bytes() for n in ("heads.json", "heads.safetensors")}
+        return bytes(srsly.msgpack_dumps(files))
 
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> ScannerPipe:
-        """Read what :meth:`to_bytes` wrote."""
+    def model_from_bytes(self, data: bytes) -> None:
         import tempfile
 
-        files = srsly.msgpack_loads(bytes_data)
+        files = srsly.msgpack_loads(data)
         with tempfile.TemporaryDirectory() as tmp:
             for n, b in files.items():
                 (Path(tmp) / n).write_bytes(b)
-            return self.from_disk(tmp)
+            self.model_from_disk(Path(tmp))

@@ -4,8 +4,10 @@ Restoration fine-tuning (``projects/restore``) trains only the top blocks, the o
 and the output heads of the shared backbone. An overlay file keeps just those tensors (in
 the released tensor names, e.g. ``blocks.11.mlp.wo.weight``) plus a fingerprint of the
 frozen part it was trained on, so a package ships one backbone and a small restoration
-delta instead of two backbones. :func:`apply_overlay` returns a copy of the backbone with
-the overlay's tensors swapped in; the base stays untouched for the other components.
+delta instead of two backbones. :func:`apply_overlay` returns a view of the backbone with
+the overlay's tensors swapped in: the modules the overlay does not touch are the base's
+own (shared, no second backbone in memory), the touched ones are copies; the base stays
+untouched for the other components.
 """
 
 from __future__ import annotations
@@ -94,9 +96,25 @@ def read_overlay(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, s
     return tensors, meta
 
 
+def _share_untouched(module: torch.nn.Module, names: set[str], prefix: str = "") -> torch.nn.Module:
+    """A shallow copy of ``module`` whose parameters/buffers named in ``names`` are fresh
+    copies and whose submodules without such names are ``module``'s own."""
+    def full(key: str) -> str:
+        return f"{prefix}.{key}" if prefix else key
+
+    out = copy.copy(module)
+    out._parameters = {k: (torch.nn.Parameter(v.detach().clone(), requires_grad=v.requires_grad)
+                           if v is not None and full(k) in names else v) for k, v in module._parameters.items()}
+    out._buffers = {k: (v.clone() if v is not None and full(k) in names else v) for k, v in module._buffers.items()}
+    out._modules = {k: (_share_untouched(m, names, full(k)) if m is not None and any(
+        n.startswith(full(k) + ".") for n in names) else m) for k, m in module._modules.items()}
+    return out
+
+
 def apply_overlay(base: torch.nn.Module, tensors: dict[str, torch.Tensor], meta: dict[str, str],
                   *, check_base: bool = True) -> Any:
-    """A copy of ``base`` with the overlay's tensors loaded (``base`` is not modified).
+    """A view of ``base`` with the overlay's tensors loaded (``base`` is not modified;
+    modules without overlay tensors are shared with it, see the module doc).
 
     Unknown names, wrong shapes, non-finite values and (with ``check_base``) a base whose
     frozen part differs from the one the overlay was trained on raise ``CheckpointError``."""
@@ -113,7 +131,7 @@ def apply_overlay(base: torch.nn.Module, tensors: dict[str, torch.Tensor], meta:
         raise CheckpointError("the restoration overlay was trained on another backbone: the frozen "
                               "tensors' fingerprint differs (load the backbone it was made for, or "
                               "drop the overlay to restore with the plain backbone)")
-    model = copy.deepcopy(base)
+    model = _share_untouched(base, set(tensors))
     with torch.no_grad():
         params = dict(model.state_dict())
         for name, tensor in tensors.items():

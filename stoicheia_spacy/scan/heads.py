@@ -22,11 +22,12 @@ from typing import Any
 import numpy as np
 import torch
 from spacy.util import registry
-from thinc.api import Model, chain, get_torch_default_device
+from thinc.api import ArgsKwargs, Model, chain
 
 from ..codec import CharPlanes
 from ..models.listener import StoicheiaListener
 from ..models.types import StoicheiaDocData
+from ..morph.heads import build_torch_head, ensure_torch_head, torch_module
 from .syllabify import HEAVY, LIGHT, dichrona_mask, syllabify
 
 N_MACRON, N_SCAN = 2, 4
@@ -95,13 +96,30 @@ def build_scanner_model(
 ) -> Model:
     """A ``StoicheiaListener`` (per-letter states, no pooling) to ``upstream`` + :class:`ScannerHeads`.
 
-    ``grad_factor`` scales what flows back into the backbone (0.0 keeps it frozen).
+    The torch heads sit in a ``PyTorchWrapper_v3`` node (weights as safetensors), built
+    at initialize (or from the stored sizes when read back), so the training config's
+    optimizer steps them. ``grad_factor`` scales what flows back into the backbone
+    (0.0 keeps it frozen).
     """
     listener = StoicheiaListener(upstream, grad_factor)
-    heads: Model = Model("stoicheia_scanner_heads", _heads_forward, init=_heads_init,
-                  dims={"nO": None, "n_layers": None},
-                  attrs={"hidden": hidden, "dropout": dropout, "torch": None})
-    return chain(listener, heads)
+    heads = build_torch_head("stoicheia_scanner_heads", _convert_inputs, _convert_outputs)
+    heads.init = _heads_init
+    heads._dims.update({"nO": None, "n_layers": None})
+    heads.attrs.update({"hidden": hidden, "dropout": dropout})
+    model: Model = chain(listener, heads)
+    model.set_ref("heads", heads)
+    return model
+
+
+def make_heads(node: Model, n_layers: int, d_model: int, module: ScannerHeads | None = None) -> ScannerHeads:
+    """Put a :class:`ScannerHeads` (``module`` or a new one of the node's sizes) into the heads node."""
+    for dim, value in (("n_layers", n_layers), ("nO", d_model)):
+        if not node.has_dim(dim):
+            node.set_dim(dim, value)
+    if module is None:
+        module = ScannerHeads(n_layers, d_model, node.attrs["hidden"], node.attrs["dropout"])
+    ensure_torch_head(node, module)
+    return module
 
 
 def _heads_init(model: Model, X: list[StoicheiaDocData] | None = None, Y: Any = None) -> None:
@@ -111,45 +129,53 @@ def _heads_init(model: Model, X: list[StoicheiaDocData] | None = None, Y: Any = 
             model.set_dim("n_layers", int(first.shape[0]))
         if not model.has_dim("nO"):
             model.set_dim("nO", int(first.shape[2]))
-    if model.attrs["torch"] is None:
-        model.attrs["torch"] = ScannerHeads(model.get_dim("n_layers"), model.get_dim("nO"),
-                                            model.attrs["hidden"], model.attrs["dropout"])
+    if not model.layers:
+        make_heads(model, model.get_dim("n_layers"), model.get_dim("nO"))
+
+
+def heads_node(model: Model) -> Model:
+    """The node of a scanner model that holds the torch heads."""
+    for node in model.walk():
+        if node.name == "stoicheia_scanner_heads":
+            return node
+    raise ValueError("not a scanner model")
 
 
 def torch_heads(model: Model) -> ScannerHeads:
     """The torch module inside a scanner model (after initialization)."""
-    for node in model.walk():
-        if node.name == "stoicheia_scanner_heads" and node.attrs.get("torch") is not None:
-            return node.attrs["torch"]
-    raise ValueError("scanner model is not initialized")
+    node = heads_node(model)
+    if not node.layers:
+        raise ValueError("scanner model is not initialized")
+    module: ScannerHeads = torch_module(node)  # type: ignore[assignment]
+    return module
 
 
-def _heads_forward(model: Model, docs: list[StoicheiaDocData], is_train: bool
-                   ) -> tuple[list[np.ndarray], Callable[[list[np.ndarray]], list[Any]]]:
-    module: ScannerHeads = model.attrs["torch"]
-    device = get_torch_default_device()
-    module.to(device)
-    module.train(is_train)
+def _convert_inputs(model: Model, docs: list[StoicheiaDocData], is_train: bool
+                    ) -> tuple[ArgsKwargs, Callable[[ArgsKwargs], list[Any]]]:
     lengths = [int(d.hidden.shape[1]) for d in docs]
-    hid_np = [np.asarray(d.hidden, dtype=np.float32) for d in docs]
-    hidden = torch.as_tensor(np.concatenate(hid_np, axis=1) if hid_np else np.zeros((1, 0, 1), np.float32),
-                             device=device).requires_grad_(is_train)
-    feats = torch.as_tensor(np.concatenate([_features_of(d) for d in docs]) if docs else np.zeros(0, np.int64),
-                            device=device)
-    if is_train:
-        out = module(hidden, feats)
-    else:
-        with torch.no_grad():
-            out = module(hidden, feats)
-    arr = out.detach().cpu().numpy()
+    hid = [np.asarray(model.ops.to_numpy(d.hidden), dtype=np.float32) for d in docs]
+    hidden = torch.as_tensor(np.concatenate(hid, axis=1) if hid else np.zeros((1, 0, 1), np.float32))
+    hidden.requires_grad_(is_train)
+    feats = torch.as_tensor(np.concatenate([_features_of(d) for d in docs]) if docs else np.zeros(0, np.int64))
     splits = np.cumsum(lengths)[:-1]
-    outputs = list(np.split(arr, splits, axis=0))
 
-    def backprop(d_outputs: list[np.ndarray]) -> list[Any]:
-        grad = torch.as_tensor(np.concatenate(d_outputs, axis=0), device=device, dtype=out.dtype)
-        out.backward(grad)  # parameter gradients accumulate in the torch module (the pipe steps them)
-        d_hidden = hidden.grad.detach().cpu().numpy() if hidden.grad is not None else np.zeros_like(
-            hidden.detach().cpu().numpy())
-        return list(np.split(d_hidden, splits, axis=1))
+    def reverse(d_inputs: ArgsKwargs) -> list[Any]:
+        grad = d_inputs.args[0]
+        d_hidden = grad.detach().cpu().numpy() if grad is not None else np.zeros(hidden.shape, np.float32)
+        return [model.ops.asarray(d) for d in np.split(d_hidden, splits, axis=1)]
 
-    return outputs, backprop
+    return ArgsKwargs(args=(hidden, feats), kwargs={}), reverse
+
+
+def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool
+                     ) -> tuple[list[np.ndarray], Callable[[list[np.ndarray]], ArgsKwargs]]:
+    docs, out = inputs_outputs
+    lengths = [int(d.hidden.shape[1]) for d in docs]
+    arr = out.detach().cpu().numpy()
+    outputs = list(np.split(arr, np.cumsum(lengths)[:-1], axis=0))
+
+    def reverse(d_outputs: list[np.ndarray]) -> ArgsKwargs:
+        grad = torch.as_tensor(np.concatenate(d_outputs, axis=0), dtype=out.dtype, device=out.device)
+        return ArgsKwargs(args=(out,), kwargs={"grad_tensors": (grad,)})
+
+    return outputs, reverse

@@ -64,11 +64,11 @@ def initialized(nlp: Language) -> list[Example]:
     from stoicheia_spacy.backbone import load_backbone
     from stoicheia_spacy.models import set_backbone_weights
 
-    fix_random_seed(0)  # head initialisation must not depend on which tests ran before
     egs = examples(nlp)
-    nlp.initialize(lambda: egs)
     encoder = nlp.get_pipe("stoicheia_encoder")
-    set_backbone_weights(encoder.model, load_backbone(FIXTURES / "char_bert_tiny"))
+    set_backbone_weights(encoder.model, load_backbone(FIXTURES / "char_bert_tiny"))  # kept by initialize
+    fix_random_seed(0)  # head initialisation must not depend on which tests ran before
+    nlp.initialize(lambda: egs)
     for _ in encoder.pipe([eg.predicted for eg in egs]):  # frozen encoder: hidden states kept on the Docs
         pass
     return egs

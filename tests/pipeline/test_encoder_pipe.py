@@ -140,3 +140,51 @@ def test_listener_outputs_zeros_before_the_encoder_ran(tiny_model_config, tiny_c
     doc = nlp.make_doc("μῆνιν ἄειδε θεὰ")
     vectors = tagger.model.get_ref("tok2vec").predict([doc])[0]
     assert vectors.shape == (3, 64) and not vectors.any()
+
+
+def test_a_lacuna_is_masked_letters_not_a_full_stop(tiny_nlp) -> None:  # type: ignore[no-untyped-def]
+    """The issue's example: `[...]` used to decode as `βουλῇ. τῷ δήμῳ` (a sentence end)."""
+    from stoicheia_spacy.alphabet import BND_SENT_END, DIA_UNKNOWN, MASK_ID, PUNCT_PERIOD
+    from stoicheia_spacy.codec import decode_planes
+
+    nlp = tiny_nlp()
+    text = "ἔδοξε τῇ βουλῇ [...] τῷ δήμῳ"
+    doc = nlp(text)
+    data = doc._.stoicheia
+    [gap] = data.gaps
+    assert text[gap.source_start:gap.source_end] == "[...]" and data.markup_error is None
+    masked = data.planes.letters == MASK_ID
+    assert masked.sum() == gap.width and masked[gap.letters].all()
+    assert (data.planes.diacritics[gap.letters] == DIA_UNKNOWN).all()
+    assert (data.planes.offsets[gap.letters] == -1).all()
+    assert not (data.planes.punctuation == PUNCT_PERIOD).any()
+    assert np.flatnonzero(data.planes.boundary == BND_SENT_END).tolist() == [data.n_letters - 1]
+    assert "." not in decode_planes(data.planes) and "◌" * gap.width in decode_planes(data.planes)
+    # every text letter maps back to its character, every letter to a token
+    text_letters = ~data.gap_letters
+    assert all(text[o].isalpha() for o in data.planes.offsets[text_letters])
+    assert doc[int(data.letter_token[gap.start])].idx == gap.source_start
+    assert data.hidden.shape[1] == data.n_letters and data.logits["char"].shape == (data.n_letters, 27)
+
+
+def test_gap_widths_are_capped_and_bad_markup_is_plain_text(tiny_nlp) -> None:  # type: ignore[no-untyped-def]
+    from stoicheia_spacy.models.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH
+
+    nlp = tiny_nlp()
+    huge = nlp("ἔδοξε τῇ βουλῇ [ca. 100000] τῷ δήμῳ")._.stoicheia
+    assert [(g.width, g.too_wide) for g in huge.gaps] == [(MAX_GAP_WIDTH, True)]
+    unknown = nlp("ἔδοξε τῇ βουλῇ [---] τῷ δήμῳ")._.stoicheia
+    assert [(g.width, g.too_wide) for g in unknown.gaps] == [(UNKNOWN_GAP_WIDTH, False)]
+    prose = nlp("λόγος (καὶ ἔργον")._.stoicheia
+    assert prose.gaps == [] and "never closed" in prose.markup_error
+    assert prose.n_letters == len("λογοςκαιεργον")
+
+
+def test_a_blank_encoder_refuses_to_run_without_weights() -> None:
+    from stoicheia_spacy.errors import ConfigError
+
+    nlp = spacy.blank("grc")
+    pipe = nlp.add_pipe("stoicheia_encoder")
+    assert torch_backbone(pipe.model).config.d_model == 384  # the embedded backbone's shape, not paper size
+    with pytest.raises(ConfigError, match="BackboneLoader"):
+        nlp("λόγος")

@@ -1,0 +1,168 @@
+"""The one way a stoicheia component hosts a model and serializes.
+
+* :class:`SerializedPipe`: ``to_disk``/``from_disk``/``to_bytes``/``from_bytes`` through
+  spaCy's ``util`` helpers over named parts, so ``exclude`` is honoured everywhere
+  (``exclude=["model"]`` keeps the settings and skips the weights). Parts are ``cfg``
+  (JSON settings) and ``model`` (weights), read in that order.
+* :class:`StoicheiaPipe`: a ``TrainablePipe`` on that serialization whose torch
+  modules sit in Thinc ``PyTorchWrapper_v3`` nodes, so the optimizer of the training
+  config (``[training.optimizer]``) steps them through ``finish_update``.
+* :class:`HeadPipe`: a :class:`StoicheiaPipe` whose torch head is sized at
+  ``initialize`` and rebuilt from ``cfg`` before its weights are read back.
+* :func:`link_listeners`: connect every listener / backbone reference to its encoder
+  with the components' public ``find_listeners`` (what ``nlp.initialize`` does), for
+  components added after initialization.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import srsly
+import torch
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.training import Example, validate_get_examples
+from spacy.vocab import Vocab
+from thinc.api import Model
+
+from ..errors import ConfigError
+
+#: Serialized parts, in reading order.
+PARTS: tuple[str, ...] = ("cfg", "model")
+
+
+class SerializedPipe:
+    """Serialization over the parts ``cfg`` and ``model`` (see the module doc).
+
+    Subclasses hold ``self.cfg`` and override the ``model_*`` hooks; the disk hooks get
+    the component folder (layouts stay those of the released files)."""
+
+    cfg: dict[str, Any]
+
+    # -- hooks
+    def set_cfg(self, cfg: dict[str, Any]) -> None:
+        """Apply settings read back (validate here)."""
+        self.cfg.update(cfg)
+
+    def model_to_disk(self, folder: Path) -> None:
+        """Write the weights into ``folder`` (default: the ``model`` bytes file)."""
+        data = self.model_to_bytes()
+        if data:
+            (folder / "model").write_bytes(data)
+
+    def model_from_disk(self, folder: Path) -> None:
+        """Read what :meth:`model_to_disk` wrote."""
+        if (folder / "model").is_file():
+            self.model_from_bytes((folder / "model").read_bytes())
+
+    def model_to_bytes(self) -> bytes:
+        """The weights as bytes (empty: nothing to save)."""
+        return b""
+
+    def model_from_bytes(self, data: bytes) -> None:
+        """Read what :meth:`model_to_bytes` wrote."""
+
+    # -- spaCy API
+    def to_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> None:
+        """Write ``cfg`` and the weights into the folder ``path``."""
+        path = Path(path)
+        util.to_disk(path, {"cfg": lambda p: srsly.write_json(p, self.cfg),
+                            "model": lambda p: self.model_to_disk(p.parent)}, exclude)
+
+    def from_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> Any:
+        """Read what :meth:`to_disk` wrote (a missing ``cfg`` keeps the current settings)."""
+        path = Path(path)
+        util.from_disk(path, {"cfg": lambda p: self.set_cfg(srsly.read_json(p)) if p.is_file() else None,
+                              "model": lambda p: self.model_from_disk(p.parent)}, exclude)
+        return self
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        """``cfg`` and the weights as one msgpack message."""
+        return util.to_bytes({"cfg": lambda: self.cfg, "model": self.model_to_bytes}, exclude)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> Any:
+        """Read what :meth:`to_bytes` wrote."""
+        util.from_bytes(bytes_data, {"cfg": lambda c: self.set_cfg(dict(c)), "model": self.model_from_bytes},
+                        exclude)
+        return self
+
+
+class StoicheiaPipe(SerializedPipe, TrainablePipe):
+    """A trainable component: ``cfg`` + a Thinc model whose torch parts are
+    ``PyTorchWrapper_v3`` nodes (stepped by the training config's optimizer)."""
+
+    def __init__(self, vocab: Vocab, model: Model, name: str, **cfg: Any) -> None:
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.cfg: dict[str, Any] = dict(cfg)
+
+    def model_to_bytes(self) -> bytes:
+        return bytes(self.model.to_bytes())
+
+    def model_from_bytes(self, data: bytes) -> None:
+        if data:
+            self.model.from_bytes(data)
+
+    def finish_update(self, sgd: Any) -> None:
+        """Apply the optimizer to every node (torch shims included)."""
+        self.model.finish_update(sgd)
+
+
+class HeadPipe(StoicheiaPipe):
+    """A trainable pipe with a lazily sized torch head (subclasses define the sizes)."""
+
+    # -- to be defined by subclasses
+    def make_module(self, n_in: int) -> torch.nn.Module:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def init_labels(self, examples: list[Example]) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- shared
+    def _head_node(self) -> Model:
+        return self.model.get_ref("head")
+
+    def _build(self) -> None:
+        from ..morph.heads import ensure_torch_head
+
+        if "n_in" not in self.cfg:
+            raise ConfigError(f"'{self.name}' has no stored input width: initialize it first")
+        ensure_torch_head(self._head_node(), self.make_module(int(self.cfg["n_in"])))
+
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Language | None = None,
+                   **kwargs: Any) -> None:
+        """Collect labels from the training examples, size and build the head."""
+        validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
+        self.init_labels(list(get_examples()))
+        sample = [eg.predicted for eg in islice(get_examples(), 8)]
+        tok2vec = self.model.get_ref("tok2vec")
+        tok2vec.initialize(X=sample)
+        vectors = tok2vec.predict(sample)
+        self.cfg["n_in"] = int(vectors[0].shape[1])
+        self._build()
+
+    def model_from_bytes(self, data: bytes) -> None:
+        """Rebuild the head from ``cfg``, then load the weights."""
+        self._build()
+        self.model.from_bytes(data)
+
+
+def link_listeners(nlp: Language) -> None:
+    """Connect listeners and backbone references to their upstream pipes (public API:
+    each pipe's ``find_listeners``, as ``nlp.initialize`` does)."""
+    for _, upstream in nlp.pipeline:
+        find = getattr(upstream, "find_listeners", None)
+        if not callable(find):
+            continue
+        for _, component in nlp.pipeline:
+            if component is not upstream:
+                find(component)
+
+
+__all__ = ["PARTS", "HeadPipe", "SerializedPipe", "StoicheiaPipe", "link_listeners"]
