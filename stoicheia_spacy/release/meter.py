@@ -15,7 +15,7 @@ import torch
 from spacy.language import Language
 
 from ..errors import CheckpointError
-from ..scan.heads import ScannerHeads
+from ..scan.heads import ScannerHeads, heads_node, make_heads
 from .detect import ReleasedCheckpoint
 
 #: Mix logit that makes a layer's softmax weight exactly 0 in float32.
@@ -53,9 +53,5 @@ def add_meter(nlp: Language, ckpt: ReleasedCheckpoint, name: str = "stoicheia_sc
     heads = scanner_heads(ckpt)
     pipe = nlp.add_pipe("stoicheia_scanner", name=name,
                         config={"model": {"hidden": 0, "dropout": 0.0, "grad_factor": 0.0}})
-    layer = pipe.model.layers[-1]  # type: ignore[attr-defined]
-    layer.attrs["torch"] = heads
-    for dim, value in (("n_layers", heads.config["n_layers"]), ("nO", heads.config["d_model"])):
-        if not layer.has_dim(dim):
-            layer.set_dim(dim, value)
+    make_heads(heads_node(pipe.model), heads.config["n_layers"], heads.config["d_model"], heads)  # type: ignore[attr-defined]
     return [name]

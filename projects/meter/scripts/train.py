@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     save_file({k: v.detach().contiguous() for k, v in heads.state_dict().items()}, str(args.out / "heads.safetensors"))
     srsly.write_json(args.out / "heads.json", heads.config)
     srsly.write_json(args.out / "cfg", {"theta": 0.1, "abstain_below": 0.0, "temperature": temperature,
-                                         "rule_eps": 0.02, "learn_rate": 1e-3, "meters": None})
+                                         "rule_eps": 0.02, "meters": None})
     report = {**counts, "train_lines": len(silver) - n_dev, "dev_lines": n_dev, "silver_dev_macron_acc": dev_acc,
               "temperature": temperature, "seed": args.seed, "random_init": args.random_init,
               "seconds": round(time.time() - t0, 1)}
