@@ -36,8 +36,9 @@ Weights: the segmenter owns its backbone, loaded lazily from ``model_source`` (a
 or hub id; default the embedded model, :func:`stoicheia_spacy.assets.default_model_dir`).
 It does not share the ``stoicheia_encoder`` pipe's weights: the tokenizer is built before
 any pipe and runs before them, and the encoder must encode the *rendered* Doc anyway.
-``to_disk`` writes ``segmenter.json`` + ``config.json`` + ``model.safetensors``, so
-``nlp.to_disk``/``spacy.load`` round-trip the weights.
+``to_disk`` writes ``segmenter.json`` + ``config.json`` + ``model.safetensors`` and
+``to_bytes`` holds both, so ``nlp.to_disk``/``spacy.load`` and ``nlp.to_bytes``/``from_bytes``
+round-trip the weights (``exclude=["model"]`` leaves them out).
 """
 
 from __future__ import annotations
@@ -291,13 +292,39 @@ class StoicheiaSegmenter:
         return self
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        """Settings only (weights travel with ``to_disk``)."""
-        return srsly.json_dumps(self._cfg()).encode("utf8")
+        """Settings (``cfg``) and backbone weights (``model``: config.json + model.safetensors)."""
+        from spacy import util
+
+        getters: dict[str, Callable[[], Any]] = {"cfg": self._cfg, "model": self._model_bytes}
+        return bytes(util.to_bytes(getters, exclude))
 
     def from_bytes(self, data: bytes, *, exclude: Iterable[str] = tuple()) -> StoicheiaSegmenter:
-        """Restore settings written by :meth:`to_bytes`."""
-        self._set_cfg(srsly.json_loads(data.decode("utf8")))
+        """Restore what :meth:`to_bytes` wrote."""
+        from spacy import util
+
+        setters: dict[str, Callable[[Any], Any]] = {"cfg": self._set_cfg, "model": self._read_model_bytes}
+        util.from_bytes(data, setters, exclude)
         return self
+
+    def _model_bytes(self) -> bytes:
+        import tempfile
+
+        from ..backbone import save_backbone
+
+        with tempfile.TemporaryDirectory() as tmp:
+            save_backbone(self.model, tmp)
+            files = {n: (Path(tmp) / n).read_bytes() for n in ("config.json", "model.safetensors")}
+        return bytes(srsly.msgpack_dumps(files))
+
+    def _read_model_bytes(self, data: bytes) -> None:
+        import tempfile
+
+        from ..backbone import load_backbone
+
+        with tempfile.TemporaryDirectory() as tmp:
+            for n, blob in srsly.msgpack_loads(data).items():
+                (Path(tmp) / n).write_bytes(blob)
+            self._model = load_backbone(tmp, device=self.device)
 
 
 @registry.tokenizers("stoicheia.Segmenter.v1")

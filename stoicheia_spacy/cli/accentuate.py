@@ -45,8 +45,12 @@ def accentuate_command(
             from .package import build_pipeline
 
             source = model or str(default_model_dir())
+            from ..models import torch_backbone
+
             nlp = build_pipeline(source, components=False)
-            nlp.tokenizer = StoicheiaSegmenter(nlp.vocab, model_source=source, control=control, notation=gaps)
+            shared = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)  # type: ignore[attr-defined]
+            nlp.tokenizer = StoicheiaSegmenter(nlp.vocab, model_source=source, model=shared, control=control,
+                                               notation=gaps)  # one backbone for tokenizer and pipes
             nlp.add_pipe("stoicheia_restorer", config={"notation": gaps or "leiden"})
             doc = nlp(text)
         else:

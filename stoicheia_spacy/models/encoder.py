@@ -158,7 +158,7 @@ def _forward(
     model: Model[list[Doc], list[StoicheiaDocData]], docs: list[Doc], is_train: bool
 ) -> tuple[list[StoicheiaDocData], Callable[[Sequence[Any]], list[Any]]]:
     data = [doc_inputs(doc, model.attrs) for doc in docs]
-    batch = pack_planes([d.inputs for d in data], max_length=model.attrs["max_length"],
+    batch = pack_planes([d.inputs if d.inputs is not None else d.planes for d in data], max_length=model.attrs["max_length"],
                         overlap=model.attrs["overlap"])
     n_layers, width = model.get_dim("n_layers"), model.get_dim("nO")
     with_logits = bool(model.attrs["with_logits"])

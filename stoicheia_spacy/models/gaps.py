@@ -28,7 +28,7 @@ nor a word break. Edited polytonic text (any diacritic) is fed exactly as writte
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -176,8 +176,9 @@ def select_letters(planes: CharPlanes, keep: np.ndarray) -> CharPlanes:
 
     from ..codec import CharPlanes
 
-    arrays = {f.name: getattr(planes, f.name) for f in fields(planes)}
-    return CharPlanes(**{k: (None if v is None else np.asarray(v)[keep]) for k, v in arrays.items()})
+    arrays: dict[str, Any] = {f.name: getattr(planes, f.name) for f in fields(planes)}
+    selected: dict[str, Any] = {k: (None if v is None else np.asarray(v)[keep]) for k, v in arrays.items()}
+    return CharPlanes(**selected)
 
 
 def alignment_offsets(planes: CharPlanes, gaps: list[GapRun]) -> np.ndarray:

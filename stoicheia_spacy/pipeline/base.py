@@ -83,12 +83,14 @@ class SerializedPipe:
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """``cfg`` and the weights as one msgpack message."""
-        return util.to_bytes({"cfg": lambda: self.cfg, "model": self.model_to_bytes}, exclude)
+        getters: dict[str, Callable[[], Any]] = {"cfg": lambda: self.cfg, "model": self.model_to_bytes}
+        return bytes(util.to_bytes(getters, exclude))
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> Any:
         """Read what :meth:`to_bytes` wrote."""
-        util.from_bytes(bytes_data, {"cfg": lambda c: self.set_cfg(dict(c)), "model": self.model_from_bytes},
-                        exclude)
+        setters: dict[str, Callable[[Any], Any]] = {"cfg": lambda c: self.set_cfg(dict(c)),
+                                                     "model": self.model_from_bytes}
+        util.from_bytes(bytes_data, setters, exclude)
         return self
 
 

@@ -30,10 +30,11 @@ from thinc.api import Config, Model
 from ..morph import architectures as _architectures  # noqa: F401  (registers the architectures)
 from ..morph.constrained import constrained_decode, log_softmax, position_logprobs
 from ..morph.heads import TokenHeads
-from ..morph.training import DEFAULT_TOKEN_HEADS_MODEL, HeadPipe, grouped_softmax_loss
+from ..morph.training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
 from ..morph.ud import MORPH_GROUPS, UPOS_TAGS, XPOS_GROUPS
 from ..treebanks.agdt_tags import is_valid_tag, tags_to_ids
 from ..treebanks.agdt_to_ud import agdt_to_feats, agdt_to_upos
+from .base import HeadPipe
 
 DEFAULT_MORPH_MODEL = DEFAULT_TOKEN_HEADS_MODEL
 

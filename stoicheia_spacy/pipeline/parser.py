@@ -32,7 +32,8 @@ from ..morph.architectures import pad_sentences
 from ..morph.biaffine import BiaffineScorer
 from ..morph.constrained import log_softmax
 from ..morph.heads import torch_module
-from ..morph.training import HeadPipe, gold_sentence_lengths, sentence_lengths, softmax_xent_rows
+from ..morph.training import gold_sentence_lengths, sentence_lengths, softmax_xent_rows
+from .base import HeadPipe
 
 DEFAULT_PARSER_MODEL = """
 [model]

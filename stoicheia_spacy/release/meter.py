@@ -11,6 +11,8 @@ rows are swapped into the scanner's order (short, long).
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from spacy.language import Language
 
@@ -53,5 +55,6 @@ def add_meter(nlp: Language, ckpt: ReleasedCheckpoint, name: str = "stoicheia_sc
     heads = scanner_heads(ckpt)
     pipe = nlp.add_pipe("stoicheia_scanner", name=name,
                         config={"model": {"hidden": 0, "dropout": 0.0, "grad_factor": 0.0}})
-    make_heads(heads_node(pipe.model), heads.config["n_layers"], heads.config["d_model"], heads)  # type: ignore[attr-defined]
+    model: Any = pipe.model  # type: ignore[attr-defined]
+    make_heads(heads_node(model), int(heads.config["n_layers"]), int(heads.config["d_model"]), heads)
     return [name]

@@ -11,13 +11,14 @@ the ``depth`` block outputs and the final-RMSNormed last one (the stored embeddi
 is dropped; ``final_norm`` holds the backbone's ``norm_out`` weight), then two linear
 heads, without rule features. The Thinc layer
 ``stoicheia.ScannerHeads.v1`` outputs one ``(n_letters, 6)`` array per Doc
-(macron logits, then scan logits) and backpropagates into the hidden states.
+(macron logits, then scan logits) and backpropagates into the hidden states; the torch
+heads sit in a ``PyTorchWrapper_v3`` node, so the training config's optimizer steps them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -162,7 +163,7 @@ def _convert_inputs(model: Model, docs: list[StoicheiaDocData], is_train: bool
     def reverse(d_inputs: ArgsKwargs) -> list[Any]:
         grad = d_inputs.args[0]
         d_hidden = grad.detach().cpu().numpy() if grad is not None else np.zeros(hidden.shape, np.float32)
-        return [model.ops.asarray(d) for d in np.split(d_hidden, splits, axis=1)]
+        return [model.ops.asarray3f(cast(Any, d)) for d in np.split(d_hidden, splits, axis=1)]
 
     return ArgsKwargs(args=(hidden, feats), kwargs={}), reverse
 
