@@ -105,11 +105,12 @@ def test_to_disk_load_and_to_bytes_from_bytes_keep_every_annotation(small_defaul
     assert no_model.cfg == pipe.cfg
 
 
-def test_the_default_pipeline_holds_one_backbone_and_runs_it_once_per_batch() -> None:
+def test_the_default_pipeline_holds_one_backbone_and_runs_it_once_per_batch(tmp_path: Path) -> None:
     from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.cli.package import build_pipeline
 
-    nlp = build_pipeline(str(default_model_dir()))
+    build_pipeline(str(default_model_dir())).to_disk(tmp_path / "default")
+    nlp = spacy.load(tmp_path / "default")
     for name in ("stoicheia_encoder", "stoicheia_accentuator", "stoicheia_morphologizer",
                  "stoicheia_lemmatizer", "stoicheia_parser", "stoicheia_scanner", "stoicheia_restorer"):
         assert name in nlp.pipe_names

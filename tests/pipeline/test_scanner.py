@@ -91,3 +91,23 @@ def test_default_package_scans_iliad_1_1_as_hexameter() -> None:
     doc = nlp("ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον, ὃς μάλα πολλὰ")
     meter = doc._.verses[0]._.meter
     assert meter is not None and meter["name"] == "dactylic_hexameter"
+
+
+def test_heads_are_stepped_by_the_training_optimizer(tiny_model_config, tiny_checkpoint) -> None:
+    """No private optimizer: a zero learning rate in the training optimizer leaves the heads
+    unchanged, a positive one moves them (through PyTorchWrapper_v3 and finish_update)."""
+    from thinc.api import Adam
+
+    nlp = _nlp(tiny_model_config, tiny_checkpoint)
+    egs = _examples(nlp)
+    nlp.initialize(lambda: egs)
+    model = nlp.get_pipe("stoicheia_scanner").model
+
+    def heads() -> dict:
+        return {k: v.detach().clone() for k, v in torch_heads(model).state_dict().items()}
+
+    start = heads()
+    nlp.update(egs, sgd=Adam(0.0))
+    assert all(np.array_equal(start[k].numpy(), v.numpy()) for k, v in heads().items())
+    nlp.update(egs, sgd=Adam(0.01))
+    assert any(not np.array_equal(start[k].numpy(), v.numpy()) for k, v in heads().items())
