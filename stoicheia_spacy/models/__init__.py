@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
-from .encoder import build_char_encoder, set_backbone_weights, torch_backbone
+from .encoder import build_char_encoder, doc_inputs, set_backbone_weights, torch_backbone
+from .gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH, GapRun, encode_text
 from .listener import StoicheiaListener, build_stoicheia_listener
 from .loader import create_backbone_loader
 from .pooler import build_word_pooler
+from .reference import BackboneReference, build_backbone_reference
 from .types import StoicheiaDocData
 
 __all__ = [
+    "MAX_GAP_WIDTH",
+    "UNKNOWN_GAP_WIDTH",
+    "BackboneReference",
+    "GapRun",
     "StoicheiaDocData",
     "StoicheiaListener",
+    "build_backbone_reference",
     "build_char_encoder",
     "build_stoicheia_listener",
     "build_word_pooler",
     "create_backbone_loader",
+    "doc_inputs",
+    "encode_text",
     "set_backbone_weights",
     "torch_backbone",
 ]
