@@ -104,3 +104,21 @@ def markdown_table(results: dict[str, dict[str, dict[str, float]]]) -> str:
             cells = " | ".join(f"{100 * m[k]:.1f}" for k in METRICS)
             lines.append(f"| {data} | {arm} | {int(m['letters'])} | {cells} |")
     return "\n".join(lines)
+
+
+LOGP_HEADS: tuple[str, ...] = ("boundary", "dia", "punct", "cap")
+
+
+def load_logp_cache(path: str | Path) -> tuple[list[CharPlanes], list[dict[str, np.ndarray]]]:
+    """Gold planes and per-letter head log-probabilities of one cached evaluation set
+    (written by ``projects/accent/scripts/cache_logp.py``), split into sentences."""
+    with np.load(Path(path), allow_pickle=False) as data:
+        lengths = data["lengths"]
+        cuts = np.cumsum(lengths)[:-1]
+        split = {k: np.split(data[k], cuts) for k in data.files if k != "lengths"}
+    gold = [CharPlanes(split["gold_letters"][i], split["gold_boundary"][i], split["gold_diacritics"][i],
+                       split["gold_capitals"][i], split["gold_punctuation"][i],
+                       np.arange(int(lengths[i]), dtype=np.int64), elided=split["gold_elided"][i])
+            for i in range(len(lengths))]
+    logp = [{h: split[f"logp_{h}"][i] for h in LOGP_HEADS} for i in range(len(lengths))]
+    return gold, logp

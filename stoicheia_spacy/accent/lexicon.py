@@ -34,6 +34,31 @@ def _ngrams(planes: CharPlanes) -> set[tuple[bytes, ...]]:
     return {tuple(words[i:i + N_GRAM]) for i in range(len(words) - N_GRAM + 1)}
 
 
+class HeldOutScreen:
+    """Which training texts overlap held-out evaluation text: a text is held out when it
+    shares a bare-word ``N_GRAM``-gram with a held-out text, or *is* a held-out text of
+    fewer words (bare words, so accents and punctuation do not matter)."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.grams: set[tuple[bytes, ...]] = set()
+        self.short: set[tuple[bytes, ...]] = set()
+        for text in texts:
+            planes = encode_planes(text)
+            self.grams |= _ngrams(planes)
+            words = self._words(planes)
+            if 0 < len(words) < N_GRAM:
+                self.short.add(words)
+
+    @staticmethod
+    def _words(planes: CharPlanes) -> tuple[bytes, ...]:
+        let = planes.letters.tobytes()
+        return tuple(let[s:e] for s, e in word_spans(planes).tolist())
+
+    def overlaps(self, planes: CharPlanes) -> bool:
+        """True when the encoded text ``planes`` overlaps held-out text."""
+        return bool(_ngrams(planes) & self.grams) or self._words(planes) in self.short
+
+
 class LexiconAccentuator:
     """Most-frequent-form accentuator with a unigram DP segmenter."""
 

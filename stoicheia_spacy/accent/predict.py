@@ -75,9 +75,13 @@ from ..errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backbone import StoicheiaEncoder
+    from .formlex import FormLexicon
+    from .lattice import LatticeParams
 
-PlaneMode = Literal["keep", "copy", "predict", "drop"]
-MODES: tuple[str, ...] = ("keep", "copy", "predict", "drop", "unknown")
+PlaneMode = Literal["keep", "copy", "predict", "drop", "auto"]
+MODES: tuple[str, ...] = ("keep", "copy", "predict", "drop", "unknown", "auto")
+#: ``lexicon`` argument meaning "the installed accent lexicon, if any" (:mod:`.lexasset`)
+INSTALLED = "installed"
 CONTROLLED: tuple[str, ...] = ("boundary", "diacritics", "punctuation", "capitals")
 
 _VOWELS = "αεηιουω"
@@ -92,9 +96,17 @@ _IOTA, _UPSILON = ALPHABET.index("ι"), ALPHABET.index("υ")
 
 
 def _norm_mode(plane: str, mode: str) -> str:
-    if mode not in MODES:
-        raise ConfigError(f"plane {plane!r}: mode {mode!r} is not one of {list(MODES)}")
+    if mode not in MODES or (mode == "auto" and plane != "boundary"):
+        allowed = list(MODES) if plane == "boundary" else [m for m in MODES if m != "auto"]
+        raise ConfigError(f"plane {plane!r}: mode {mode!r} is not one of {allowed}")
     return "drop" if mode == "unknown" else mode
+
+
+def marks_word_division(planes: CharPlanes) -> bool:
+    """True when the text divides words somewhere (a word or sentence end before its
+    last letter); False for scriptio continua."""
+    b = planes.boundary[:-1]
+    return bool(((b == BND_WORD_END) | (b == BND_SENT_END)).any())
 
 
 @dataclass(frozen=True)
@@ -115,6 +127,13 @@ class PlaneControl:
     def mode(self, plane: str) -> str:
         """The (normalised) mode of ``plane``."""
         return cast(str, getattr(self, plane))
+
+    def resolve(self, planes: CharPlanes) -> PlaneControl:
+        """``boundary = "auto"`` made concrete for one text: ``"copy"`` when the text divides
+        words, ``"predict"`` for scriptio continua (the other modes are returned as is)."""
+        if self.boundary != "auto":
+            return self
+        return replace(self, boundary="copy" if marks_word_division(planes) else "predict")
 
     @classmethod
     def from_dict(cls, cfg: dict[str, object]) -> PlaneControl:
@@ -232,6 +251,7 @@ def _one_accent(
 def model_inputs(planes: CharPlanes, control: PlaneControl) -> tuple[CharPlanes, dict[str, np.ndarray]]:
     """The planes the model sees, and per controlled plane a bool mask of the letters whose
     input value is fixed (kept/copied) in the output."""
+    control = control.resolve(planes)
     src = planes.copy()
     if control.lowercase:
         src.capitals[:] = CAP_LOWER
@@ -325,9 +345,23 @@ def _restricted_argmax(logp: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarra
 
 def decode_heads(
     planes: CharPlanes, inputs: CharPlanes, fixed: dict[str, np.ndarray], logp: dict[str, np.ndarray],
-    control: PlaneControl,
+    control: PlaneControl, *, lexicon: FormLexicon | str | None = INSTALLED,
+    params: LatticeParams | None = None,
 ) -> PlanePrediction:
-    """Decode one document's head log-probabilities into output planes (vectorised)."""
+    """Decode one document's head log-probabilities into output planes.
+
+    With a lexicon (default: the installed one, :func:`.lexasset.load_lexicon`) word
+    division and diacritics are decoded jointly over a word lattice
+    (:func:`.lattice.decode_lattice`); ``lexicon=None`` (or none installed) decodes each
+    plane per letter (vectorised argmax under the orthography rules)."""
+    control = control.resolve(planes)
+    if isinstance(lexicon, str):
+        from .lexasset import load_lexicon
+
+        lexicon = load_lexicon()
+    if (lexicon is not None and len(planes) and control.mode("diacritics") != "drop"
+            and control.mode("boundary") != "drop"):
+        return _decode_lattice(planes, inputs, fixed, logp, control, lexicon, params)
     n = len(planes)
     out = inputs.copy()
     out.letters[:] = planes.letters
@@ -448,14 +482,72 @@ def predict_planes(
     max_length: int = 2048,
     overlap: int = 256,
     max_rows: int = 64,
+    lexicon: FormLexicon | str | None = INSTALLED,
 ) -> list[PlanePrediction]:
-    """Predict the controlled planes of a batch of documents in one packed forward."""
+    """Predict the controlled planes of a batch of documents in one packed forward
+    (``lexicon``: as for :func:`decode_heads`)."""
     control = control or PlaneControl()
+    if isinstance(lexicon, str):
+        from .lexasset import load_lexicon
+
+        lexicon = load_lexicon()
     prepared = [model_inputs(p, control) for p in planes]
     logps = run_heads(model, [x for x, _ in prepared], max_length=max_length, overlap=overlap,
                       max_rows=max_rows)
-    return [decode_heads(p, x, fixed, lp, control)
+    return [decode_heads(p, x, fixed, lp, control, lexicon=lexicon)
             for p, (x, fixed), lp in zip(planes, prepared, logps, strict=True)]
+
+
+def _decode_lattice(
+    planes: CharPlanes, inputs: CharPlanes, fixed: dict[str, np.ndarray], logp: dict[str, np.ndarray],
+    control: PlaneControl, lexicon: FormLexicon, params: LatticeParams | None,
+) -> PlanePrediction:
+    """:func:`decode_heads` through the word lattice; kept/copied input values win."""
+    from .lattice import decode_lattice
+
+    n = len(planes)
+    fb = fixed["boundary"]
+    given_end = (inputs.boundary == BND_WORD_END) | (inputs.boundary == BND_SENT_END)
+    res = decode_lattice(planes.letters, logp, lexicon, params, must_end=fb & given_end, no_end=fb & ~given_end)
+    lat = res.planes
+    out = inputs.copy()
+    out.letters[:] = planes.letters
+    out.elided = lat.elided
+    filled: dict[str, np.ndarray] = {}
+    conf: dict[str, np.ndarray] = {}
+    rows = np.arange(n)
+
+    def prob(head: str, chosen: np.ndarray) -> np.ndarray:
+        lp = logp.get(head)
+        return np.ones(n, np.float32) if lp is None else np.exp(lp[rows, chosen.astype(np.int64)]).astype(np.float32)
+
+    out.boundary[:] = np.where(fb, inputs.boundary, lat.boundary)
+    filled["boundary"] = ~fb
+    conf["boundary"] = np.where(fb, 1.0, prob("boundary", lat.boundary)).astype(np.float32)
+    fp = fixed["punctuation"]
+    if control.mode("punctuation") == "drop":
+        out.punctuation[:] = PUNCT_NONE
+        filled["punctuation"] = np.zeros(n, bool)
+    else:
+        out.punctuation[:] = np.where(fp, inputs.punctuation, lat.punctuation)
+        filled["punctuation"] = ~fp
+    conf["punctuation"] = np.where(filled["punctuation"], prob("punct", out.punctuation), 1.0).astype(np.float32)
+    fd = fixed["diacritics"]
+    out.diacritics[:] = np.where(fd, inputs.diacritics, lat.diacritics)
+    filled["diacritics"] = ~fd
+    conf["diacritics"] = np.where(fd, 1.0, prob("dia", lat.diacritics)).astype(np.float32)
+    c_mode, fc = control.mode("capitals"), fixed["capitals"]
+    if c_mode == "drop":
+        out.capitals[:] = CAP_LOWER
+        filled["capitals"] = np.zeros(n, bool)
+    elif c_mode == "copy":
+        out.capitals[:] = np.where(fc, planes.capitals, CAP_LOWER)
+        filled["capitals"] = np.zeros(n, bool)
+    else:
+        out.capitals[:] = np.where(fc, CAP_UPPER, lat.capitals)
+        filled["capitals"] = ~fc
+    conf["capitals"] = np.where(filled["capitals"], prob("cap", out.capitals), 1.0).astype(np.float32)
+    return PlanePrediction(out, filled, conf)
 
 
 def strip_planes(planes: CharPlanes) -> CharPlanes:
