@@ -77,4 +77,68 @@ def load_lexicon(path: str | Path | None = None) -> FormLexicon | None:
     return _load(str(found.resolve()))
 
 
-__all__ = ["DATA_PACKAGE", "ENV_VAR", "LEXICON_FILE", "find_lexicon", "load_lexicon"]
+_PYPROJECT = """[build-system]
+requires = ["setuptools>=77"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{dist}"
+version = "{version}"
+description = "Accent lexicon (attested Ancient Greek word forms) for stoicheia-spacy"
+readme = "README.md"
+license = "GPL-3.0-or-later AND CC-BY-SA-4.0 AND CC-BY-SA-3.0"
+license-files = ["LICENSE"]
+requires-python = ">=3.10"
+
+[tool.setuptools]
+packages = ["{package}"]
+
+[tool.setuptools.package-data]
+{package} = ["{lexicon}", "LICENSE", "SOURCES.json"]
+"""
+
+_INIT = '''"""Accent lexicon data for stoicheia-spacy (found by stoicheia_spacy.accent.lexasset)."""
+
+from pathlib import Path
+
+
+def path() -> Path:
+    """The lexicon file."""
+    return Path(__file__).with_name("{lexicon}")
+'''
+
+
+def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: str, *,
+                       version: str = "0.1.0") -> Path:
+    """Lay out the installable data package ``stoicheia-lexicon-grc`` around a lexicon file
+    (build a wheel from the returned folder with ``pip wheel --no-deps``).  The package
+    carries ``license_text`` (GPL-3.0 of the Hunspell list) and the lexicon's own record of
+    its sources and their licences (``SOURCES.json``, README)."""
+    import json
+    import shutil
+
+    lex = FormLexicon.from_disk(lexicon)
+    sources = json.loads(lex.sources or "{}")
+    root = Path(out_dir) / DATA_PACKAGE.replace("_", "-")
+    pkg = root / DATA_PACKAGE
+    pkg.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(lexicon, pkg / LEXICON_FILE)
+    (pkg / "LICENSE").write_text(license_text, encoding="utf-8")
+    (root / "LICENSE").write_text(license_text, encoding="utf-8")
+    (pkg / "SOURCES.json").write_text(json.dumps(sources, indent=1, ensure_ascii=False), encoding="utf-8")
+    (pkg / "__init__.py").write_text(_INIT.format(lexicon=LEXICON_FILE), encoding="utf-8")
+    (root / "pyproject.toml").write_text(_PYPROJECT.format(
+        dist=DATA_PACKAGE.replace("_", "-"), version=version, package=DATA_PACKAGE, lexicon=LEXICON_FILE),
+        encoding="utf-8")
+    licences = "\n".join(f"* {name}: {text}" for name, text in sources.get("licenses", {}).items())
+    (root / "README.md").write_text(
+        f"# {DATA_PACKAGE.replace('_', '-')}\n\nAttested Ancient Greek word forms ({len(lex)} forms, "
+        f"{lex.n_bare} bare forms) for the lexicon-aware accentuator of stoicheia-spacy "
+        "(`stoicheia_spacy.accent.lattice`). Data only; installing it makes `spacy.load(...)` and "
+        "`stoicheia accentuate` use it.\n\nBuilt by `spacy project run lexicon-package projects/accent` "
+        "from the open-data mirror. Licences of the sources (the package as a whole is distributed "
+        f"under GPL-3.0-or-later, see LICENSE):\n\n{licences}\n", encoding="utf-8")
+    return root
+
+
+__all__ = ["DATA_PACKAGE", "ENV_VAR", "LEXICON_FILE", "find_lexicon", "load_lexicon", "write_data_package"]

@@ -65,6 +65,7 @@ from ..leiden import Gap
 from ..models.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH, GapRun, encode_text
 from ..models.gaps import gap_width as _gap_width
 from ..textcheck import validate_text
+from . import docview  # noqa: F401  (registers doc._.accent_doc)
 from .align import Alignment, align, rendered_letter_offsets
 from .predict import PlaneControl, PlanePrediction, predict_planes
 

@@ -19,7 +19,8 @@ _MODES = "keep | copy | predict | drop"
 def accentuate_command(
     text: str = typer.Argument(..., help="Greek text, e.g. unaccented scriptio continua"),
     model: str = typer.Option(None, "--model", help="Backbone directory or hub id (default: embedded model)"),
-    boundary: str = typer.Option("keep", "--boundary", help=f"Word division: {_MODES}"),
+    boundary: str = typer.Option("auto", "--boundary",
+                                 help=f"Word division: auto (divide scriptio continua, keep spaced text) | {_MODES}"),
     diacritics: str = typer.Option("keep", "--diacritics", help=f"Accents/breathings: {_MODES}"),
     punctuation: str = typer.Option("keep", "--punctuation", help=f"Punctuation: {_MODES}"),
     capitals: str = typer.Option("predict", "--capitals", help=f"Capitals: {_MODES}"),

@@ -13,10 +13,15 @@ A pipe cannot change ``doc.text``, so it annotates: ``doc._.accent_text`` is the
 polytonic text, ``doc._.source_alignment`` its :class:`~stoicheia_spacy.accent.align.Alignment`
 with ``doc.text``, ``doc._.accent_planes`` the prediction, and each token whose letters
 render contiguously gets its accented form as ``token.norm_`` (LatinCy-style). By default
-word division is copied from the Doc (``boundary = "copy"``) so that tokens and rendered
-words agree; set ``boundary = "predict"`` to re-divide (then only ``doc._.accent_text``
-reflects the new division). To make the rendered text the Doc text, use the tokenizer
-``stoicheia.Segmenter.v1`` instead.
+(``boundary = "auto"``) word division is copied from a Doc whose text divides words, so
+that tokens and rendered words agree, and predicted for *scriptio continua*: then
+``doc._.accent_text`` is the divided, accented text and ``doc._.accent_doc``
+(:mod:`stoicheia_spacy.accent.docview`) its words as a Doc. ``"copy"`` never re-divides,
+``"predict"`` always does (then only ``doc._.accent_text`` reflects the new division). With
+the accent lexicon installed (:mod:`stoicheia_spacy.accent.lexasset`) word division and
+diacritics are decoded jointly with it (:mod:`stoicheia_spacy.accent.lattice`); without
+it, from the logits alone (logged once). To make the rendered text the Doc text, use the
+tokenizer ``stoicheia.Segmenter.v1`` instead.
 
 Leiden gaps are the encoder's (``doc._.stoicheia.gaps``: MASK letters in the forward) and
 appear in ``doc._.accent_text`` as canonical markup; a text whose markup does not parse
@@ -35,6 +40,7 @@ from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
+from ..accent import docview  # noqa: F401  (registers doc._.accent_doc)
 from ..accent.predict import PlaneControl
 from ..alphabet import BND_UNKNOWN, DIA_UNKNOWN, PUNCT_UNKNOWN
 from ..errors import ConfigError
@@ -54,7 +60,7 @@ CONTROL_KEYS: tuple[str, ...] = ("boundary", "diacritics", "punctuation", "capit
     "stoicheia_accentuator",
     assigns=["doc._.accent_text", "doc._.source_alignment", "doc._.accent_planes", "token.norm"],
     requires=["doc._.stoicheia"],
-    default_config={"boundary": "copy", "diacritics": "keep", "punctuation": "keep", "capitals": "keep",
+    default_config={"boundary": "auto", "diacritics": "keep", "punctuation": "keep", "capitals": "keep",
                     "lowercase": False, "orthography": True},
 )
 def make_stoicheia_accentuator(
@@ -110,15 +116,16 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
         if data.logits is None:
             raise ConfigError("stoicheia_accentuator decodes the encoder's logits: set store_logits = true "
                               "on the stoicheia_encoder pipe")
-        inputs, fixed = model_inputs(data.planes, self.control)
+        control = self.control.resolve(data.planes)  # boundary "auto": copy, or predict scriptio continua
+        inputs, fixed = model_inputs(data.planes, control)
         if data.inputs is not None:  # keep/copy: what the backbone read as known is kept
             for plane, unknown in _UNKNOWN.items():
-                if self.control.mode(plane) in ("keep", "copy"):
+                if control.mode(plane) in ("keep", "copy"):
                     seen = getattr(data.inputs, plane) != unknown  # (a gap's letters: its word end)
                     getattr(inputs, plane)[seen] = getattr(data.inputs, plane)[seen]
                     fixed[plane] = fixed[plane] | seen
         logp = {head: _log_softmax(values) for head, values in data.logits.items()}
-        pred = decode_heads(data.planes, inputs, fixed, logp, self.control)
+        pred = decode_heads(data.planes, inputs, fixed, logp, control)
         rendered, alignment, _ = render_with_gaps(doc.text, pred.planes, list(data.gaps))
         doc._.accent_text = rendered
         doc._.source_alignment = alignment

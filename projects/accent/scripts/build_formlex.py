@@ -5,7 +5,7 @@ usage: build_formlex.py MIRROR OUT.npz [--treebanks agdt,homer,gorman,pedalion]
 
 Sources: the Hunspell-derived form list (every form, count 0: attested, frequency
 unknown), the word forms of the AGDT / Gorman / Pedalion treebanks and (``--literary-limit``
-records per source) of the literary pretraining sources, with corpus counts.  Every
+records per source) of the CC BY-SA literary sources (Perseus, GLAUx), with corpus counts.  Every
 treebank sentence and literary record that overlaps the UD Perseus or PROIEL dev or test
 sets (a shared bare-word 6-gram, or the same short sentence) is skipped: dev sets tune the
 decoder, test sets score it.  Licences of the output: GPL-3.0 (Hunspell list) and
@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("mirror")
     ap.add_argument("out")
     ap.add_argument("--treebanks", default="agdt,homer,gorman,pedalion")
-    ap.add_argument("--literary", default="perseus,glaux,first1k,tesserae")
+    ap.add_argument("--literary", default="perseus,glaux", help="only sources whose licence fits the package (CC BY-SA)")
     ap.add_argument("--literary-limit", type=int, default=400, help="records per literary source (0: none)")
     ap.add_argument("--no-hunspell", action="store_true")
     a = ap.parse_args(argv)
@@ -81,8 +81,7 @@ def main(argv: list[str]) -> int:
     sources = json.dumps({"sources": stats, "licenses": {
         "hunspell": "GPL-3.0 (mrakia/hunspell-ancient-greek via @cspell/dict-grc 1.0.7)",
         "agdt": "CC BY-SA 3.0 US", "homer": "CC BY-SA 3.0 US", "gorman": "CC BY-SA 4.0",
-        "pedalion": "CC BY-SA 4.0", "perseus": "CC BY-SA 3.0 US", "glaux": "CC BY-SA 4.0",
-        "first1k": "CC BY-NC 4.0 (derived; First1K CC BY-SA 4.0)", "tesserae": "UB Public License 1.0"},
+        "pedalion": "CC BY-SA 4.0", "perseus": "CC BY-SA 3.0 US", "glaux": "CC BY-SA 4.0"},
         "held_out": HELD_OUT}, ensure_ascii=False)
     lex = counter.build(sources=sources)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,40 @@
+"""Lay out (and build a wheel of) the separately installable accent-lexicon data package.
+
+usage: package_lexicon.py MIRROR LEXICON.npz OUT_DIR [--version V] [--no-wheel]
+
+The code package (MIT) never contains the lexicon: its sources are GPL-3.0 (Hunspell form
+list) and CC BY-SA (treebanks), so it ships as ``stoicheia-lexicon-grc``
+(stoicheia_spacy.accent.lexasset).  ``pip install OUT_DIR/dist/stoicheia_lexicon_grc-*.whl``
+makes the default pipeline and ``stoicheia accentuate`` use it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from stoicheia_spacy.accent.lexasset import write_data_package
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mirror")
+    ap.add_argument("lexicon")
+    ap.add_argument("out")
+    ap.add_argument("--version", default="0.1.0")
+    ap.add_argument("--no-wheel", action="store_true")
+    a = ap.parse_args(argv)
+    licence = (Path(a.mirror) / "lexica/hunspell_grc/LICENSE").read_text(encoding="utf-8")
+    root = write_data_package(a.lexicon, a.out, licence, version=a.version)
+    print(f"data package laid out in {root}")
+    if not a.no_wheel:
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                        "-w", str(Path(a.out) / "dist"), str(root)], check=True)
+        print(f"wheel in {Path(a.out) / 'dist'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,122 @@
+"""The accent lexicon as a separate data asset, the 'auto' word division, the Doc view and
+the scriptio-continua path of the default pipe and the command line."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import lzma
+import sys
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stoicheia_spacy.accent import lexasset
+from stoicheia_spacy.accent.formlex import FormLexicon
+from stoicheia_spacy.accent.predict import PlaneControl, decode_heads, model_inputs, strip_planes
+from stoicheia_spacy.codec import decode_planes, encode_planes
+from stoicheia_spacy.errors import ConfigError
+
+JOHN_BARE = "εναρχηηνολογοσκαιολογοσηνπροστονθεον"
+JOHN = "ἐν ἀρχῇ ἦν ὁ λόγος καὶ ὁ λόγος ἦν πρὸς τὸν θεόν"
+
+
+@pytest.fixture(autouse=True)
+def _no_installed_lexicon(monkeypatch):  # type: ignore[no-untyped-def]
+    monkeypatch.delenv(lexasset.ENV_VAR, raising=False)
+    lexasset._warned.clear()
+
+
+def test_auto_boundary_mode() -> None:
+    ctl = PlaneControl(boundary="auto")
+    assert ctl.resolve(encode_planes("ἐν ἀρχῇ ἦν")).boundary == "copy"
+    assert ctl.resolve(encode_planes(JOHN_BARE)).boundary == "predict"
+    with pytest.raises(ConfigError):
+        PlaneControl(diacritics="auto")
+
+
+def test_no_lexicon_logs_once_and_decodes_with_the_backbone(caplog) -> None:  # type: ignore[no-untyped-def]
+    if importlib.util.find_spec(lexasset.DATA_PACKAGE) is not None:
+        pytest.skip("the lexicon data package is installed here")
+    with caplog.at_level(logging.WARNING, logger="stoicheia_spacy.accent"):
+        assert lexasset.load_lexicon() is None
+        assert lexasset.load_lexicon() is None
+    assert sum("No accent lexicon installed" in r.message for r in caplog.records) == 1
+    with pytest.raises(ConfigError):
+        lexasset.find_lexicon("/nonexistent/formlex.npz")
+
+
+def test_data_package_layout_and_lookup(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    lex = FormLexicon.from_forms([("λόγος", 3), ("ὁ", 9)], sources='{"licenses": {"test": "GPL-3.0"}}')
+    lex.to_disk(tmp_path / "lex.npz")
+    root = lexasset.write_data_package(tmp_path / "lex.npz", tmp_path / "out", "GPL TEXT")
+    assert (root / "pyproject.toml").read_text().count("GPL-3.0-or-later") == 1
+    assert (root / lexasset.DATA_PACKAGE / "LICENSE").read_text() == "GPL TEXT"
+    assert "test: GPL-3.0" in (root / "README.md").read_text()
+    monkeypatch.syspath_prepend(str(root))
+    importlib.invalidate_caches()
+    try:
+        found = lexasset.find_lexicon()
+        assert found is not None and found.name == lexasset.LEXICON_FILE
+        loaded = lexasset.load_lexicon()
+        assert loaded is not None and loaded.forms_of("λογοσ") == [("λόγος", 3)]
+    finally:
+        sys.modules.pop(lexasset.DATA_PACKAGE, None)
+    # the code package itself carries no lexicon data
+    pkg = Path(lexasset.__file__).resolve().parents[1]
+    assert not list(pkg.rglob("*.npz"))
+
+
+def test_decode_heads_with_a_lexicon_keeps_given_division() -> None:
+    lex = FormLexicon.from_forms([("ἐν", 5000), ("ἀρχῇ", 500), ("ἦν", 2000), ("ἐνάρχη", 0)])
+    planes = encode_planes("εν αρχη ην")
+    ctl = PlaneControl(boundary="auto", diacritics="predict")
+    inputs, fixed = model_inputs(planes, ctl)
+    n = len(planes)
+    logp = {"boundary": np.log(np.full((n, 3), 1 / 3)), "dia": np.log(np.full((n, 48), 1 / 48)),
+            "punct": np.log(np.full((n, 6), 1 / 6)), "cap": np.log(np.full((n, 2), 0.5))}
+    pred = decode_heads(planes, inputs, fixed, logp, ctl, lexicon=lex)
+    assert decode_planes(pred.planes).split() == ["ἐν", "ἀρχῇ", "ἦν"]
+    bare = strip_planes(encode_planes("ἐν ἀρχῇ ἦν"))
+    inputs, fixed = model_inputs(bare, ctl)
+    assert decode_planes(decode_heads(bare, inputs, fixed, logp, ctl, lexicon=lex).planes).split()[0] == "ἐν"
+
+
+def _small_real_lexicon(mirror: Path, bare_text: str, path: Path) -> Path:
+    """The Hunspell forms whose bare spelling occurs in ``bare_text`` (a real, small lexicon)."""
+    def bare(form: str) -> str:
+        s = "".join(c for c in unicodedata.normalize("NFD", form) if not unicodedata.combining(c))
+        return s.lower().replace("ς", "σ").replace("’", "")
+
+    with lzma.open(mirror / "lexica/grc_hunspell_wordforms.txt.xz", "rt", encoding="utf-8") as fh:
+        forms = [(line.strip(), 1) for line in fh if line.strip() and bare(line.strip()) in bare_text]
+    FormLexicon.from_forms(forms).to_disk(path)
+    return path
+
+
+def test_default_pipe_and_cli_divide_scriptio_continua(shared_data, tmp_path,
+                                                        monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from stoicheia_spacy.assets import default_model_dir
+    from stoicheia_spacy.cli.app import app
+    from stoicheia_spacy.cli.package import build_pipeline
+
+    monkeypatch.setenv(lexasset.ENV_VAR, str(_small_real_lexicon(shared_data, JOHN_BARE, tmp_path / "l.npz")))
+    nlp = build_pipeline(str(default_model_dir()))  # the default pipeline, as `make demo` packages it
+    assert "stoicheia_accentuator" in nlp.pipe_names
+    doc = nlp(JOHN_BARE)
+    assert doc.text == JOHN_BARE
+    rendered = doc._.accent_text
+    assert len(rendered.split()) >= 8  # divided (the gold has 12 words)
+    view = doc._.accent_doc
+    assert view.text == rendered and view._.source_text == JOHN_BARE
+    assert [t.text for t in view if t.text not in ",.·;"] == rendered.replace(".", "").replace(",", "").split()
+    gold = set(JOHN.split())
+    hits = sum(w.strip(".,·;") in gold | {"καί", "θεὸν"} for w in rendered.split())
+    assert hits >= 8, rendered
+    out = CliRunner().invoke(app, ["accentuate", JOHN_BARE])
+    assert out.exit_code == 0, out.output
+    assert out.output.strip() == rendered
