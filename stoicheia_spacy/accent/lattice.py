@@ -427,12 +427,10 @@ def _write(letters: np.ndarray, words: list[tuple[int, int, int, int, bool]], le
     cap_out = np.full(n, CAP_LOWER, np.uint8)
     elided = np.zeros(n, bool)
     ends = np.zeros(n, bool)
+    spans = np.array([(s, L) for s, L, _, _, _ in words], np.int64).reshape(-1, 2)
+    is_encl = np.isin(hash_rows(letters, spans[:, 0], spans[:, 1]), _enclitic_hashes())
     enclitic_next = np.zeros(len(words), bool)
-    encl_h = _enclitic_hashes()
-    for w, (s, L, _, _, _) in enumerate(words):
-        if w > 0:
-            h = hash_rows(letters, np.array([s]), np.array([L]))
-            enclitic_next[w - 1] = bool(np.isin(h, encl_h)[0])
+    enclitic_next[:-1] = is_encl[1:]
     for w, (s, L, kind, f, grave) in enumerate(words):
         e = s + L
         ends[e - 1] = True
