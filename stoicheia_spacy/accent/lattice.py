@@ -90,6 +90,8 @@ class LatticeParams:
     alpha_form: float = 0.5  # pseudo-count of a form (word-list forms have count 0)
     alpha_key: float = 0.5   # pseudo-count of a bare form
     max_word: int = 24
+    grave_rule: bool = True  # oxytones: grave unless last or before an enclitic (else: backbone decides)
+    seg_dia: bool = False    # backbone diacritic scores also weigh word division (else: only choose forms)
 
     def to_dict(self) -> dict[str, float]:
         """JSON-friendly form."""
@@ -258,7 +260,7 @@ def _lexicon_arcs(letters: np.ndarray, dia: np.ndarray, cap: np.ndarray, lexicon
     oxy = lexicon.oxy[f]
     has_oxy = oxy >= 0
     grave = np.zeros(len(f), bool)
-    if backbone and has_oxy.any():
+    if backbone and not params.grave_rule and has_oxy.any():
         p_oxy = mi[rep][has_oxy] + oxy[has_oxy]
         s_oxy = lexicon.dia[lexicon.start[f][has_oxy] + oxy[has_oxy]].astype(np.int64)
         delta = dia[p_oxy, TO_GRAVE[s_oxy]] - dia[p_oxy, s_oxy]
@@ -269,6 +271,16 @@ def _lexicon_arcs(letters: np.ndarray, dia: np.ndarray, cap: np.ndarray, lexicon
                 - np.log(lexicon.key_count[mk][rep] + params.alpha_form * key_n))
     form_score = params.w_dia * d_sum + params.w_cap * c_sum + params.w_form * log_form
     form_score[bad] = NEG
+    span_best = np.zeros(len(mi))
+    if not params.seg_dia:
+        # the backbone ranks the forms of a span; spans compete by the lexicon's scores alone
+        # (bare-form LM + the best form prior), so its diacritic guesses at unknown word
+        # boundaries (e.g. breathings) cannot pull the division
+        span_best[:] = NEG
+        np.maximum.at(span_best, rep, form_score)
+        prior_best = np.full(len(mi), NEG)
+        np.maximum.at(prior_best, rep, np.where(bad, NEG, params.w_form * log_form))
+        span_best -= prior_best
     # enclitic host variant: an extra acute on the ultima
     is_encl = np.isin(lexicon.keys[mk], _enclitic_hashes())
     hpos = lexicon.host[f]
@@ -280,6 +292,9 @@ def _lexicon_arcs(letters: np.ndarray, dia: np.ndarray, cap: np.ndarray, lexicon
         host_score[eligible] = (form_score[eligible] + params.host
                                 + params.w_dia * (dia[p_h, ADD_ACUTE[s_h]] - dia[p_h, s_h]))
         host_score[bad] = NEG
+    if not params.seg_dia:
+        form_score = form_score - span_best[rep]
+        host_score = host_score - span_best[rep]
     key_c = lexicon.key_count[mk].astype(np.float64)
     total = float(lexicon.key_count.sum())
     log_key = np.log(key_c + params.alpha_key) - np.log(total + params.alpha_key * float(len(lexicon.keys)))
@@ -402,8 +417,9 @@ def decode_lattice(
 
     # ---- out-of-lexicon arcs
     oov_dia, tabs = _oov_arcs(letters, dia, W)
-    oov = (params.w_bnd * span_bnd + params.w_dia * oov_dia + params.w_cap * oov_cap
-           + params.oov_word + params.oov_letter * LL)
+    oov = params.w_bnd * span_bnd + params.oov_word + params.oov_letter * LL
+    if params.seg_dia:
+        oov = oov + params.w_dia * oov_dia + params.w_cap * oov_cap
     oov = np.where(allowed, oov, NEG)
     # arc tables (n, W): score, kind, form, grave, per target state (see _viterbi)
     tab = {name: _ArcTable.empty(n, W) for name in ("free", "encl", "eligible", "host")}
@@ -445,7 +461,7 @@ def _write(letters: np.ndarray, words: list[tuple[int, int, int, int, bool]], le
         elided[e - 1] = bool(lexicon.elided[f])
         ox = int(lexicon.oxy[f])
         if ox >= 0:
-            if not backbone:
+            if not backbone or params.grave_rule:
                 grave = not (enclitic_next[w] or w == len(words) - 1)
             if grave and not enclitic_next[w]:
                 dia_out[s + ox] = TO_GRAVE[dia_out[s + ox]]

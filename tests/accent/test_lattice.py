@@ -94,6 +94,11 @@ def test_backbone_scores_choose_between_forms_and_accents(lexicon: FormLexicon) 
     lp["dia"][2, dia_state(ACCENT_GRAVE, 0, 0, 0)] = 0.0
     lp["boundary"][3, BND_WORD_END] = 0.0
     assert decode_planes(decode_lattice(letters, lp, lexicon, LatticeParams()).planes) == "θεὸν καί"
+    # by default an oxytone is grave inside the text; with grave_rule=False the backbone decides
+    lp["dia"][2, dia_state(ACCENT_GRAVE, 0, 0, 0)] = np.log(1 / 48)
+    lp["dia"][2, dia_state(ACCENT_ACUTE, 0, 0, 0)] = 0.0
+    assert decode_planes(decode_lattice(letters, lp, lexicon, LatticeParams()).planes) == "θεὸν καί"
+    assert decode_planes(decode_lattice(letters, lp, lexicon, LatticeParams(grave_rule=False)).planes) == "θεόν καί"
 
 
 def test_without_lexicon_and_with_forced_division() -> None:
