@@ -77,16 +77,17 @@ ARC_OOV, ARC_LEX, ARC_HOST = 0, 1, 2
 
 @dataclass(frozen=True)
 class LatticeParams:
-    """Weights of the lattice score (tuned on dev data; see ``projects/accent``)."""
+    """Weights of the lattice score.  The defaults are the joint decoder's weights tuned on
+    UD Perseus dev with the embedded backbone (``projects/accent``, ``metrics/lattice_params.json``)."""
 
-    w_bnd: float = 1.0     # backbone word-division log-probabilities
-    w_dia: float = 1.0     # backbone diacritic log-probabilities
+    w_bnd: float = 0.0     # backbone word-division log-probabilities
+    w_dia: float = 0.1     # backbone diacritic log-probabilities
     w_cap: float = 0.0     # backbone capitals log-probabilities
-    w_lm: float = 1.0      # unigram log-probability of the bare form
+    w_lm: float = 0.5      # unigram log-probability of the bare form
     w_form: float = 1.0    # log-probability of the form given its bare form
-    oov_word: float = -8.0   # per out-of-lexicon word
-    oov_letter: float = -1.0  # per letter of an out-of-lexicon word
-    host: float = -1.0     # per enclitic host (second accent)
+    oov_word: float = -12.0   # per out-of-lexicon word
+    oov_letter: float = -2.0  # per letter of an out-of-lexicon word
+    host: float = 0.0      # per enclitic host (second accent)
     alpha_form: float = 0.5  # pseudo-count of a form (word-list forms have count 0)
     alpha_key: float = 0.5   # pseudo-count of a bare form
     max_word: int = 24

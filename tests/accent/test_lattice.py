@@ -86,8 +86,9 @@ def test_backbone_scores_choose_between_forms_and_accents(lexicon: FormLexicon) 
     letters = _bare("αρχη")
     lp = _logp(len(letters))
     lp["dia"][3, dia_state(ACCENT_ACUTE, 0, 0, 0)] = 0.0  # the backbone wants ἀρχή here
-    out = decode_lattice(letters, lp, lexicon, LatticeParams()).planes
+    out = decode_lattice(letters, lp, lexicon, LatticeParams(w_dia=1.0)).planes
     assert decode_planes(out) == "ἀρχή"
+    assert decode_planes(decode_lattice(letters, lp, lexicon, LatticeParams(w_dia=0.0)).planes) == "ἀρχῇ"
     # an oxytone: grave when the backbone prefers it on that letter
     letters = _bare("θεονκαι")
     lp = _logp(len(letters))
@@ -108,7 +109,8 @@ def test_without_lexicon_and_with_forced_division() -> None:
     lp["dia"][1, dia_state(ACCENT_ACUTE, 0, 0, 0)] = 0.0
     must = np.zeros(len(letters), bool)
     must[4] = True
-    res = decode_lattice(letters, lp, None, LatticeParams(), must_end=must)
+    res = decode_lattice(letters, lp, None, LatticeParams(oov_word=0.0, oov_letter=0.0, w_bnd=1.0, w_dia=1.0),
+                         must_end=must)
     assert res.planes.boundary.tolist() == [0, 0, 0, 0, BND_WORD_END, 0, 0, BND_SENT_END]
     # out of lexicon: at most one accent per word, a breathing on the initial vowel only
     assert decode_planes(res.planes).startswith("λόγος ")

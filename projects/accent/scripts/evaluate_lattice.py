@@ -42,7 +42,7 @@ GRID: dict[str, tuple[float, ...]] = {
     "alpha_form": (0.1, 0.5, 2.0),
 }
 #: the lattice with no lexicon: out-of-lexicon arcs only, no penalties (backbone scores alone)
-BACKBONE_LATTICE = LatticeParams(oov_word=0.0, oov_letter=0.0)
+BACKBONE_LATTICE = LatticeParams(w_bnd=1.0, w_dia=1.0, oov_word=0.0, oov_letter=0.0, seg_dia=True)
 #: tuned for the lexicon alone first; the joint decoder starts there and tunes the backbone's weights
 LEX_ONLY = ("w_lm", "w_form", "oov_word", "oov_letter")
 JOINT = ("w_dia", "w_bnd", "host", "alpha_form")
@@ -103,6 +103,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--dev", default=",".join(DEV), help="dev sets to tune on")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--tune-only", action="store_true", help="stop after writing --tuned")
+    ap.add_argument("--sets", default="perseus-test,proiel-test", help="cached sets to score")
     a = ap.parse_args(argv)
     cache = Path(a.cache)
     lex = FormLexicon.from_disk(a.lexicon)
@@ -134,8 +135,9 @@ def main(argv: list[str]) -> int:
     baseline = LexiconAccentuator.from_disk(a.baseline) if a.baseline else None
     results: dict[str, dict[str, dict[str, float]]] = {}
     timing: dict[str, dict[str, float]] = {}
-    for data, name in {**TEST, "UD Perseus dev": "perseus-dev", "UD PROIEL dev": "proiel-dev"}.items():
-        if not (cache / f"{name}.npz").exists():
+    sets = {**TEST, "UD Perseus dev": "perseus-dev", "UD PROIEL dev": "proiel-dev"}
+    for data, name in sets.items():
+        if name not in a.sets.split(",") or not (cache / f"{name}.npz").exists():
             print(f"{data}: no cache, skipped", flush=True)
             continue
         gold, logp = load_logp_cache(cache / f"{name}.npz")
