@@ -86,7 +86,7 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
 
     def __init__(self, name: str = "stoicheia_accentuator", control: PlaneControl | None = None) -> None:
         self.name = name
-        self.control = control or PlaneControl(boundary="copy", capitals="keep")
+        self.control = control or PlaneControl(boundary="auto", capitals="keep")
         self.cfg: dict[str, Any] = self._control_cfg()
 
     def _control_cfg(self) -> dict[str, Any]:

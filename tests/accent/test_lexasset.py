@@ -85,14 +85,21 @@ def test_decode_heads_with_a_lexicon_keeps_given_division() -> None:
 
 
 def _small_real_lexicon(mirror: Path, bare_text: str, path: Path) -> Path:
-    """The Hunspell forms whose bare spelling occurs in ``bare_text`` (a real, small lexicon)."""
+    """A real, small lexicon: the Hunspell forms whose bare spelling occurs in ``bare_text``
+    (count 0, as in the full lexicon) and the counted word forms of UD Perseus dev."""
+    from stoicheia_spacy.accent.evaluate import read_ud_texts
+    from stoicheia_spacy.accent.formlex import FormCounter
+
     def bare(form: str) -> str:
         s = "".join(c for c in unicodedata.normalize("NFD", form) if not unicodedata.combining(c))
         return s.lower().replace("ς", "σ").replace("’", "")
 
+    counter = FormCounter()
     with lzma.open(mirror / "lexica/grc_hunspell_wordforms.txt.xz", "rt", encoding="utf-8") as fh:
-        forms = [(line.strip(), 1) for line in fh if line.strip() and bare(line.strip()) in bare_text]
-    FormLexicon.from_forms(forms).to_disk(path)
+        counter.add_forms((line.strip(), 0) for line in fh if line.strip() and bare(line.strip()) in bare_text)
+    for text in read_ud_texts(mirror / "ud/UD_Ancient_Greek-Perseus/grc_perseus-ud-dev.conllu.xz"):
+        counter.add_planes(encode_planes(text))
+    counter.build().to_disk(path)
     return path
 
 
