@@ -57,7 +57,7 @@ def main(argv: list[str]) -> int:
         for arm, model in (("pretrained", pretrained), ("random-init", random_init)):
             preds = []
             for i in range(0, len(bare), 32):
-                preds += [p.planes for p in predict_planes(model, bare[i:i + 32], control)]
+                preds += [p.planes for p in predict_planes(model, bare[i:i + 32], control, lexicon=None)]
             arms[arm] = score(gold, preds)
         arms["lexicon+DP"] = score(gold, [lexicon.predict(b) for b in bare])
         results[name] = arms
