@@ -7,7 +7,8 @@ It is a separately installable data package, ``stoicheia-lexicon-grc`` (import n
 in ``spacy-lookups-data``); its wheel carries the lexicon file, the licences and the
 sources.  :func:`find_lexicon` looks, in order, at an explicit path, the environment
 variable ``STOICHEIA_ACCENT_LEXICON`` (a ``.npz`` written by
-:meth:`~.formlex.FormLexicon.to_disk`), and the installed data package.
+:meth:`~.formlex.FormLexicon.to_disk`; ``none`` switches the lexicon off), and the installed
+data package.
 
 Without a lexicon every component still works: the accentuator decodes the backbone's
 per-letter scores alone (lower accuracy; see ``projects/accent/RESULTS.md``) and
@@ -31,6 +32,8 @@ DATA_PACKAGE = "stoicheia_lexicon_grc"
 #: file name of the lexicon inside the data package
 LEXICON_FILE = "formlex.npz"
 ENV_VAR = "STOICHEIA_ACCENT_LEXICON"
+#: values of ``ENV_VAR`` that switch the lexicon off even when the data package is installed
+DISABLED = frozenset({"none", "off", "0"})
 
 logger = logging.getLogger("stoicheia_spacy.accent")
 _warned: list[bool] = []
@@ -44,6 +47,8 @@ def find_lexicon(path: str | Path | None = None) -> Path | None:
             raise ConfigError(f"accent lexicon {p} does not exist")
         return p
     env = os.environ.get(ENV_VAR)
+    if env and env.lower() in DISABLED:
+        return None
     if env:
         p = Path(env)
         if not p.is_file():

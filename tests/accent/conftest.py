@@ -32,3 +32,9 @@ def default_model():  # type: ignore[no-untyped-def]
 
     torch.set_num_threads(1)
     return load_backbone(default_model_dir())
+
+
+@pytest.fixture(autouse=True)
+def _accent_lexicon_off(monkeypatch):  # type: ignore[no-untyped-def]
+    """Accent tests run without an installed lexicon unless they provide one."""
+    monkeypatch.setenv("STOICHEIA_ACCENT_LEXICON", "none")
