@@ -5,6 +5,15 @@ The benchmark (GPL-3.0) has two parts, read from its tarball or an unpacked fold
 and ``norma_syllabify/*.txt`` (``[heavy]`` ``{light}`` syllables); ``stoplist.txt``
 lists rare proper names that may be left out. Prose sentences count as lines.
 
+**Published protocol** (the 1,916 positions of the Stoicheia paper's Table 3, where
+always-short scores 83.14): :func:`protocol_mask` keeps a mark when the vowel it follows
+lies in an *open* gold syllable of ``norma_syllabify`` (its text, trailing non-letters
+stripped, ends in a vowel; the two gold files aligned character-wise), in every work but
+:data:`PUBLISHED_EXCLUDED_WORKS` (the benchmark's HuggingFace release leaves out In Solem
+and Pindar, which overlap a training corpus) and with the stoplist *not* applied (that
+release ships none). :func:`score_protocol` scores abstentions both as wrong
+(``accuracy``) and as short (``unmarked_to_short``), beside the all-short baseline.
+
 Scores (:func:`score_macrons`, :func:`score_syllables`): accuracy and balanced
 accuracy (mean of long and short recall) at the marked positions; syllable-boundary
 precision/recall/F1 (internal boundaries as letter indices), weight accuracy on
@@ -13,6 +22,7 @@ syllables whose span matches, and exact-line accuracy (every syllable's span and
 
 from __future__ import annotations
 
+import difflib
 import io
 import re
 import tarfile
@@ -28,6 +38,11 @@ from ..errors import CorpusError, ScoringError
 
 _MARK = re.compile(r"[\^_]")
 _SYLL = re.compile(r"\[([^\]]*)\]|\{([^}]*)\}")
+_BRACKET = re.compile(r"[\[{]([^\[\]{}]*)[\]}]")
+#: Works left out of the published position set (absent from Norma's HuggingFace release).
+PUBLISHED_EXCLUDED_WORKS = frozenset({"insolem", "pindar"})
+#: The published set: 1,916 positions, 1,593 of them short (all-short = 83.14 %).
+PUBLISHED_POSITIONS, PUBLISHED_ALL_SHORT = 1916, 83.14
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,14 @@ class Norma:
     macron: list[MacronLine]
     syllables: list[SyllableLine]
     stoplist: set[str] = field(default_factory=set)
+    #: per macron line, bool per mark: counted under the published protocol
+    protocol: list[np.ndarray] = field(default_factory=list)
+    #: ``dev.txt`` (763 marked lines, no work in common with the test lines)
+    dev: list[MacronLine] = field(default_factory=list)
+
+    def protocol_lines(self) -> list[int]:
+        """Indices of macron lines with at least one published position."""
+        return [i for i, m in enumerate(self.protocol) if m.any()]
 
     @property
     def n_marks(self) -> int:
@@ -116,19 +139,100 @@ def _members(path: Path) -> dict[str, str]:
 def read_norma(path: str | Path) -> Norma:
     """Read the benchmark from ``norma_syllabarum_graecarum.tar.xz`` or its folder."""
     files = _members(Path(path))
-    macron, sylls, stop = [], [], set()
+    macron, sylls, stop, dev = [], [], set(), []
+    raw_syll: dict[str, list[str]] = {}
+    raw_mac: dict[str, list[str]] = {}
     for name, content in sorted(files.items()):
         lines = [x for x in content.splitlines() if x.strip()]
         stem = Path(name).stem
         if "/norma_macronize/" in f"/{name}":
             macron += [parse_macron_line(x, stem) for x in lines]
+            raw_mac[stem] = content.splitlines()
         elif "/norma_syllabify/" in f"/{name}":
             sylls += [parse_syllable_line(x, stem) for x in lines]
+            raw_syll[stem] = content.splitlines()
         elif name.endswith("stoplist.txt"):
             stop = {unicodedata.normalize("NFC", x.strip()) for x in lines}
+        elif Path(name).name == "dev.txt":
+            dev = [parse_macron_line(x, "dev") for x in lines]
     if not macron or not sylls:
         raise CorpusError(f"{path} holds no norma_macronize / norma_syllabify files")
-    return Norma(macron, sylls, stop)
+    protocol: list[np.ndarray] = []
+    for stem in sorted(raw_mac):
+        syl_lines = raw_syll.get(stem, [])
+        for i, raw in enumerate(raw_mac[stem]):
+            if not raw.strip():
+                continue
+            if stem in PUBLISHED_EXCLUDED_WORKS:
+                protocol.append(np.zeros(len(_MARK.findall(raw)), dtype=bool))
+            else:
+                protocol.append(protocol_mask(raw, syl_lines[i] if i < len(syl_lines) else ""))
+    return Norma(macron, sylls, stop, protocol, dev)
+
+
+def _is_open(content: str) -> bool:
+    core = content.rstrip()
+    while core and not core[-1].isalpha():
+        core = core[:-1]
+    return bool(core) and unicodedata.normalize("NFD", core[-1])[0].lower() in "αεηιουω"
+
+
+def _tiled_syllables(raw: str) -> list[str]:
+    """Bracket contents with stray text folded into the neighbouring syllable (tiles the line)."""
+    parts = [(m.start(), m.end(), m.group(1)) for m in _BRACKET.finditer(raw)]
+    if not parts:
+        return []
+    out = [body for _, _, body in parts]
+    out[0] = raw[: parts[0][0]] + out[0]
+    for k in range(len(parts) - 1):
+        out[k] += raw[parts[k][1] : parts[k + 1][0]]  # text between brackets joins the earlier one
+    out[-1] += raw[parts[-1][1] :]
+    return out
+
+
+def protocol_mask(macron_raw: str, syllable_raw: str) -> np.ndarray:
+    """Bool per mark of a ``norma_macronize`` line: the vowel before it is in an open gold syllable.
+
+    Openness is read from the parallel ``norma_syllabify`` line (bracket colour ignored: a
+    syllable is open when its text ends in a vowel); the two plain texts are aligned with
+    :class:`difflib.SequenceMatcher` and marks in unaligned stretches do not count.
+    """
+    macron_raw = unicodedata.normalize("NFC", macron_raw)
+    syllable_raw = unicodedata.normalize("NFC", syllable_raw)
+    chars: list[str] = []
+    opens: list[bool] = []
+    for body in _tiled_syllables(syllable_raw):
+        chars.append(body)
+        opens += [_is_open(body)] * len(body)
+    syl_text = "".join(chars)
+    plain: list[str] = []
+    marked: list[int] = []
+    for ch in macron_raw:
+        if ch in "^_":
+            if plain:
+                marked.append(len(plain) - 1)
+        else:
+            plain.append(ch)
+    open_at: list[bool | None] = [None] * len(plain)
+    matcher = difflib.SequenceMatcher(None, syl_text, "".join(plain), autojunk=False)
+    for tag, i1, i2, j1, _ in matcher.get_opcodes():
+        if tag == "equal":
+            open_at[j1 : j1 + i2 - i1] = opens[i1:i2]
+    mask = [bool(open_at[j]) for j in marked]
+    n_marks = len(_MARK.findall(macron_raw))
+    return np.array(mask + [False] * (n_marks - len(mask)), dtype=bool)
+
+
+def score_protocol(gold: Sequence[bool] | np.ndarray, predicted: Sequence[int] | np.ndarray) -> dict[str, float]:
+    """Published-protocol scores (%, see module doc); ``predicted`` 1 long, 0 short, -1 abstained."""
+    g = np.asarray(gold, dtype=bool)
+    p = np.asarray(predicted, dtype=np.int64)
+    if g.shape != p.shape or g.size == 0:
+        raise ScoringError(f"need equal non-empty gold/pred, got {g.shape} vs {p.shape}")
+    as_short = np.where(p < 0, 0, p)
+    return {"n": int(g.size), "n_long": int(g.sum()), "all_short": 100 * float((~g).mean()),
+            "accuracy": 100 * float((p == g).mean()), "unmarked_to_short": 100 * float((as_short == g).mean()),
+            "unmarked": int((p < 0).sum()), "balanced_accuracy": 100 * score_macrons(g, as_short)["balanced_accuracy"]}
 
 
 def mark_letters(line: MacronLine) -> np.ndarray:

@@ -61,3 +61,27 @@ def test_position_counts_document_why_not_1916(shared_data) -> None:
     assert c["marks_open"] == 2912 and c["marks_open_unaccented"] == 1951
     assert c["open_dichronic_syllables"] == c["open_dichronic_syllables_heavy"] + c["open_dichronic_syllables_light"]
     assert 1916 not in c.values()
+
+
+def test_protocol_mask_counts_open_gold_syllables_only() -> None:
+    from stoicheia_spacy.scan.norma import protocol_mask
+
+    # Posthomerica 10 (README): σι^ and Σκα^ open, ἀ^ in a closed gold syllable [ἀμ] does not count
+    mac = "ῇσι^ Σκα^μάνδρου ἀ^μφὶ"
+    syl = "[ῇ]{σι }{Σκα}[μάν][δρου ][ἀμ]{φὶ}"
+    assert protocol_mask(mac, syl).tolist() == [True, True, False]
+    # stray punctuation outside brackets joins the syllable before it: {κα}, is still open
+    assert protocol_mask("κα^, ἀ^", "{κα}, {ἀ}").tolist() == [True, True]
+
+
+def test_published_protocol_reproduces_1916_positions_and_all_short_83_14(shared_data) -> None:
+    from stoicheia_spacy.scan.norma import PUBLISHED_ALL_SHORT, PUBLISHED_POSITIONS, score_protocol
+
+    n = read_norma(shared_data / "scansion" / "norma_syllabarum_graecarum.tar.xz")
+    gold = [g for line, m in zip(n.macron, n.protocol, strict=True) for (_, g), k in zip(line.marks, m, strict=True) if k]
+    s = score_protocol(gold, [0] * len(gold))
+    assert s["n"] == PUBLISHED_POSITIONS and s["n_long"] == 323
+    assert round(s["all_short"], 2) == PUBLISHED_ALL_SHORT
+    abstain = score_protocol(gold, [-1] * len(gold))
+    assert abstain["accuracy"] == 0.0 and abstain["unmarked_to_short"] == s["all_short"]
+    assert len(n.dev) == 764 and not {x.source for x in n.macron} & {"dev"}
