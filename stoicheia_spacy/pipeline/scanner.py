@@ -18,6 +18,12 @@ the whole Doc):
 4. macrons: the macron head's temperature-calibrated probability at every dichronon;
    where the metre was used, open-syllable dichrona follow the decoded weight.
    Probabilities whose max is below ``abstain_below`` leave the vowel unmarked.
+   With a macron lexicon (``macron_lexicon.json.gz`` in the pipe's folder, or
+   :meth:`ScannerPipe.load_lexicon`) and ``cfg["macron_calibration"]``, the head's
+   probability is first combined with the lexicon's candidates and, after the metre,
+   with the metre's vote into one calibrated probability
+   (:class:`~stoicheia_spacy.scan.macron_decoder.MacronDecoder`); without a lexicon the
+   pipe says so once and uses the head alone.
 
 Writes ``token._.macronized`` (U+0304 long, U+0306 short), ``doc._.macrons`` (one dict
 per dichronon: ``offset``, ``p_long``, ``length`` 1/0/None), ``span._.scansion``
@@ -53,6 +59,8 @@ from ..models.gaps import select_letters
 from ..models.listener import _zeros
 from ..scan.heads import N_MACRON, ScannerHeads, heads_node, make_heads, torch_heads
 from ..scan.lattice import correption_mask, decode_lattice, expand_weights, synizesis_candidates
+from ..scan.macron_decoder import MacronDecoder
+from ..scan.macron_lexicon import MacronLexicon
 from ..scan.syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_text, syllabify
 from .base import StoicheiaPipe
 
@@ -101,6 +109,24 @@ class ScannerPipe(StoicheiaPipe):
     def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_scanner", **cfg: Any) -> None:
         super().__init__(vocab, model, name, **cfg)
         self._meters: dict[str, Any] | None = None
+        self._lexicon: MacronLexicon | None = None
+        self._warned_no_lexicon = False
+
+    def load_lexicon(self, path: str | Path | None) -> None:
+        """Use (or, with None, stop using) a macron lexicon asset (``macron_lexicon.json.gz``)."""
+        self._lexicon = None if path is None else MacronLexicon.from_disk(path)
+
+    @property
+    def macron_decoder(self) -> MacronDecoder | None:
+        """The lexicon-aware decoder, or None (head + metre only) when nothing is calibrated."""
+        calibration = self.cfg.get("macron_calibration")
+        if self._lexicon is None and not self._warned_no_lexicon:
+            import warnings
+
+            warnings.warn("stoicheia_scanner: no macron lexicon installed; macrons come from the backbone "
+                          "and the metre alone (lower accuracy, see projects/meter/RESULTS.md)", stacklevel=2)
+            self._warned_no_lexicon = True
+        return MacronDecoder(self._lexicon, calibration) if calibration else None
 
     @property
     def meters(self) -> dict[str, Any]:
@@ -154,8 +180,11 @@ class ScannerPipe(StoicheiaPipe):
         scan = _log_softmax(logits[:, N_MACRON:]) if n else np.zeros((0, 4))
         p_long = np.exp(mac[:, 1])
         dich = dichrona_mask(planes)
+        decoder = self.macron_decoder
+        if decoder is not None:
+            p_long = decoder.prior(doc.text, planes, p_long, dich)
         lengths = np.where(dich, (p_long > 0.5).astype(np.int64), -1)
-        conf = np.maximum(p_long, 1 - p_long)
+        metre_vote = np.zeros(n, dtype=np.int64)
         abstain = float(self.cfg.get("abstain_below", 0.0))
         offsets = np.asarray(planes.offsets)
         verses = self.verses(doc)
@@ -196,6 +225,7 @@ class ScannerPipe(StoicheiaPipe):
                         open_dich[k : k + 2] = False
                     idx = syl.nucleus[open_dich] + lo
                     lengths[idx] = np.where(weights[open_dich] == HEAVY, 1, 0)
+                    metre_vote[idx] = 2 * lengths[idx] - 1
             disp = syllabify(sub, text=doc.text, weights=weights)
             sub_off = np.asarray(sub.offsets)
             keep = np.ones(len(disp), dtype=bool)
@@ -207,9 +237,13 @@ class ScannerPipe(StoicheiaPipe):
             shown = weights[keep]  # both halves of a merge share its weight
             span._.scansion = {"syllables": sylls, "pattern": syl.pattern(shown), "synizesis": list(merged)}
             span._.meter = meter_info
+        if decoder is not None:
+            p_long = decoder.posterior(p_long, metre_vote, dich)
+            lengths = np.where(dich, (p_long > 0.5).astype(np.int64), -1)
+        conf = np.maximum(p_long, 1 - p_long)
         lengths = np.where(dich & (conf < abstain), -1, lengths)
         doc._.verses = verses
-        doc._.macrons = [{"offset": int(offsets[i]), "p_long": float(p_long[i]),
+        doc._.macrons = [{"offset": int(offsets[i]), "p_long": float(p_long[i]), "metre": int(metre_vote[i]),
                           "length": None if lengths[i] < 0 else int(lengths[i])} for i in np.nonzero(dich)[0]]
         for tok in doc:
             sl = slice(int(token_ends[tok.i - 1]) if tok.i else 0, int(token_ends[tok.i]))
@@ -313,6 +347,8 @@ class ScannerPipe(StoicheiaPipe):
         srsly.write_json(folder / "heads.json", heads.config)
         save_file({k: v.detach().cpu().contiguous() for k, v in heads.state_dict().items()},
                   str(folder / "heads.safetensors"))
+        if self._lexicon is not None:  # GPL-3.0 / CC BY-SA data: its licence is inside the file
+            self._lexicon.to_disk(folder / "macron_lexicon.json.gz")
 
     def model_from_disk(self, folder: Path) -> None:
         """Read what :meth:`model_to_disk` wrote (also a trained-heads folder without ``cfg``)."""
@@ -324,13 +360,16 @@ class ScannerPipe(StoicheiaPipe):
         module = ScannerHeads(conf["n_layers"], conf["d_model"], conf["hidden"], conf["dropout"])
         module.load_state_dict(load_file(str(folder / "heads.safetensors")))
         make_heads(heads_node(self.model), conf["n_layers"], conf["d_model"], module)
+        lexicon = folder / "macron_lexicon.json.gz"
+        if lexicon.is_file():
+            self.load_lexicon(lexicon)
 
     def model_to_bytes(self) -> bytes:
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
             self.model_to_disk(Path(tmp))
-            files = {n: (Path(tmp) / n).read_bytes() for n in ("heads.json", "heads.safetensors")}
+            files = {f.name: f.read_bytes() for f in Path(tmp).iterdir()}
         return bytes(srsly.msgpack_dumps(files))
 
     def model_from_bytes(self, data: bytes) -> None:

@@ -89,13 +89,20 @@ _LINE = re.compile(r'<div class="line[^"]*"[^>]*data-metre="([^"]*)"[^>]*>(.*?)<
 _SPAN = re.compile(r'<span class="syll\s+(long|short)[^"]*">([^<]*)</span>|<span>([^<]*)</span>')
 
 
-def read_hypotactic_html(path: str | Path, *, skip_stems: Iterable[str] = ()) -> Iterator[ScannedLine]:
-    """Lines of the Hypotactic HTML tarball, minus :data:`HTML_EXCLUDE` and ``skip_stems``."""
+def read_hypotactic_html(path: str | Path, *, skip_stems: Iterable[str] = (),
+                         only: Iterable[str] | None = None) -> Iterator[ScannedLine]:
+    """Lines of the Hypotactic HTML tarball, minus :data:`HTML_EXCLUDE` and ``skip_stems``.
+
+    ``only``: read just these file names (``HTML_EXCLUDE`` included, for leak screens).
+    """
     skip = set(skip_stems)
+    wanted = None if only is None else set(only)
     with tarfile.open(path) as tar:
         for member in sorted(tar.getmembers(), key=lambda m: m.name):
             name = Path(member.name).name
-            if not (member.isfile() and name.endswith(".html")) or name in HTML_EXCLUDE:
+            if not (member.isfile() and name.endswith(".html")):
+                continue
+            if (name not in wanted) if wanted is not None else (name in HTML_EXCLUDE):
                 continue
             if Path(name).stem in skip:
                 continue
@@ -103,6 +110,7 @@ def read_hypotactic_html(path: str | Path, *, skip_stems: Iterable[str] = ()) ->
             assert fh is not None
             html = fh.read().decode("utf-8")
             for metre, body in _LINE.findall(html):
+                body = body.replace('<span class="word">', "<span> </span>")  # books without spaces
                 text, weights = [], []
                 for kind, syl, other in _SPAN.findall(body):
                     if kind:
@@ -110,7 +118,7 @@ def read_hypotactic_html(path: str | Path, *, skip_stems: Iterable[str] = ()) ->
                         weights.append("H" if kind == "long" else "L")
                     else:
                         text.append(other)
-                line = unicodedata.normalize("NFC", "".join(text).strip())
+                line = unicodedata.normalize("NFC", " ".join("".join(text).split()))
                 if line and weights:
                     yield ScannedLine(line, "".join(weights), metre, Path(name).stem)
 
@@ -178,6 +186,18 @@ def _fill_from_lexicon(text: str, planes: CharPlanes, dich: np.ndarray, macron: 
         for i, length in zip(letters, lengths, strict=True):
             if length >= 0 and dich[i] and macron[i] < 0:
                 macron[i] = length
+
+
+def leaked_forms(mirror: str | Path) -> set[str]:
+    """Word forms (as written) found in the :data:`HTML_EXCLUDE` books and in no other Hypotactic line."""
+    scansion = Path(mirror) / "scansion"
+    html = scansion / "hypotactic_htmls_greek_syllables.tar.xz"
+    words = re.compile(r"[^\W\d_]+")
+    leaked = {w for line in read_hypotactic_html(html, only=HTML_EXCLUDE) for w in words.findall(line.text)}
+    rest = list(read_hypotactic_tsv(scansion / "hypotactic_tsv.tar.xz")) + list(read_hypotactic_html(html))
+    for line in rest:
+        leaked.difference_update(words.findall(line.text))
+    return leaked
 
 
 def screen_against(lines: Iterable[ScannedLine], norma: Norma) -> tuple[list[ScannedLine], int]:

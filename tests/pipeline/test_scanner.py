@@ -111,3 +111,39 @@ def test_heads_are_stepped_by_the_training_optimizer(tiny_model_config, tiny_che
     assert all(np.array_equal(start[k].numpy(), v.numpy()) for k, v in heads().items())
     nlp.update(egs, sgd=Adam(0.01))
     assert any(not np.array_equal(start[k].numpy(), v.numpy()) for k, v in heads().items())
+
+
+def test_lexicon_decoder_decides_where_the_lexicon_is_sure_and_travels_with_the_pipe(
+        tmp_path, tiny_model_config, tiny_checkpoint) -> None:
+    from stoicheia_spacy.scan.macron_lexicon import SOURCES, MacronLexicon, from_markup
+
+    nlp = _nlp(tiny_model_config, tiny_checkpoint)
+    nlp.initialize(lambda: _examples(nlp))
+    pipe = nlp.get_pipe("stoicheia_scanner")
+    text = "μυρία ἄλγε θεά"
+    with pytest.warns(UserWarning, match="no macron lexicon"):
+        nlp(text)
+    lex = MacronLexicon()
+    lex.add(*from_markup("μυρί_α^"), SOURCES["hypotactic"])
+    lex.add(*from_markup("θεά_"), SOURCES["lsj"])
+    lex.to_disk(tmp_path / "lex.json.gz")
+    pipe.load_lexicon(tmp_path / "lex.json.gz")
+    # a calibration that trusts the lexicon: hypotactic and LSJ votes weigh 8 nats
+    prior = {"weights": [0.1, 8.0, 8.0, 0.0, 0.0, 0.0, 0.0], "bias": 0.0, "features": list(range(7))}
+    pipe.cfg["macron_calibration"] = {"lexicon": {"prior": prior}}
+    pipe._meters = {}  # no metre: the prior alone decides
+    doc = nlp(text)
+    lengths = {text[m["offset"]]: m["length"] for m in doc._.macrons}
+    assert lengths["ί"] == 1 and lengths["ά"] == 1
+    assert [m["length"] for m in doc._.macrons if text[m["offset"]] == "α"] == [0]
+    pipe.cfg["abstain_below"] = 0.99
+    unsure = nlp(text)
+    assert all(m["length"] is None for m in unsure._.macrons if m["offset"] == text.index("ἄ"))
+    pipe.cfg["abstain_below"] = 0.0
+    pipe.to_disk(tmp_path / "scanner")
+    assert (tmp_path / "scanner" / "macron_lexicon.json.gz").is_file()
+    other = _nlp(tiny_model_config, tiny_checkpoint)
+    other.initialize(lambda: _examples(other))
+    other.get_pipe("stoicheia_scanner").from_disk(tmp_path / "scanner")
+    other.get_pipe("stoicheia_scanner")._meters = {}
+    assert [m["length"] for m in other(text)._.macrons] == [m["length"] for m in doc._.macrons]

@@ -1,0 +1,37 @@
+"""Build the macron lexicon asset (GPL-3.0 / CC BY-SA data; kept out of the code package).
+
+Reads the mirror's ``lexica/grc_macronizer_db`` and drops the Hypotactic markup of word
+forms attested only in the Hypotactic books that hold Norma text (Dionysiaca 1,
+Posthomerica 1; ``stoicheia_spacy.scan.silver.leaked_forms``).
+
+    python scripts/build_lexicon.py assets/macron_lexicon.json.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from stoicheia_spacy.scan.macron_lexicon import build_macron_lexicon
+from stoicheia_spacy.scan.silver import leaked_forms
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path)
+    args = ap.parse_args(argv)
+    mirror = Path(os.environ["STOICHEIA_ASSET_MIRROR"])
+    leaked = leaked_forms(mirror)
+    lex = build_macron_lexicon(mirror / "lexica" / "grc_macronizer_db", drop_hypotactic=leaked)
+    lex.meta["leak_screen"] = {"forms_only_in_norma_books": len(leaked)}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    lex.to_disk(args.out)
+    print(json.dumps(lex.meta))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

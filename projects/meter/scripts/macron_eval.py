@@ -1,0 +1,262 @@
+"""meter-eval (macrons): Norma under the published protocol -- backbone, lexicon, both.
+
+Positions: the published 1,916 (``stoicheia_spacy.scan.norma``: open gold syllables,
+In Solem and Pindar left out, no stoplist); the all-short baseline must print 83.14.
+Arms, all on the shipped ``stoicheia_scanner`` heads over the default backbone:
+
+* ``backbone``: the scanner as shipped (macron head, metre Viterbi fixing open dichrona);
+* ``backbone_calibrated``: the same evidence through the dev-fitted logistic stages;
+* ``lexicon``: the macron lexicon alone (sum of the source votes; no entry or a tie abstains);
+* ``both``: lexicon candidates + macron head (prior stage) -> metre -> posterior stage.
+
+Both logistic stages are fitted on Norma's ``dev.txt`` (764 lines, no text in common
+with the test works); the calibration goes to ``--calibration`` (a scanner ``cfg`` key).
+Accuracy-coverage curves (abstaining below a confidence) go to the JSON and ``--plot``.
+
+    python scripts/macron_eval.py metrics/macron.json --lexicon assets/macron_lexicon.json.gz \
+        --calibration training/macron_calibration.json --plot metrics/macron_coverage.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from stoicheia_spacy.scan.heads import N_MACRON
+from stoicheia_spacy.scan.macron_decoder import (
+    accent_votes,
+    fit_logistic,
+    lexicon_votes,
+    posterior_features,
+    prior_features,
+)
+from stoicheia_spacy.scan.macron_lexicon import MacronLexicon
+from stoicheia_spacy.scan.norma import (
+    PUBLISHED_ALL_SHORT,
+    PUBLISHED_POSITIONS,
+    mark_letters,
+    read_norma,
+    score_protocol,
+)
+from stoicheia_spacy.scan.syllabify import dichrona_mask
+
+PUBLISHED = {"all-short baseline": 83.14, "rule-based (Norma paper), unmarked as short": 89.46,
+             "character transformer (Norma paper)": 90.66, "Stoicheia (paper, 405M, fine-tuned)": 93.37}
+COVERAGES = tuple(round(x, 2) for x in np.arange(0.1, 1.0001, 0.05))
+
+
+def load_scanner():
+    """Default backbone + the shipped scanner heads (folder of the embedded model)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from train import build_nlp
+
+    import stoicheia_spacy.pipeline.scanner  # noqa: F401
+    from stoicheia_spacy.assets import default_model_dir
+
+    nlp = build_nlp(False, 0)
+    pipe = nlp.add_pipe("stoicheia_scanner")
+    pipe.from_disk(Path(default_model_dir()) / "scanner")
+    return nlp, pipe
+
+
+def encode(nlp, pipe, texts: list[str], batch: int = 16) -> tuple[list[Any], list[np.ndarray]]:
+    """Docs (encoder annotations, hidden states dropped) and the heads' logits, batched."""
+    enc = nlp.get_pipe("stoicheia_encoder")
+    docs, logits = [], []
+    for i in range(0, len(texts), batch):
+        chunk = list(enc.pipe(nlp.make_doc(t) for t in texts[i : i + batch]))
+        logits += [np.asarray(x, dtype=np.float64) for x in pipe.predict(chunk)]
+        for d in chunk:
+            d._.stoicheia.hidden = None
+        docs += chunk
+    return docs, logits
+
+
+def marked(lines, docs, masks=None):
+    """(gold, doc index, letter index) of each scored mark that falls on a dichronon."""
+    out = []
+    for k, (line, doc) in enumerate(zip(lines, docs, strict=True)):
+        dich = dichrona_mask(doc._.stoicheia.planes)
+        keep = masks[k] if masks is not None else np.ones(len(line.marks), dtype=bool)
+        for (_, g), i, m in zip(line.marks, mark_letters(line).tolist(), keep.tolist(), strict=True):
+            if m:
+                out.append((bool(g), k, i if i >= 0 and dich[i] else -1))
+    return out
+
+
+def head_p(logits: np.ndarray, temperature: float) -> np.ndarray:
+    z = logits[:, :N_MACRON] / temperature
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e[:, 1] / e.sum(axis=1)
+
+
+def evidence(docs, logits, lexicon, temperature: float):
+    """Per doc: (p_head, lexicon votes, accent votes)."""
+    out = []
+    for d, lg in zip(docs, logits, strict=True):
+        planes = d._.stoicheia.planes
+        dich = dichrona_mask(planes)
+        out.append((head_p(lg, temperature), lexicon_votes(d.text, planes, dich, lexicon),
+                    accent_votes(d.text, planes, dich)))
+    return out
+
+
+def annotate(pipe, docs, logits, lexicon, calibration, items):
+    """Run the scanner's annotation; (p_long, length, metre vote) at each item."""
+    pipe.load_lexicon(None)
+    pipe._lexicon = lexicon
+    pipe._warned_no_lexicon = True
+    pipe.cfg["macron_calibration"] = calibration
+    pipe.set_annotations(docs, logits)
+    by_doc = [{m["offset"]: m for m in d._.macrons} for d in docs]
+    res = []
+    for _, k, i in items:
+        if i < 0:
+            res.append((0.5, -1, 0))
+            continue
+        m = by_doc[k][int(np.asarray(docs[k]._.stoicheia.planes.offsets)[i])]
+        res.append((m["p_long"], -1 if m["length"] is None else m["length"], m["metre"]))
+    return np.array(res, dtype=np.float64)
+
+
+def coverage_curve(gold: np.ndarray, p: np.ndarray, answered: np.ndarray | None = None) -> list[dict]:
+    """Accuracy when answering only the most confident fraction of positions."""
+    conf = np.maximum(p, 1 - p)
+    if answered is not None:
+        conf = np.where(answered, conf, -1.0)
+    order = np.argsort(-conf, kind="stable")
+    correct = ((p > 0.5) == gold)[order]
+    out = []
+    for c in COVERAGES:
+        k = max(1, int(round(c * len(gold))))
+        if answered is not None and k > int(answered.sum()):
+            break
+        out.append({"coverage": c, "n": k, "accuracy": 100 * float(correct[:k].mean()),
+                    "abstain_below": float(conf[order][k - 1])})
+    return out
+
+
+def ece(gold: np.ndarray, p: np.ndarray) -> float:
+    from stoicheia_spacy.scoring.calibration import expected_calibration_error
+
+    conf = np.maximum(p, 1 - p)
+    return float(expected_calibration_error(conf, (p > 0.5) == gold))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--lexicon", type=Path, required=True)
+    ap.add_argument("--calibration", type=Path, required=True)
+    ap.add_argument("--plot", type=Path, default=None)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(max(1, int(os.environ.get("STOICHEIA_THREADS", "1"))))
+    t0 = time.time()
+    norma = read_norma(Path(os.environ["STOICHEIA_ASSET_MIRROR"]) / "scansion" / "norma_syllabarum_graecarum.tar.xz")
+    lexicon = MacronLexicon.from_disk(args.lexicon)
+    nlp, pipe = load_scanner()
+    temperature = float(pipe.cfg.get("temperature", 1.0))
+    shipped_cfg = dict(pipe.cfg)
+    test_idx = norma.protocol_lines()
+    test_lines = [norma.macron[i] for i in test_idx]
+    test_masks = [norma.protocol[i] for i in test_idx]
+    dev_docs, dev_logits = encode(nlp, pipe, [x.text for x in norma.dev])
+    test_docs, test_logits = encode(nlp, pipe, [x.text for x in test_lines])
+    t_enc = time.time() - t0
+    dev_items = [x for x in marked(norma.dev, dev_docs) if x[2] >= 0]
+    test_items = marked(test_lines, test_docs, test_masks)
+    gold_dev = np.array([g for g, _, _ in dev_items])
+    gold = np.array([g for g, _, _ in test_items])
+    base = score_protocol(gold, np.zeros(len(gold), dtype=np.int64))
+    assert base["n"] == PUBLISHED_POSITIONS and round(base["all_short"], 2) == PUBLISHED_ALL_SHORT, base
+
+    def design(docs, logits, items, lex):
+        ev = evidence(docs, logits, lex, temperature)
+        p = np.array([ev[k][0][i] if i >= 0 else 0.5 for _, k, i in items])
+        v = np.array([ev[k][1][i] if i >= 0 else np.zeros(4) for _, k, i in items]).reshape(len(items), 4)
+        a = np.array([ev[k][2][i] if i >= 0 else 0.0 for _, k, i in items])
+        return p, v, a
+
+    # backbone: the head alone; lexicon: head + lexicon votes + accent rules (PRIOR_FEATURES)
+    columns = {"backbone": [0], "lexicon": list(range(7))}
+    calibration: dict[str, dict] = {}
+    for name, lex in (("backbone", None), ("lexicon", lexicon)):
+        p, v, a = design(dev_docs, dev_logits, dev_items, lex)
+        x = prior_features(p, v, a)[:, columns[name]]
+        prior = {**fit_logistic(x, gold_dev), "features": columns[name]}
+        stage = {"prior": prior}
+        dev_ann = annotate(pipe, dev_docs, dev_logits, lex, {name: stage}, dev_items)
+        # the posterior sees the prior probability (what the metre saw) and the metre vote
+        p_prior = 1 / (1 + np.exp(-(x @ np.asarray(prior["weights"]) + prior["bias"])))
+        stage["posterior"] = fit_logistic(posterior_features(p_prior, dev_ann[:, 2]), gold_dev)
+        calibration[name] = stage
+    args.calibration.parent.mkdir(parents=True, exist_ok=True)
+    args.calibration.write_text(json.dumps(calibration, indent=2))
+
+    arms: dict[str, dict] = {}
+    curves: dict[str, list] = {}
+    preds: dict[str, np.ndarray] = {}
+    for name, lex, cal in (("backbone", None, None), ("backbone_calibrated", None, calibration),
+                           ("both", lexicon, calibration)):
+        ann = annotate(pipe, test_docs, test_logits, lex, cal, test_items)
+        pipe.cfg.clear()
+        pipe.cfg.update(shipped_cfg)
+        p, length = ann[:, 0], ann[:, 1].astype(np.int64)
+        arms[name] = {**score_protocol(gold, length), "ece": ece(gold, p),
+                      "metre_used_at": int((ann[:, 2] != 0).sum())}
+        curves[name] = coverage_curve(gold, p)
+        preds[name] = p
+    _, v, _ = design(test_docs, test_logits, test_items, lexicon)
+    vote = v[:, :3].sum(axis=1)
+    lex_len = np.where((v[:, 3] > 0) & (vote != 0), (vote > 0).astype(np.int64), -1)
+    arms["lexicon"] = score_protocol(gold, lex_len)
+    p_lex = np.where(lex_len < 0, 0.5, 0.5 + 0.5 * np.tanh(vote))
+    curves["lexicon"] = coverage_curve(gold, p_lex, answered=lex_len >= 0)
+    results = {
+        "protocol": {"positions": base["n"], "long": base["n_long"], "all_short": base["all_short"],
+                     "works_left_out": ["insolem", "pindar"], "stoplist": False,
+                     "open": "vowel before the mark in a norma_syllabify syllable whose text ends in a vowel"},
+        "published": PUBLISHED, "arms": arms, "coverage": curves,
+        "at_80_coverage": {k: next((c["accuracy"] for c in v_ if c["coverage"] == 0.8), None)
+                           for k, v_ in curves.items()},
+        "dev": {"lines": len(norma.dev), "positions": len(dev_items), "long": int(gold_dev.sum())},
+        "calibration": calibration, "lexicon": {k: v_ for k, v_ in lexicon.meta.items() if k != "licence"},
+        "temperature": temperature, "encode_seconds": round(t_enc, 1), "seconds": round(time.time() - t0, 1),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2))
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(5.5, 4))
+        for k, c in curves.items():
+            ax.plot([100 * x["coverage"] for x in c], [x["accuracy"] for x in c], marker=".", label=k)
+        ax.axhline(PUBLISHED_ALL_SHORT, color="grey", ls=":", label="all-short 83.14")
+        ax.axhline(90.66, color="grey", ls="--", lw=0.8, label="char transformer 90.66")
+        ax.set_xlabel("coverage (% of the 1,916 positions answered)")
+        ax.set_ylabel("accuracy on answered positions (%)")
+        ax.set_title("Norma macrons: accuracy vs coverage")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=120)
+    print(f"Norma, published protocol: {base['n']} positions; all-short {base['all_short']:.2f} (published 83.14)")
+    for k, a in arms.items():
+        print(f"  {k:22s} acc {a['accuracy']:6.2f}  unmarked->short {a['unmarked_to_short']:6.2f}  "
+              f"unmarked {a['unmarked']:4d}  80%-cov {results['at_80_coverage'].get(k)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""Lexicon-aware macron decoding: lexicon candidates + the backbone's macron head + metre.
+
+Per dichronon the decoder reads three kinds of evidence:
+
+* the macron head's (temperature-scaled) long probability ``p`` in context;
+* the :class:`~.macron_lexicon.MacronLexicon` patterns of the word, as one vote per
+  source (Hypotactic, LSJ, Wiktionary): ``(long - short) / (long + short)`` over that
+  source's patterns that mark the letter (0 when none does);
+* the accent rules (:func:`accent_votes`): a proparoxytone or properispomenon has a
+  short ultima; an acute on a long penult means a long ultima; an acute on a dichronic
+  penult before a short ultima means a short penult;
+* in verse, the metre: the scanner's Viterbi path through the metre automata fixes the
+  weight of an open syllable and so the length of its dichronon (``vote`` +1 long,
+  -1 short, 0 where the metre was not used).
+
+Two logistic stages, fitted on Norma's ``dev.txt`` (:func:`fit_logistic`), turn this
+into a calibrated probability: :meth:`MacronDecoder.prior` (head + lexicon; this is what
+the metre decoder sees) and :meth:`MacronDecoder.posterior` (prior + metre vote). Where
+the lexicon has no pattern, only the head speaks; without a lexicon the ``backbone``
+calibration is used. ``abstain_below`` in the scanner leaves a vowel unmarked when
+``max(p, 1 - p)`` is below it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..alphabet import ACCENT_ACUTE, ACCENT_CIRCUMFLEX, ALPHABET
+from ..codec import CharPlanes
+from .macron_lexicon import SOURCES, MacronLexicon
+from .syllabify import (
+    ELISION_MARKS,
+    LONG_VOWELS,
+    _features,
+    _letters,
+    diphthong_second,
+    syllabify,
+    word_ends,
+)
+
+_WORD = re.compile(r"[^\W\d_]+")
+PRIOR_FEATURES = ("backbone", "hypotactic", "lsj", "wiktionary", "covered", "ambiguous_x_backbone", "accent")
+POSTERIOR_FEATURES = ("prior", "metre")
+
+
+_ID_EPSILON, _ID_OMICRON = ALPHABET.index("ε"), ALPHABET.index("ο")
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 1e-4, 1 - 1e-4)
+    return np.log(p / (1 - p))
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def lexicon_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: MacronLexicon | None) -> np.ndarray:
+    """(n, 4): per letter the Hypotactic, LSJ, Wiktionary votes and whether any source marks it."""
+    n = len(planes)
+    out = np.zeros((n, 4), dtype=np.float64)
+    if lexicon is None or n == 0 or not dich.any():
+        return out
+    offsets = np.asarray(planes.offsets)
+    for m in _WORD.finditer(text):
+        lo, hi = int(np.searchsorted(offsets, m.start())), int(np.searchsorted(offsets, m.end()))
+        if hi <= lo or not dich[lo:hi].any():
+            continue
+        cands = lexicon.candidates(m.group())
+        if not cands or len(cands[0][0]) != hi - lo:
+            continue
+        for j in np.nonzero(dich[lo:hi])[0].tolist():
+            tally = np.zeros((3, 2))
+            for pattern, src, _ in cands:
+                c = pattern[j]
+                if c == ".":
+                    continue
+                for k, bit in enumerate(SOURCES.values()):
+                    if src & bit:
+                        tally[k, int(c == "1")] += 1
+            tot = tally.sum(axis=1)
+            out[lo + j, :3] = np.where(tot > 0, (tally[:, 1] - tally[:, 0]) / np.maximum(tot, 1), 0.0)
+            out[lo + j, 3] = float(tot.sum() > 0)
+    return out
+
+
+def accent_votes(text: str, planes: CharPlanes, dich: np.ndarray) -> np.ndarray:
+    """(n,) +1 long / -1 short / 0 at dichrona whose length the accent fixes (see module doc)."""
+    n = len(planes)
+    out = np.zeros(n, dtype=np.float64)
+    if n == 0 or not dich.any():
+        return out
+    syl = syllabify(planes, text=text)
+    if len(syl) == 0:
+        return out
+    letters, accent = _letters(planes), _features(planes)[:, 0]
+    second = diphthong_second(planes)
+    offsets = np.asarray(planes.offsets)
+    ends = np.nonzero(word_ends(planes))[0]
+    word_of = np.searchsorted(ends, syl.nucleus)
+    for w in np.unique(word_of).tolist():
+        ks = np.nonzero(word_of == w)[0]
+        end = int(ends[w]) if w < len(ends) else n - 1
+        after = int(offsets[end]) + 1
+        if after < len(text) and text[after] in ELISION_MARKS:
+            continue  # elided: the written ultima is not the word's
+        nuc = syl.nucleus[ks]
+        nuc_end = nuc + second[np.minimum(nuc + 1, n - 1)] * (nuc + 1 < n)
+        acc = np.maximum(accent[nuc], accent[nuc_end])
+        marked = np.nonzero(acc > 0)[0]
+        if marked.size == 0:
+            continue
+        first = int(marked[0])
+        k = len(ks) - 1 - first  # 0 ultima, 1 penult, 2 antepenult
+        ult, pen = int(nuc[-1]), int(nuc[-2]) if len(ks) > 1 else -1
+        pen_long = pen >= 0 and (bool(second[min(pen + 1, n - 1)]) or letters[pen] in LONG_VOWELS)
+        ult_short = not second[min(ult + 1, n - 1)] and letters[ult] in (_ID_EPSILON, _ID_OMICRON)
+        if dich[ult] and ult == int(nuc_end[-1]):
+            if k == 2 and acc[first] == ACCENT_ACUTE or k == 1 and acc[first] == ACCENT_CIRCUMFLEX:
+                out[ult] = -1.0
+            elif k == 1 and acc[first] == ACCENT_ACUTE and pen_long:
+                out[ult] = 1.0
+        if k == 1 and pen >= 0 and dich[pen] and acc[first] == ACCENT_ACUTE and ult_short:
+            out[pen] = -1.0
+    return out
+
+
+def prior_features(p_backbone: np.ndarray, votes: np.ndarray, accent: np.ndarray | None = None) -> np.ndarray:
+    """(n, len(PRIOR_FEATURES)) design matrix of the prior stage."""
+    z = _logit(p_backbone)
+    ambiguous = (votes[:, 3] > 0) & (np.abs(votes[:, :3]).max(axis=1) < 1)
+    acc = np.zeros(len(z)) if accent is None else np.asarray(accent, dtype=np.float64)
+    return np.column_stack([z, votes[:, 0], votes[:, 1], votes[:, 2], votes[:, 3], ambiguous * z, acc])
+
+
+def posterior_features(p_prior: np.ndarray, metre: np.ndarray) -> np.ndarray:
+    """(n, 2) design matrix of the posterior stage."""
+    return np.column_stack([_logit(p_prior), np.asarray(metre, dtype=np.float64)])
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, iters: int = 50) -> dict[str, list[float] | float]:
+    """Weights and bias of an L2-regularised logistic regression (Newton steps)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    xb = np.column_stack([x, np.ones(len(x))])
+    w = np.zeros(xb.shape[1])
+    reg = l2 * np.eye(xb.shape[1])
+    reg[-1, -1] = 0.0
+    for _ in range(iters):
+        p = _sigmoid(xb @ w)
+        grad = xb.T @ (p - y) + reg @ w
+        hess = (xb * (p * (1 - p))[:, None]).T @ xb + reg + 1e-9 * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return {"weights": w[:-1].tolist(), "bias": float(w[-1])}
+
+
+def _apply(params: dict, x: np.ndarray) -> np.ndarray:
+    """Logistic stage; ``params["features"]`` (column indices) selects the design columns."""
+    w = np.asarray(params["weights"], dtype=np.float64)
+    cols = params.get("features", list(range(len(w))))
+    return _sigmoid(x[:, cols] @ w + float(params["bias"]))
+
+
+@dataclass
+class MacronDecoder:
+    """Calibrated macron probabilities from head, lexicon and metre (see module doc).
+
+    ``calibration``: ``{"lexicon": {"prior": …, "posterior": …}, "backbone": {…}}`` as
+    written by ``projects/meter/scripts/macron_eval.py``; the ``backbone`` pair is used
+    when no lexicon is loaded. A stage without parameters passes its input through.
+    """
+
+    lexicon: MacronLexicon | None
+    calibration: dict
+
+    @property
+    def _stages(self) -> dict:
+        return self.calibration.get("lexicon" if self.lexicon is not None else "backbone", {})
+
+    def prior(self, text: str, planes: CharPlanes, p_backbone: np.ndarray, dich: np.ndarray) -> np.ndarray:
+        """Head + lexicon probability of long per letter (the input where no stage is fitted)."""
+        params = self._stages.get("prior")
+        if params is None:
+            return p_backbone
+        votes = lexicon_votes(text, planes, dich, self.lexicon)
+        x = prior_features(p_backbone, votes, accent_votes(text, planes, dich))
+        return np.where(dich, _apply(params, x), p_backbone)
+
+    def posterior(self, p_prior: np.ndarray, metre: np.ndarray, dich: np.ndarray) -> np.ndarray:
+        """Prior + metre vote (+1 long, -1 short, 0 none) -> calibrated probability of long."""
+        params = self._stages.get("posterior")
+        if params is None:
+            return np.where(metre > 0, np.maximum(p_prior, 0.5 + 1e-6),
+                            np.where(metre < 0, np.minimum(p_prior, 0.5 - 1e-6), p_prior))
+        return np.where(dich, _apply(params, posterior_features(p_prior, metre)), p_prior)

@@ -1,0 +1,166 @@
+"""Macron lexicon: word form -> candidate vowel-length patterns (an optional data asset).
+
+The code ships no lexicon: the form lists it is built from carry GPL-3.0 / CC BY-SA
+terms (see :data:`LICENCE`). :func:`build_macron_lexicon` (``spacy project run
+macron-lexicon`` in ``projects/meter``) writes a compact ``macron_lexicon.json.gz``
+that :class:`MacronLexicon` reads and ``stoicheia_scanner`` loads when it is present.
+
+Keys are :func:`form_key` forms (NFC, lowercase, grave as acute, final sigma as σ,
+letters and their diacritics only); a pattern has one character per letter of the key
+(``1`` long, ``0`` short, ``.`` not given), so pattern positions are codec letter
+positions of the word. Each entry lists its distinct patterns with the sources that
+attest them (bit 1 Hypotactic, 2 LSJ, 4 Wiktionary paradigm cells) and a count.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import lzma
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import CorpusError
+
+FORMAT = "stoicheia-macron-lexicon/1"
+SOURCES = {"hypotactic": 1, "lsj": 2, "wiktionary": 4}
+LICENCE = ("Derived from grc-macronizer 1.3.0 (GPL-3.0): Hypotactic word markup (hypotactic.com, "
+           "CC BY 4.0), LSJ markup (Perseus, CC BY-SA), Wiktionary paradigm forms (CC BY-SA 4.0). "
+           "Distribute under GPL-3.0 / CC BY-SA, apart from the MIT code.")
+_LONG_MARKS, _SHORT_MARKS = {"\u0304"}, {"\u0306"}
+_PRECOMPOSED = {"ᾱ": ("α", "1"), "ᾰ": ("α", "0"), "ῑ": ("ι", "1"), "ῐ": ("ι", "0"), "ῡ": ("υ", "1"), "ῠ": ("υ", "0"),
+                "Ᾱ": ("Α", "1"), "Ᾰ": ("Α", "0"), "Ῑ": ("Ι", "1"), "Ῐ": ("Ι", "0"), "Ῡ": ("Υ", "1"), "Ῠ": ("Υ", "0")}
+
+
+def _is_greek_letter(ch: str) -> bool:
+    return ch.isalpha() and ("\u0370" <= ch <= "\u03ff" or "\u1f00" <= ch <= "\u1fff")
+
+
+def form_key(word: str) -> str:
+    """Lookup form: NFC, lowercase, grave -> acute, ς -> σ, Greek letters (with diacritics) only."""
+    decomposed = unicodedata.normalize("NFD", word.lower()).replace("\u0300", "\u0301")
+    out = unicodedata.normalize("NFC", decomposed).replace("ς", "σ")
+    return "".join(ch for ch in out if _is_greek_letter(ch))
+
+
+def _split(form: str) -> tuple[str, str] | None:
+    """(key, pattern) of a form marked with combining macron/breve or precomposed ᾱ ᾰ …"""
+    letters: list[str] = []
+    pattern: list[str] = []
+    for ch in unicodedata.normalize("NFD", form):
+        if ch in _LONG_MARKS or ch in _SHORT_MARKS:
+            if not pattern:
+                return None
+            pattern[-1] = "1" if ch in _LONG_MARKS else "0"
+        elif unicodedata.combining(ch):
+            if not letters:
+                return None
+            letters[-1] += ch
+        elif _is_greek_letter(unicodedata.normalize("NFC", ch)) or ch in _PRECOMPOSED:
+            base, mark = _PRECOMPOSED.get(ch, (ch, "."))
+            letters.append(base)
+            pattern.append(mark)
+        elif ch.isalpha():
+            return None  # Latin transliteration or the like: not a Greek form
+    if not letters:
+        return None
+    key = form_key("".join(letters))
+    return (key, "".join(pattern)) if len(key) == len(pattern) else None
+
+
+def from_markup(markup: str) -> tuple[str, str] | None:
+    """(key, pattern) of a ``^`` (short) / ``_`` (long) markup such as ``ἄ^κροισι^``."""
+    return _split(markup.replace("_", "\u0304").replace("^", "\u0306"))
+
+
+def from_unicode(form: str) -> tuple[str, str] | None:
+    """(key, pattern) of a form with Unicode macrons/breves such as ``ᾰ̓́κρος``."""
+    return _split(form)
+
+
+@dataclass
+class MacronLexicon:
+    """Candidate patterns per :func:`form_key` (see module doc)."""
+
+    entries: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+
+    def add(self, key: str, pattern: str, source: int) -> None:
+        if not key or set(pattern) <= {"."}:
+            return
+        cands = self.entries.setdefault(key, [])
+        for i, (p, s, n) in enumerate(cands):
+            if p == pattern:
+                cands[i] = (p, s | source, n + 1)
+                return
+        cands.append((pattern, source, 1))
+
+    def candidates(self, word: str) -> list[tuple[str, int, int]]:
+        """(pattern, source bits, count) for ``word`` (any case, accents as written)."""
+        return self.entries.get(form_key(word), [])
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def to_disk(self, path: str | Path) -> None:
+        data = {"format": FORMAT, "licence": LICENCE, **self.meta,
+                "entries": {k: [list(c) for c in v] for k, v in sorted(self.entries.items())}}
+        with gzip.open(path, "wt", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_disk(cls, path: str | Path) -> MacronLexicon:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            data = json.load(fh)
+        if data.get("format") != FORMAT:
+            raise CorpusError(f"{path} is not a {FORMAT} file")
+        entries = {k: [(p, int(s), int(n)) for p, s, n in v] for k, v in data.pop("entries").items()}
+        return cls(entries, data)
+
+
+def _rows(path: Path) -> Iterator[list[str]]:
+    with lzma.open(path, "rt", encoding="utf-8") as fh:
+        next(fh, None)
+        for row in fh:
+            yield row.rstrip("\n").split("\t")
+
+
+def build_macron_lexicon(db_dir: str | Path, *, drop_hypotactic: Iterable[str] = ()) -> MacronLexicon:
+    """Read ``grc_macronizer_db`` (the mirror's folder) into a lexicon.
+
+    ``drop_hypotactic``: forms whose Hypotactic markup must not be used (e.g. forms attested
+    only in Hypotactic books that hold benchmark text).
+    """
+    db = Path(db_dir)
+    files = {"hypotactic": db / "hypotactic_word2macron.tsv.xz", "lsj": db / "lsj_word2macron.tsv.xz",
+             "wiktionary": db / "wiktionary_macron_forms.tsv.xz"}
+    for f in files.values():
+        if not f.is_file():
+            raise CorpusError(f"macron lexicon source {f} is missing")
+    drop = {form_key(w) for w in drop_hypotactic}
+    lex = MacronLexicon()
+    counts = dict.fromkeys(SOURCES, 0)
+    dropped = 0
+    for name in ("hypotactic", "lsj"):
+        for cols in _rows(files[name]):
+            got = from_markup(unicodedata.normalize("NFC", cols[1])) if len(cols) >= 2 else None
+            if got is None:
+                continue
+            if name == "hypotactic" and got[0] in drop:
+                dropped += 1
+                continue
+            lex.add(got[0], got[1], SOURCES[name])
+            counts[name] += 1
+    seen: set[tuple[str, str]] = set()
+    for cols in _rows(files["wiktionary"]):
+        if len(cols) < 2 or cols[1].startswith("-") or (cols[0], cols[1]) in seen:
+            continue
+        seen.add((cols[0], cols[1]))
+        got = from_unicode(unicodedata.normalize("NFC", cols[1]))
+        if got is not None:
+            lex.add(got[0], got[1], SOURCES["wiktionary"])
+            counts["wiktionary"] += 1
+    lex.meta = {"rows": counts, "hypotactic_dropped": dropped, "forms": len(lex)}
+    return lex
