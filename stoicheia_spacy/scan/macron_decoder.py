@@ -5,7 +5,9 @@ Per dichronon the decoder reads three kinds of evidence:
 * the macron head's (temperature-scaled) long probability ``p`` in context;
 * the :class:`~.macron_lexicon.MacronLexicon` patterns of the word, as one vote per
   source (Hypotactic, LSJ, Wiktionary): ``(long - short) / (long + short)`` over that
-  source's patterns that mark the letter (0 when none does);
+  source's patterns that mark the letter (0 when none does); for words it lacks, the
+  vote of their longest known unaccented suffix, and for α whether the form with η is
+  attested (Doric/Aeolic ᾱ);
 * the accent rules (:func:`accent_votes`): a proparoxytone or properispomenon has a
   short ultima; an acute on a long penult means a long ultima; an acute on a dichronic
   penult before a short ultima means a short penult;
@@ -30,7 +32,7 @@ import numpy as np
 
 from ..alphabet import ACCENT_ACUTE, ACCENT_CIRCUMFLEX, ALPHABET
 from ..codec import CharPlanes
-from .macron_lexicon import SOURCES, MacronLexicon
+from .macron_lexicon import SOURCES, MacronLexicon, form_key
 from .syllabify import (
     ELISION_MARKS,
     LONG_VOWELS,
@@ -42,7 +44,9 @@ from .syllabify import (
 )
 
 _WORD = re.compile(r"[^\W\d_]+")
-PRIOR_FEATURES = ("backbone", "hypotactic", "lsj", "wiktionary", "covered", "ambiguous_x_backbone", "accent")
+PRIOR_FEATURES = ("backbone", "hypotactic", "lsj", "wiktionary", "covered", "ambiguous_x_backbone", "accent",
+                  "suffix", "eta")
+N_VOTES = 6
 POSTERIOR_FEATURES = ("prior", "metre")
 
 
@@ -59,9 +63,10 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
 
 
 def lexicon_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: MacronLexicon | None) -> np.ndarray:
-    """(n, 4): per letter the Hypotactic, LSJ, Wiktionary votes and whether any source marks it."""
+    """(n, 6): per letter the Hypotactic, LSJ, Wiktionary votes, whether any source marks it,
+    the suffix vote (words without an entry) and the η-variant flag."""
     n = len(planes)
-    out = np.zeros((n, 4), dtype=np.float64)
+    out = np.zeros((n, N_VOTES), dtype=np.float64)
     if lexicon is None or n == 0 or not dich.any():
         return out
     offsets = np.asarray(planes.offsets)
@@ -69,7 +74,14 @@ def lexicon_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: Macr
         lo, hi = int(np.searchsorted(offsets, m.start())), int(np.searchsorted(offsets, m.end()))
         if hi <= lo or not dich[lo:hi].any():
             continue
-        cands = lexicon.candidates(m.group())
+        word = m.group()
+        cands = lexicon.candidates(word)
+        if len(form_key(word)) != hi - lo:
+            continue
+        for j in np.nonzero(dich[lo:hi])[0].tolist():
+            out[lo + j, 5] = float(lexicon.eta_variant_attested(word, j))
+            if not cands:
+                out[lo + j, 4] = lexicon.suffix_vote(word, j)[0]
         if not cands or len(cands[0][0]) != hi - lo:
             continue
         for j in np.nonzero(dich[lo:hi])[0].tolist():
@@ -133,7 +145,8 @@ def prior_features(p_backbone: np.ndarray, votes: np.ndarray, accent: np.ndarray
     z = _logit(p_backbone)
     ambiguous = (votes[:, 3] > 0) & (np.abs(votes[:, :3]).max(axis=1) < 1)
     acc = np.zeros(len(z)) if accent is None else np.asarray(accent, dtype=np.float64)
-    return np.column_stack([z, votes[:, 0], votes[:, 1], votes[:, 2], votes[:, 3], ambiguous * z, acc])
+    return np.column_stack([z, votes[:, 0], votes[:, 1], votes[:, 2], votes[:, 3], ambiguous * z, acc,
+                            votes[:, 4], votes[:, 5]])
 
 
 def posterior_features(p_prior: np.ndarray, metre: np.ndarray) -> np.ndarray:

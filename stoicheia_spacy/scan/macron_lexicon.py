@@ -10,6 +10,12 @@ letters and their diacritics only); a pattern has one character per letter of th
 (``1`` long, ``0`` short, ``.`` not given), so pattern positions are codec letter
 positions of the word. Each entry lists its distinct patterns with the sources that
 attest them (bit 1 Hypotactic, 2 LSJ, 4 Wiktionary paradigm cells) and a count.
+
+Two generalisations serve words the lexicon lacks: ``suffixes`` (long/short counts of a
+dichronon by the unaccented letters from up to three before it to the word's end,
+:meth:`MacronLexicon.suffix_vote`) and ``eta_forms`` (attested forms with η, from the
+lexicon and the Hunspell form list: an α whose η-variant is attested is the Doric/Aeolic
+long ᾱ, :meth:`MacronLexicon.eta_variant_attested`).
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from ..errors import CorpusError
 FORMAT = "stoicheia-macron-lexicon/1"
 SOURCES = {"hypotactic": 1, "lsj": 2, "wiktionary": 4}
 LICENCE = ("Derived from grc-macronizer 1.3.0 (GPL-3.0): Hypotactic word markup (hypotactic.com, "
-           "CC BY 4.0), LSJ markup (Perseus, CC BY-SA), Wiktionary paradigm forms (CC BY-SA 4.0). "
+           "CC BY 4.0), LSJ markup (Perseus, CC BY-SA), Wiktionary paradigm forms (CC BY-SA 4.0); "
+           "η-forms from the Ancient Greek Hunspell form list (GPL-3.0). "
            "Distribute under GPL-3.0 / CC BY-SA, apart from the MIT code.")
 _LONG_MARKS, _SHORT_MARKS = {"\u0304"}, {"\u0306"}
 _PRECOMPOSED = {"ᾱ": ("α", "1"), "ᾰ": ("α", "0"), "ῑ": ("ι", "1"), "ῐ": ("ι", "0"), "ῡ": ("υ", "1"), "ῠ": ("υ", "0"),
@@ -86,6 +93,47 @@ class MacronLexicon:
 
     entries: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
+    suffixes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    eta_forms: set[str] = field(default_factory=set)
+
+    def build_suffixes(self, min_count: int = 3, max_tail: int = 6) -> None:
+        """Count long/short per unaccented suffix that starts 1-3 letters before a marked dichronon."""
+        counts: dict[str, list[int]] = {}
+        for key, cands in self.entries.items():
+            bare = strip_diacritics(key)
+            seen: set[tuple[int, str]] = set()
+            for pattern, _, _ in cands:
+                for j, c in enumerate(pattern):
+                    if c == "." or len(bare) - j > max_tail or (j, c) in seen:
+                        continue
+                    seen.add((j, c))
+                    for back in (1, 2, 3):
+                        if j - back >= 0:
+                            counts.setdefault(f"{back}{bare[j - back:]}", [0, 0])[int(c == "1")] += 1
+        self.suffixes = {k: (v[1], v[0]) for k, v in counts.items() if v[0] + v[1] >= min_count}
+
+    def suffix_vote(self, word: str, j: int, min_count: int = 5) -> tuple[float, int]:
+        """((long - short) / n, n) at letter ``j`` of ``word`` from the longest known suffix; (0, 0) if none."""
+        bare = strip_diacritics(form_key(word))
+        for back in (3, 2, 1):
+            if j - back < 0:
+                continue
+            got = self.suffixes.get(f"{back}{bare[j - back:]}")
+            if got is not None and sum(got) >= min_count:
+                n = got[0] + got[1]
+                return (got[0] - got[1]) / n, n
+        return 0.0, 0
+
+    def eta_variant_attested(self, word: str, j: int) -> bool:
+        """Letter ``j`` of ``word`` is α and the form with η there is attested."""
+        key = form_key(word)
+        if not 0 <= j < len(key):
+            return False
+        d = unicodedata.normalize("NFD", key[j])
+        if d[0] != "α":
+            return False
+        variant = key[:j] + unicodedata.normalize("NFC", "η" + d[1:]) + key[j + 1 :]
+        return variant in self.eta_forms or variant in self.entries
 
     def add(self, key: str, pattern: str, source: int) -> None:
         if not key or set(pattern) <= {"."}:
@@ -98,15 +146,28 @@ class MacronLexicon:
         cands.append((pattern, source, 1))
 
     def candidates(self, word: str) -> list[tuple[str, int, int]]:
-        """(pattern, source bits, count) for ``word`` (any case, accents as written)."""
-        return self.entries.get(form_key(word), [])
+        """(pattern, source bits, count) for ``word`` (any case, accents as written).
+
+        A form with a second accent from a following enclitic (``ἄλγεά``) is also looked
+        up without it.
+        """
+        key = form_key(word)
+        found = self.entries.get(key)
+        if found is None:
+            decomposed = unicodedata.normalize("NFD", key)
+            if sum(decomposed.count(a) for a in ("\u0301", "\u0342")) >= 2:
+                cut = decomposed.rfind("\u0301")
+                found = self.entries.get(unicodedata.normalize("NFC", decomposed[:cut] + decomposed[cut + 1 :]))
+        return found or []
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def to_disk(self, path: str | Path) -> None:
         data = {"format": FORMAT, "licence": LICENCE, **self.meta,
-                "entries": {k: [list(c) for c in v] for k, v in sorted(self.entries.items())}}
+                "entries": {k: [list(c) for c in v] for k, v in sorted(self.entries.items())},
+                "suffixes": {k: list(v) for k, v in sorted(self.suffixes.items())},
+                "eta_forms": sorted(self.eta_forms)}
         with gzip.open(path, "wt", encoding="utf-8") as fh:
             json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
 
@@ -117,7 +178,25 @@ class MacronLexicon:
         if data.get("format") != FORMAT:
             raise CorpusError(f"{path} is not a {FORMAT} file")
         entries = {k: [(p, int(s), int(n)) for p, s, n in v] for k, v in data.pop("entries").items()}
-        return cls(entries, data)
+        suffixes = {k: (int(v[0]), int(v[1])) for k, v in data.pop("suffixes", {}).items()}
+        eta = set(data.pop("eta_forms", []))
+        return cls(entries, data, suffixes, eta)
+
+
+def strip_diacritics(key: str) -> str:
+    """Base letters only (accents, breathings, iota subscript and diaeresis dropped)."""
+    return "".join(ch for ch in unicodedata.normalize("NFD", key) if not unicodedata.combining(ch))
+
+
+def read_eta_forms(path: str | Path) -> set[str]:
+    """:func:`form_key` forms with an η from a one-form-per-line ``.xz`` list (Hunspell forms)."""
+    out: set[str] = set()
+    with lzma.open(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            key = form_key(line.strip())
+            if "η" in strip_diacritics(key):
+                out.add(key)
+    return out
 
 
 def _rows(path: Path) -> Iterator[list[str]]:
@@ -127,8 +206,11 @@ def _rows(path: Path) -> Iterator[list[str]]:
             yield row.rstrip("\n").split("\t")
 
 
-def build_macron_lexicon(db_dir: str | Path, *, drop_hypotactic: Iterable[str] = ()) -> MacronLexicon:
+def build_macron_lexicon(db_dir: str | Path, *, drop_hypotactic: Iterable[str] = (),
+                         eta_forms: Iterable[str] = ()) -> MacronLexicon:
     """Read ``grc_macronizer_db`` (the mirror's folder) into a lexicon.
+
+    ``eta_forms``: extra attested forms for :meth:`MacronLexicon.eta_variant_attested`.
 
     ``drop_hypotactic``: forms whose Hypotactic markup must not be used (e.g. forms attested
     only in Hypotactic books that hold benchmark text).
@@ -162,5 +244,8 @@ def build_macron_lexicon(db_dir: str | Path, *, drop_hypotactic: Iterable[str] =
         if got is not None:
             lex.add(got[0], got[1], SOURCES["wiktionary"])
             counts["wiktionary"] += 1
-    lex.meta = {"rows": counts, "hypotactic_dropped": dropped, "forms": len(lex)}
+    lex.build_suffixes()
+    lex.eta_forms = set(eta_forms)
+    lex.meta = {"rows": counts, "hypotactic_dropped": dropped, "forms": len(lex), "suffixes": len(lex.suffixes),
+                "eta_forms": len(lex.eta_forms)}
     return lex

@@ -2,7 +2,8 @@
 
 Reads the mirror's ``lexica/grc_macronizer_db`` and drops the Hypotactic markup of word
 forms attested only in the Hypotactic books that hold Norma text (Dionysiaca 1,
-Posthomerica 1; ``stoicheia_spacy.scan.silver.leaked_forms``).
+Posthomerica 1; ``stoicheia_spacy.scan.silver.leaked_forms``); adds the η-forms of the
+Hunspell form list (GPL-3.0) for the Doric-ᾱ test.
 
     python scripts/build_lexicon.py assets/macron_lexicon.json.gz
 """
@@ -15,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from stoicheia_spacy.scan.macron_lexicon import build_macron_lexicon
+from stoicheia_spacy.scan.macron_lexicon import build_macron_lexicon, read_eta_forms
 from stoicheia_spacy.scan.silver import leaked_forms
 
 
@@ -25,7 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     mirror = Path(os.environ["STOICHEIA_ASSET_MIRROR"])
     leaked = leaked_forms(mirror)
-    lex = build_macron_lexicon(mirror / "lexica" / "grc_macronizer_db", drop_hypotactic=leaked)
+    eta = read_eta_forms(mirror / "lexica" / "grc_hunspell_wordforms.txt.xz")
+    lex = build_macron_lexicon(mirror / "lexica" / "grc_macronizer_db", drop_hypotactic=leaked, eta_forms=eta)
     lex.meta["leak_screen"] = {"forms_only_in_norma_books": len(leaked)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     lex.to_disk(args.out)

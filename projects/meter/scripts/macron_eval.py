@@ -32,6 +32,8 @@ import torch
 
 from stoicheia_spacy.scan.heads import N_MACRON
 from stoicheia_spacy.scan.macron_decoder import (
+    N_VOTES,
+    PRIOR_FEATURES,
     accent_votes,
     fit_logistic,
     lexicon_votes,
@@ -67,8 +69,23 @@ def load_scanner():
     return nlp, pipe
 
 
-def encode(nlp, pipe, texts: list[str], batch: int = 16) -> tuple[list[Any], list[np.ndarray]]:
-    """Docs (encoder annotations, hidden states dropped) and the heads' logits, batched."""
+def encode(nlp, pipe, texts: list[str], batch: int = 16, cache: Path | None = None
+           ) -> tuple[list[Any], list[np.ndarray]]:
+    """Docs (encoder annotations, hidden states dropped) and the heads' logits, batched.
+
+    With ``cache`` (a pickle keyed by the texts) the forward runs once per text set.
+    """
+    import pickle
+
+    if cache is not None and cache.is_file():
+        stored = pickle.loads(cache.read_bytes())
+        if stored["texts"] == texts:
+            docs = []
+            for t, data in zip(texts, stored["data"], strict=True):
+                d = nlp.make_doc(t)
+                d._.stoicheia = data
+                docs.append(d)
+            return docs, stored["logits"]
     enc = nlp.get_pipe("stoicheia_encoder")
     docs, logits = [], []
     for i in range(0, len(texts), batch):
@@ -77,6 +94,9 @@ def encode(nlp, pipe, texts: list[str], batch: int = 16) -> tuple[list[Any], lis
         for d in chunk:
             d._.stoicheia.hidden = None
         docs += chunk
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_bytes(pickle.dumps({"texts": texts, "data": [d._.stoicheia for d in docs], "logits": logits}))
     return docs, logits
 
 
@@ -158,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lexicon", type=Path, required=True)
     ap.add_argument("--calibration", type=Path, required=True)
     ap.add_argument("--plot", type=Path, default=None)
+    ap.add_argument("--cache", type=Path, default=None, help="folder for the encoded Norma lines (reused)")
     args = ap.parse_args(argv)
     torch.set_num_threads(max(1, int(os.environ.get("STOICHEIA_THREADS", "1"))))
     t0 = time.time()
@@ -169,8 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     test_idx = norma.protocol_lines()
     test_lines = [norma.macron[i] for i in test_idx]
     test_masks = [norma.protocol[i] for i in test_idx]
-    dev_docs, dev_logits = encode(nlp, pipe, [x.text for x in norma.dev])
-    test_docs, test_logits = encode(nlp, pipe, [x.text for x in test_lines])
+    cache = {k: None if args.cache is None else args.cache / f"{k}.pkl" for k in ("dev", "test")}
+    dev_docs, dev_logits = encode(nlp, pipe, [x.text for x in norma.dev], cache=cache["dev"])
+    test_docs, test_logits = encode(nlp, pipe, [x.text for x in test_lines], cache=cache["test"])
     t_enc = time.time() - t0
     dev_items = [x for x in marked(norma.dev, dev_docs) if x[2] >= 0]
     test_items = marked(test_lines, test_docs, test_masks)
@@ -182,12 +204,12 @@ def main(argv: list[str] | None = None) -> int:
     def design(docs, logits, items, lex):
         ev = evidence(docs, logits, lex, temperature)
         p = np.array([ev[k][0][i] if i >= 0 else 0.5 for _, k, i in items])
-        v = np.array([ev[k][1][i] if i >= 0 else np.zeros(4) for _, k, i in items]).reshape(len(items), 4)
+        v = np.array([ev[k][1][i] if i >= 0 else np.zeros(N_VOTES) for _, k, i in items]).reshape(len(items), N_VOTES)
         a = np.array([ev[k][2][i] if i >= 0 else 0.0 for _, k, i in items])
         return p, v, a
 
     # backbone: the head alone; lexicon: head + lexicon votes + accent rules (PRIOR_FEATURES)
-    columns = {"backbone": [0], "lexicon": list(range(7))}
+    columns = {"backbone": [0], "lexicon": list(range(len(PRIOR_FEATURES)))}
     calibration: dict[str, dict] = {}
     for name, lex in (("backbone", None), ("lexicon", lexicon)):
         p, v, a = design(dev_docs, dev_logits, dev_items, lex)
