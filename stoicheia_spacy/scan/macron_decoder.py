@@ -10,7 +10,8 @@ Per dichronon the decoder reads three kinds of evidence:
   attested (Doric/Aeolic ᾱ);
 * the accent rules (:func:`accent_votes`): a proparoxytone or properispomenon has a
   short ultima; an acute on a long penult means a long ultima; an acute on a dichronic
-  penult before a short ultima means a short penult;
+  penult before a short ultima means a short penult; a vowel of crasis (breathing
+  inside a word, ``κἀγώ``, ``τἄρα``) is long;
 * in verse, the metre: the scanner's Viterbi path through the metre automata fixes the
   weight of an open syllable and so the length of its dichronon (``vote`` +1 long,
   -1 short, 0 where the metre was not used).
@@ -26,6 +27,7 @@ calibration is used. ``abstain_below`` in the scanner leaves a vowel unmarked wh
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,12 +47,16 @@ from .syllabify import (
 
 _WORD = re.compile(r"[^\W\d_]+")
 PRIOR_FEATURES = ("backbone", "hypotactic", "lsj", "wiktionary", "covered", "ambiguous_x_backbone", "accent",
-                  "suffix", "eta")
-N_VOTES = 6
+                  "suffix", "eta", "hypotactic_final")
+N_VOTES = 7
 POSTERIOR_FEATURES = ("prior", "metre")
 
 
 _ID_EPSILON, _ID_OMICRON = ALPHABET.index("ε"), ALPHABET.index("ο")
+
+
+def _is_vowel(ch: str) -> bool:
+    return unicodedata.normalize("NFD", ch)[0].lower() in "αεηιουω"
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -63,8 +69,10 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
 
 
 def lexicon_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: MacronLexicon | None) -> np.ndarray:
-    """(n, 6): per letter the Hypotactic, LSJ, Wiktionary votes, whether any source marks it,
-    the suffix vote (words without an entry) and the η-variant flag."""
+    """(n, 7): per letter the Hypotactic, LSJ, Wiktionary votes, whether any source marks it,
+    the suffix vote (words without an entry), the η-variant flag and the Hypotactic vote
+    again in its own column when the letter is the word's last vowel (scansion-derived
+    markup there mixes in weight by position, so it gets its own weight)."""
     n = len(planes)
     out = np.zeros((n, N_VOTES), dtype=np.float64)
     if lexicon is None or n == 0 or not dich.any():
@@ -96,6 +104,8 @@ def lexicon_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: Macr
             tot = tally.sum(axis=1)
             out[lo + j, :3] = np.where(tot > 0, (tally[:, 1] - tally[:, 0]) / np.maximum(tot, 1), 0.0)
             out[lo + j, 3] = float(tot.sum() > 0)
+            if not any(_is_vowel(c) for c in word[j + 1 :]):
+                out[lo + j, 6], out[lo + j, 0] = out[lo + j, 0], 0.0
     return out
 
 
@@ -108,8 +118,12 @@ def accent_votes(text: str, planes: CharPlanes, dich: np.ndarray) -> np.ndarray:
     syl = syllabify(planes, text=text)
     if len(syl) == 0:
         return out
-    letters, accent = _letters(planes), _features(planes)[:, 0]
+    feats = _features(planes)
+    letters, accent = _letters(planes), feats[:, 0]
     second = diphthong_second(planes)
+    inside = np.zeros(n, dtype=bool)
+    inside[1:] = np.asarray(planes.boundary)[:-1] == 0
+    out[dich & inside & (feats[:, 1] > 0)] = 1.0  # crasis
     offsets = np.asarray(planes.offsets)
     ends = np.nonzero(word_ends(planes))[0]
     word_of = np.searchsorted(ends, syl.nucleus)
@@ -146,7 +160,7 @@ def prior_features(p_backbone: np.ndarray, votes: np.ndarray, accent: np.ndarray
     ambiguous = (votes[:, 3] > 0) & (np.abs(votes[:, :3]).max(axis=1) < 1)
     acc = np.zeros(len(z)) if accent is None else np.asarray(accent, dtype=np.float64)
     return np.column_stack([z, votes[:, 0], votes[:, 1], votes[:, 2], votes[:, 3], ambiguous * z, acc,
-                            votes[:, 4], votes[:, 5]])
+                            votes[:, 4], votes[:, 5], votes[:, 6]])
 
 
 def posterior_features(p_prior: np.ndarray, metre: np.ndarray) -> np.ndarray:

@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         curves[name] = coverage_curve(gold, p)
         preds[name] = p
     _, v, _ = design(test_docs, test_logits, test_items, lexicon)
-    vote = v[:, :3].sum(axis=1)
+    vote = v[:, :3].sum(axis=1) + v[:, 6]  # Hypotactic, LSJ, Wiktionary (Hypotactic at word ends in col 6)
     lex_len = np.where((v[:, 3] > 0) & (vote != 0), (vote > 0).astype(np.int64), -1)
     arms["lexicon"] = score_protocol(gold, lex_len)
     p_lex = np.where(lex_len < 0, 0.5, 0.5 + 0.5 * np.tanh(vote))
