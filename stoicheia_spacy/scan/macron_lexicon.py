@@ -246,6 +246,6 @@ def build_macron_lexicon(db_dir: str | Path, *, drop_hypotactic: Iterable[str] =
             counts["wiktionary"] += 1
     lex.build_suffixes()
     lex.eta_forms = set(eta_forms)
-    lex.meta = {"rows": counts, "hypotactic_dropped": dropped, "forms": len(lex), "suffixes": len(lex.suffixes),
-                "eta_forms": len(lex.eta_forms)}
+    lex.meta = {"rows": counts, "hypotactic_dropped": dropped, "forms": len(lex), "n_suffixes": len(lex.suffixes),
+                "n_eta_forms": len(lex.eta_forms)}
     return lex

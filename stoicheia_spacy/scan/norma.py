@@ -341,7 +341,7 @@ def open_dichronic_syllables(line: SyllableLine) -> np.ndarray:
 
 
 def position_counts(norma: Norma) -> dict[str, int]:
-    """Sizes of the candidate position sets (see ``projects/meter/RESULTS.md``).
+    """Sizes of the candidate position sets (see ``projects/meter/HEADS.md``).
 
     ``marks``: every ``^``/``_`` in ``norma_macronize``; ``marks_open``: those whose
     syllable our rules leave undetermined (open, not before mute + liquid);

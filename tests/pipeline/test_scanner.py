@@ -128,8 +128,12 @@ def test_lexicon_decoder_decides_where_the_lexicon_is_sure_and_travels_with_the_
     lex.add(*from_markup("θεά_"), SOURCES["lsj"])
     lex.to_disk(tmp_path / "lex.json.gz")
     pipe.load_lexicon(tmp_path / "lex.json.gz")
-    # a calibration that trusts the lexicon: hypotactic and LSJ votes weigh 8 nats
-    prior = {"weights": [0.1, 8.0, 8.0, 0.0, 0.0, 0.0, 0.0], "bias": 0.0, "features": list(range(7))}
+    # a calibration that trusts the lexicon: Hypotactic (also word-final) and LSJ votes weigh 8 nats
+    from stoicheia_spacy.scan.macron_decoder import PRIOR_FEATURES
+
+    weights = [{"backbone": 0.1, "hypotactic": 8.0, "lsj": 8.0, "hypotactic_final": 8.0}.get(f, 0.0)
+               for f in PRIOR_FEATURES]
+    prior = {"weights": weights, "bias": 0.0, "features": list(range(len(PRIOR_FEATURES)))}
     pipe.cfg["macron_calibration"] = {"lexicon": {"prior": prior}}
     pipe._meters = {}  # no metre: the prior alone decides
     doc = nlp(text)

@@ -61,9 +61,27 @@ def test_votes_land_on_the_dichronon_of_the_word() -> None:
     v = lexicon_votes(text, planes, dich, lex)
     offs = np.asarray(planes.offsets)
     at = {text[o]: v[i] for i, o in enumerate(offs.tolist()) if dich[i]}
-    assert at["ά"].tolist()[:4] == [1.0, 0.0, 0.0, 1.0]  # θεά: Hypotactic says long
+    # θεά: Hypotactic says long, at a word-final vowel (its own column, 6)
+    assert at["ά"].tolist() == [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0]
     assert at["ἄ"].tolist()[:4] == [0.0, 0.0, -1.0, 1.0]  # ἄκροισι: Wiktionary says short
     assert lexicon_votes(text, planes, dich, None).sum() == 0
+
+
+def test_unseen_words_get_suffix_votes_and_the_doric_long_alpha() -> None:
+    lex = MacronLexicon()
+    for form in ("πολί_της", "ὁπλί_της", "ἱππό^τα_ς", "δεσπό^τα_ς"):
+        lex.add(*from_markup(form), SOURCES["lsj"])
+    lex.build_suffixes(min_count=1)
+    assert lex.suffix_vote("ἀμπελίτης", 5, min_count=2) == (1.0, 2)  # -λί_της like πολί_της, ὁπλί_της
+    assert lex.suffix_vote("ἀμπελίτης", 5, min_count=3) == (0.0, 0)
+    lex.eta_forms = {form_key("στρατηγέ")}
+    assert lex.eta_variant_attested("στραταγέ", 5) and not lex.eta_variant_attested("στραταγέ", 3)
+    text = "ὦ στραταγέ"
+    planes = encode_planes(text)
+    dich = dichrona_mask(planes)
+    v = lexicon_votes(text, planes, dich, lex)
+    flagged = [text[o] for i, o in enumerate(np.asarray(planes.offsets).tolist()) if v[i, 5] == 1.0]
+    assert flagged == ["α"]  # στρατ-α-γέ: the α where Attic has η
 
 
 def test_logistic_stage_learns_to_trust_the_metre_and_is_calibrated() -> None:

@@ -149,10 +149,10 @@ def markdown(results: dict[str, Any], command: str) -> str:
     lines = [
         "# meter-eval: Norma Syllabarum Graecarum",
         "",
-        f"Norma macron marks scored: **{results['n_marks']}** (every `^`/`_` in `norma_macronize/`; "
-        "see *Position set* below for why this is not the published 1,916). Our numbers are on **our "
-        "reading of the protocol** (accuracy over all marked dichrona, abstentions wrong, stoplist words "
-        "included; prose sentences as lines) and are not directly comparable with the published rows.",
+        f"Norma macron marks scored: **{results['n_marks']}** (every `^`/`_` in `norma_macronize/`), "
+        "abstentions wrong, stoplist words included; prose sentences as lines. This is not the published "
+        "protocol (1,916 positions): that one, and the published rows on it, are in [RESULTS.md](RESULTS.md) "
+        "(`meter-eval`).",
         "",
         *rows,
         "",
@@ -173,12 +173,8 @@ def markdown(results: dict[str, Any], command: str) -> str:
         "",
         *[f"- `{k}`: {v}" for k, v in results["positions"].items()],
         "",
-        "None of these is 1,916. We score all marks (`marks`). The authors' benchmarking script "
-        "(`Urdatorn/norma-benchmarking`) counts syllables of its *own predicted* syllabification that end in "
-        "a vowel and hold a real dichronon, skips syllables its model leaves undecided (muta cum liquida), "
-        "scores the heavy/light label there (not the macron), and reads a `final/` folder that the released "
-        "tarball does not have; its position set thus depends on the system scored, which we take to be "
-        "why the published count matches none of the fixed sets above.",
+        "None of these is 1,916: the published set also leaves out two works and reads openness from the "
+        "gold syllabification (see RESULTS.md). Here we score all marks (`marks`).",
         "",
         f"Silver data: {results['silver']}.",
         "",
