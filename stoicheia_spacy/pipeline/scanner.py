@@ -18,8 +18,9 @@ the whole Doc):
 4. macrons: the macron head's temperature-calibrated probability at every dichronon;
    where the metre was used, open-syllable dichrona follow the decoded weight.
    Probabilities whose max is below ``abstain_below`` leave the vowel unmarked.
-   With a macron lexicon (``macron_lexicon.json.gz`` in the pipe's folder, or
-   :meth:`ScannerPipe.load_lexicon`) and ``cfg["macron_calibration"]``, the head's
+   With a macron lexicon (``macron_lexicon.json.gz`` in the pipe's folder, from
+   :meth:`ScannerPipe.load_lexicon`, ``$STOICHEIA_MACRON_LEXICON`` or the lexicon data
+   package) and ``cfg["macron_calibration"]``, the head's
    probability is first combined with the lexicon's candidates and, after the metre,
    with the metre's vote into one calibrated probability
    (:class:`~stoicheia_spacy.scan.macron_decoder.MacronDecoder`); without a lexicon the
@@ -60,7 +61,7 @@ from ..models.listener import _zeros
 from ..scan.heads import N_MACRON, ScannerHeads, heads_node, make_heads, torch_heads
 from ..scan.lattice import correption_mask, decode_lattice, expand_weights, synizesis_candidates
 from ..scan.macron_decoder import MacronDecoder
-from ..scan.macron_lexicon import MacronLexicon
+from ..scan.macron_lexicon import MacronLexicon, find_macron_lexicon
 from ..scan.syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_text, syllabify
 from .base import StoicheiaPipe
 
@@ -120,6 +121,10 @@ class ScannerPipe(StoicheiaPipe):
     def macron_decoder(self) -> MacronDecoder | None:
         """The lexicon-aware decoder, or None (head + metre only) when nothing is calibrated."""
         calibration = self.cfg.get("macron_calibration")
+        if self._lexicon is None and not self._warned_no_lexicon:
+            found = find_macron_lexicon()  # $STOICHEIA_MACRON_LEXICON or the lexicon data package
+            if found is not None:
+                self.load_lexicon(found)
         if self._lexicon is None and not self._warned_no_lexicon:
             import warnings
 

@@ -183,6 +183,33 @@ class MacronLexicon:
         return cls(entries, data, suffixes, eta)
 
 
+ENV_VAR = "STOICHEIA_MACRON_LEXICON"
+LEXICON_FILE = "macron_lexicon.json.gz"
+
+
+def find_macron_lexicon() -> Path | None:
+    """``$STOICHEIA_MACRON_LEXICON`` (``none`` switches it off), else ``macron_lexicon.json.gz``
+    in the installed lexicon data package (``stoicheia_lexicon_grc``), else None."""
+    import importlib.util
+    import os
+    from importlib import resources
+
+    from ..accent.lexasset import DATA_PACKAGE, DISABLED
+
+    env = os.environ.get(ENV_VAR)
+    if env:
+        if env.lower() in DISABLED:
+            return None
+        if not Path(env).is_file():
+            raise CorpusError(f"{ENV_VAR}={env} does not exist")
+        return Path(env)
+    if importlib.util.find_spec(DATA_PACKAGE) is not None:
+        ref = resources.files(DATA_PACKAGE) / LEXICON_FILE
+        if ref.is_file():
+            return Path(str(ref))
+    return None
+
+
 def strip_diacritics(key: str) -> str:
     """Base letters only (accents, breathings, iota subscript and diaeresis dropped)."""
     return "".join(ch for ch in unicodedata.normalize("NFD", key) if not unicodedata.combining(ch))

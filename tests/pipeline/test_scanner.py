@@ -114,7 +114,7 @@ def test_heads_are_stepped_by_the_training_optimizer(tiny_model_config, tiny_che
 
 
 def test_lexicon_decoder_decides_where_the_lexicon_is_sure_and_travels_with_the_pipe(
-        tmp_path, tiny_model_config, tiny_checkpoint) -> None:
+        tmp_path, monkeypatch, tiny_model_config, tiny_checkpoint) -> None:
     from stoicheia_spacy.scan.macron_lexicon import SOURCES, MacronLexicon, from_markup
 
     nlp = _nlp(tiny_model_config, tiny_checkpoint)
@@ -127,6 +127,12 @@ def test_lexicon_decoder_decides_where_the_lexicon_is_sure_and_travels_with_the_
     lex.add(*from_markup("μυρί_α^"), SOURCES["hypotactic"])
     lex.add(*from_markup("θεά_"), SOURCES["lsj"])
     lex.to_disk(tmp_path / "lex.json.gz")
+    monkeypatch.setenv("STOICHEIA_MACRON_LEXICON", str(tmp_path / "lex.json.gz"))
+    fresh = _nlp(tiny_model_config, tiny_checkpoint)
+    fresh.initialize(lambda: _examples(fresh))
+    assert fresh.get_pipe("stoicheia_scanner").macron_decoder is None  # found, but nothing calibrated
+    assert len(fresh.get_pipe("stoicheia_scanner")._lexicon) == 2
+    monkeypatch.setenv("STOICHEIA_MACRON_LEXICON", "none")
     pipe.load_lexicon(tmp_path / "lex.json.gz")
     # a calibration that trusts the lexicon: Hypotactic (also word-final) and LSJ votes weigh 8 nats
     from stoicheia_spacy.scan.macron_decoder import PRIOR_FEATURES
