@@ -82,6 +82,9 @@ def load_lexicon(path: str | Path | None = None) -> FormLexicon | None:
     return _load(str(found.resolve()))
 
 
+#: The scanner's macron lexicon inside the same data package (``scan.macron_lexicon``).
+MACRON_FILE = "macron_lexicon.json.gz"
+
 _PYPROJECT = """[build-system]
 requires = ["setuptools>=77"]
 build-backend = "setuptools.build_meta"
@@ -99,7 +102,7 @@ requires-python = ">=3.10"
 packages = ["{package}"]
 
 [tool.setuptools.package-data]
-{package} = ["{lexicon}", "LICENSE", "SOURCES.json"]
+{package} = ["{lexicon}", "macron_lexicon.json.gz", "LICENSE", "SOURCES.json"]
 """
 
 _INIT = '''"""Accent lexicon data for stoicheia-spacy (found by stoicheia_spacy.accent.lexasset)."""
@@ -114,11 +117,13 @@ def path() -> Path:
 
 
 def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: str, *,
-                       version: str = "0.1.0") -> Path:
+                       version: str = "0.1.0", macron_lexicon: str | Path | None = None) -> Path:
     """Lay out the installable data package ``stoicheia-lexicon-grc`` around a lexicon file
     (build a wheel from the returned folder with ``pip wheel --no-deps``).  The package
     carries ``license_text`` (GPL-3.0 of the Hunspell list) and the lexicon's own record of
-    its sources and their licences (``SOURCES.json``, README)."""
+    its sources and their licences (``SOURCES.json``, README).  ``macron_lexicon`` (the
+    scanner's ``macron_lexicon.json.gz``, which records its own licence) joins it, so one
+    installed package serves the accentuator and the scanner."""
     import json
     import shutil
 
@@ -128,6 +133,8 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     pkg = root / DATA_PACKAGE
     pkg.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(lexicon, pkg / LEXICON_FILE)
+    if macron_lexicon is not None:
+        shutil.copyfile(macron_lexicon, pkg / MACRON_FILE)
     (pkg / "LICENSE").write_text(license_text, encoding="utf-8")
     (root / "LICENSE").write_text(license_text, encoding="utf-8")
     (pkg / "SOURCES.json").write_text(json.dumps(sources, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -146,4 +153,4 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     return root
 
 
-__all__ = ["DATA_PACKAGE", "ENV_VAR", "LEXICON_FILE", "find_lexicon", "load_lexicon", "write_data_package"]
+__all__ = ["DATA_PACKAGE", "ENV_VAR", "LEXICON_FILE", "MACRON_FILE", "find_lexicon", "load_lexicon", "write_data_package"]
