@@ -6,8 +6,9 @@ the text); ``decode_planes(planes)`` renders planes as NFC polytonic text;
 ``canonicalize(text)`` is the spelling that round-trips.  Importing this package
 never imports torch.
 
-Conventions (documented in the modules): elision is written U+2019 and re-derived
-on decode by a rule (:func:`elision_mask`); a period and ``;``/``?``/``!`` end a
+Conventions (documented in the modules): elision and prodelision are written U+2019;
+the encoder records the source's marks (``CharPlanes.elided``/``prodelided``) and
+planes without that record re-derive elision by a rule (:func:`elision_mask`); a period and ``;``/``?``/``!`` end a
 sentence; MASK renders as U+25CC ``◌``, BLANK/PAD as nothing.
 """
 

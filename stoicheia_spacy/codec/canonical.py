@@ -8,7 +8,10 @@ Steps: NFD; fold letter variants (ϲ Ϲ ς ϐ ϑ ϴ ϕ ϰ ϱ ϖ ϵ ϒ µ), circu
 U+2019) and ``?`` ``!`` -> ``;``; strip macron, breve, dot below; on every letter put
 the modelled marks in the order breathing, diaeresis, accent, iota subscript (one of
 each; circumflex > acute > grave, rough > smooth) before any other marks; U+0313 on a
-consonant (on ρ: when no letter follows) becomes U+2019; whitespace runs -> one space,
+consonant (on ρ: when no letter follows) becomes U+2019, as does U+0313 written after
+the accent of a vowel that no letter follows (its last breathing/accent mark, no iota
+subscript: ``δύ̓`` -> ``δύ’``) and U+0313 between whitespace (or the start) and a
+letter (prodelision: ``νέα ̓στὶ`` -> ``νέα ’στὶ``); whitespace runs -> one space,
 none at either end; no space between a letter (or its elision mark) and the
 punctuation after it; one space after punctuation or an elision mark that a letter
 follows directly; σ at the end of a word -> ς, elsewhere σ (also before an elision mark: θάλασσ’); NFC (so oxia -> tonos,
@@ -26,13 +29,24 @@ from functools import cache, lru_cache
 
 from stoicheia_spacy.alphabet import ALPHABET
 
-from .tables import ELISION, ELISION_VARIANTS, LETTER_VARIANTS, MARK_FLAGS, PUNCT_CLASS, flag_marks
+from .tables import (
+    ELISION,
+    ELISION_VARIANTS,
+    F_ACCENTS,
+    F_BREATHINGS,
+    F_IOTA,
+    LETTER_VARIANTS,
+    MARK_FLAGS,
+    PUNCT_CLASS,
+    flag_marks,
+)
 from .text import validate_text
 
 _LETTERS = ALPHABET + ALPHABET.upper()
 _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
 _PUNCT = re.escape("".join(sorted(set(PUNCT_CLASS) - {"?", "!"})))
 _CONSONANTS = "βγδζθκλμνξπρστφχψ"
+_VOWELS = "αεηιουω"
 _SMOOTH = "\u0313"
 
 _CLUSTER = re.compile(f"([{_LETTERS}])([{_MARKS}]+)")
@@ -40,6 +54,7 @@ _SPACES = re.compile(r"\s+")
 _SPACE_BEFORE_PUNCT = re.compile(f"(?<=[{_LETTERS}{_MARKS}{ELISION}]) (?=[{_PUNCT}])")
 _AFTER_PUNCT = re.compile(f"([{_PUNCT}])(?=[{_LETTERS}])")
 _AFTER_ELISION = re.compile(f"(?<=[{_LETTERS}{_MARKS}]){ELISION}(?=[{_LETTERS}])")
+_PRODELISION = re.compile(f"(?:(?<=\\s)|^)[{_SMOOTH}{ELISION}](?=[{_LETTERS}])")
 _FINAL_SIGMA = re.compile(f"σ(?=[^{_LETTERS}\\s{_PUNCT}{ELISION}]*(?:[\\s{_PUNCT}]|$))")
 
 
@@ -55,6 +70,13 @@ def _translation() -> dict[int, str | None]:
     for stripped in "\u0304\u0306\u0323":
         table[ord(stripped)] = None
     return table
+
+
+def _flags(marks: str) -> int:
+    out = 0
+    for mark in marks:
+        out |= MARK_FLAGS.get(mark, 0)
+    return out
 
 
 def _cluster(match: re.Match[str]) -> str:
@@ -77,6 +99,14 @@ def _render_cluster(base: str, marks: str, letter_follows: bool) -> str:
     if _SMOOTH in marks and lower in _CONSONANTS and (lower != "ρ" or not letter_follows):
         elided = True
         flags &= ~MARK_FLAGS[_SMOOTH]
+    elif _SMOOTH in marks and lower in _VOWELS and not letter_follows and not flags & F_IOTA:
+        placed = [m for m in marks if MARK_FLAGS.get(m, 0) & (F_ACCENTS | F_BREATHINGS)]
+        before = 0
+        for m in placed[:-1]:
+            before |= MARK_FLAGS[m]
+        if placed[-1] == _SMOOTH and before & F_ACCENTS:  # δύ̓: written after the accent
+            elided = True
+            flags = before | _flags(marks[marks.rindex(_SMOOTH) + 1 :])
     return base + flag_marks(flags) + "".join(others) + (ELISION if elided else "")
 
 
@@ -89,6 +119,7 @@ def canonicalize(text: str) -> str:
     :class:`~stoicheia_spacy.errors.InvalidTextError` like :func:`encode_planes`."""
     validate_text(text)
     t = unicodedata.normalize("NFD", text).translate(_translation())
+    t = _PRODELISION.sub(ELISION, t)
     t = _CLUSTER.sub(_cluster, t)
     t = _SPACES.sub(" ", t).strip()
     t = _SPACE_BEFORE_PUNCT.sub("", t)

@@ -5,7 +5,8 @@ sigma ``ς`` for a lower-case σ whose boundary is word- or sentence-final, unle
 elided: ``θάλασσ’``), its
 diacritics, then an elision mark U+2019 when :func:`elision_mask` says so, then its
 punctuation mark (``,`` ``·`` U+00B7 ``:`` ``.`` ``;``), then one space when its
-boundary is word- or sentence-final, except after the last position.
+boundary is word- or sentence-final, except after the last position.  A word whose
+first letter is ``prodelided`` (source metadata) starts with U+2019 (``’στὶ``).
 
 UNKNOWN ids render what is known: unknown diacritics -> bare letter, unknown
 boundary -> no space (and no final sigma), unknown punctuation -> none, unknown
@@ -107,9 +108,10 @@ NOT_ELIDED: tuple[str, ...] = ("ἐκ", "οὐκ", "οὐχ", "κοὐκ", "κο
 #: Unaccented ρ-final words that are not elided: the enclitic περ.
 NOT_ELIDED_RHO: tuple[str, ...] = ("περ",)
 #: Frequent elided forms the letter rules cannot see (they end in a vowel, ν, or ρ
-#: after an accented vowel), matched with their exact diacritics (case aside).
+#: after an accented vowel), matched with their exact diacritics (case aside):
+#: δύ’ (δύο) and Δί’ (νὴ Δί’, μὰ Δί’) are no unelided word.
 ELIDED_FORMS: tuple[str, ...] = (
-    "δι", "ἵν", "ἆρ", "ἄρ", "ἀν", "τιν", "ἐκεῖν", "δεῦρ", "χαῖρ", "πότερ",
+    "δι", "ἵν", "ἆρ", "ἄρ", "ἀν", "τιν", "ἐκεῖν", "δεῦρ", "χαῖρ", "πότερ", "δύ", "δί",
 )  # fmt: skip
 
 
@@ -125,10 +127,10 @@ def _word_lists() -> dict[str, tuple[np.ndarray, np.ndarray]]:
 def _in_list(letter_code: np.ndarray, dia_code: np.ndarray | None, name: str) -> np.ndarray:
     """Words whose letters (and, when ``dia_code`` is given, diacritics) are in a list."""
     lex_letters, lex_dia = _word_lists()[name]
-    pos = np.minimum(np.searchsorted(lex_letters, letter_code), len(lex_letters) - 1)
-    hit = (lex_letters[pos] == letter_code) & (letter_code >= 0)
-    if dia_code is not None:
-        hit &= lex_dia[pos] == dia_code
+    hit = np.zeros(len(letter_code), dtype=bool)
+    for letters, dia in zip(lex_letters.tolist(), lex_dia.tolist(), strict=True):  # short lists; δι and δί
+        same = letter_code == letters
+        hit |= same if dia_code is None else same & (dia_code == dia)
     return hit
 
 
@@ -144,7 +146,7 @@ def elision_mask(planes: CharPlanes) -> np.ndarray:
     letter (boundary 1 or 2) is elided when no letter of its word has a grave accent
     (elided words never do; indeclinable names like Ἰακὼβ do) and either
 
-    * the word is one of :data:`ELIDED_FORMS` (exact diacritics: δι ἵν ἆρ); or
+    * the word is one of :data:`ELIDED_FORMS` (exact diacritics: δι ἵν ἆρ δύ); or
     * its last letter is a consonant that cannot end a Greek word (anything but
       ν ρ σ ξ ψ), the word is not ἐκ οὐκ οὐχ κοὐκ κοὐχ (any accents/case), and it
       does not carry an acute on the last of two or more syllables (Ἀβραάμ, Ἰσραήλ:
@@ -271,7 +273,13 @@ def decode_planes(planes: CharPlanes, *, mask_char: str = MASK_PLACEHOLDER) -> s
     punct = np.where(planes.punctuation == PUNCT_UNKNOWN, PUNCT_NONE, planes.punctuation).astype(np.int64)
     suffix = (elision.astype(np.int64) * N_PUNCT + punct) * 2 + space
     index = ((letters * 2 + upper) * N_DIA + planes.diacritics) * _N_SUFFIX + suffix
-    text = "".join(_render_table(mask_char)[index].tolist())
+    pieces = _render_table(mask_char)[index]
+    if planes.prodelided is not None and planes.prodelided.any():
+        word_start = np.concatenate([[True], word_end[:-1]])
+        pieces = pieces.copy()
+        for i in np.flatnonzero(planes.prodelided & word_start).tolist():
+            pieces[i] = ELISION + pieces[i]
+    text = "".join(pieces.tolist())
     if (planes.letters >= BLANK_ID).any():
         text = " ".join(part for part in text.split(" ") if part)
     return text

@@ -13,7 +13,14 @@ Rules (see also :mod:`stoicheia_spacy.codec` for the overview):
   positions.
 * Elision: U+2019 and its variants (U+0027, U+02BC, U+1FBF, U+1FBD) right after a
   letter; U+0313 (smooth breathing / koronis) on a consonant other than ρ; U+0313 on
-  ρ when no letter follows (``παῤ``).  Elision is no plane: decode re-derives it.
+  ρ when no letter follows (``παῤ``); U+0313 written *after* the accent of a vowel
+  that no letter follows, as the last breathing or accent mark of a vowel without
+  iota subscript (``δύ̓``, ``Δί̓``, ``οἷ̓``: a breathing comes before the accent).
+  Elision is no plane: the planes record it (``elided``) and decode re-derives it
+  from the letters when they do not.
+* Prodelision: U+0313 or an elision mark standing between whitespace (or the start
+  of the text) and a letter (``νέα ̓στὶ``, ``μὴ ’ξαπατηθῇς``) is recorded on that
+  letter (``prodelided``) and decodes as U+2019 before the word.
 * Punctuation attaches to the last letter before it, unless a non-modelled letter or
   digit stands in between; only the first mark after a letter counts.  A period,
   ``;``/``?``/``!`` (question/exclamation) ends a sentence: its letter gets boundary
@@ -26,11 +33,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stoicheia_spacy.alphabet import BND_INTERNAL, BND_SENT_END, BND_WORD_END, PUNCT_NONE
+from stoicheia_spacy.alphabet import ALPHABET, BND_INTERNAL, BND_SENT_END, BND_WORD_END, PUNCT_NONE
 
 from .planes import CharPlanes
 from .tables import (
     CONSONANTS,
+    F_ACCENTS,
+    F_BREATHINGS,
+    F_IOTA,
     F_SMOOTH,
     FLAGS_TO_STATE,
     KIND_BLOCK,
@@ -41,6 +51,7 @@ from .tables import (
     KIND_PUNCT,
     KIND_SPACE,
     KIND_XMARK,
+    PRODELISION_CPS,
     RHO,
     SENTENCE_END_PUNCT,
     TABLE_SIZE,
@@ -52,6 +63,9 @@ _IS_CONSONANT = np.zeros(256, dtype=bool)
 _IS_CONSONANT[list(CONSONANTS)] = True
 _SENT_END = np.zeros(256, dtype=bool)
 _SENT_END[list(SENTENCE_END_PUNCT)] = True
+_IS_VOWEL = np.zeros(256, dtype=bool)
+_IS_VOWEL[[ALPHABET.index(c) for c in "αεηιουω"]] = True
+_SMOOTH_CPS = (0x313, 0x343)  # combining comma above, combining koronis
 
 
 @dataclass(frozen=True)
@@ -112,6 +126,8 @@ def encode_detailed(text: str, *, unmodelled: bool = False) -> Encoding:
     cons = _IS_CONSONANT[letters]
     elided_mark = smooth & cons & ((letters != RHO) | ~next_is_letter)
     flags = np.where(elided_mark, flags & ~np.uint8(F_SMOOTH), flags).astype(np.uint8)
+    if smooth.any():  # U+0313 after the accent of a final vowel
+        _vowel_elision(cps, idx, starts, lu, letters, flags, next_is_letter, elided_mark)
     diacritics = FLAGS_TO_STATE[flags]
 
     # rank of the last letter at or before each unit (-1 before the first letter)
@@ -122,6 +138,9 @@ def encode_detailed(text: str, *, unmodelled: bool = False) -> Encoding:
     e_attached = eu[(eu > 0) & is_letter[np.maximum(eu - 1, 0)]]
     elided = elided_mark.copy()
     elided[rank[e_attached]] = True
+    prodelision_cps = _prodelision(cps, kind, starts[lu])
+    prodelided = np.zeros(n, dtype=bool)
+    prodelided[np.searchsorted(starts[lu], prodelision_cps + 1)] = True
 
     # word breaks: whitespace, punctuation, elision between two letters
     is_break = (ukind == KIND_SPACE) | (ukind == KIND_PUNCT) | (ukind == KIND_ELISION)
@@ -150,11 +169,53 @@ def encode_detailed(text: str, *, unmodelled: bool = False) -> Encoding:
     boundary[-1] = BND_SENT_END
 
     planes = CharPlanes(letters, boundary, diacritics, capitals, punctuation, starts[lu].astype(np.int64),
-                        elided=elided)
+                        elided=elided, prodelided=prodelided)
     unmod = None
     if unmodelled:
         unmod = _unmodelled(kind, is_mark, starts, ukind, is_letter, chosen, e_attached)
+        unmod = np.setdiff1d(unmod, prodelision_cps)
     return Encoding(planes, elided, unmod)
+
+
+def _vowel_elision(
+    cps: np.ndarray,
+    idx: np.ndarray,
+    starts: np.ndarray,
+    lu: np.ndarray,
+    letters: np.ndarray,
+    flags: np.ndarray,
+    next_is_letter: np.ndarray,
+    elided_mark: np.ndarray,
+) -> None:
+    """Mark (in place) final vowels whose last breathing/accent mark is a U+0313
+    written after an accent: an elision mark, not a breathing (``δύ̓``)."""
+    tables = codepoint_tables()
+    cp_flags = tables.flags[idx]
+    candidates = np.flatnonzero(_IS_VOWEL[letters] & ~next_is_letter & ((flags & F_SMOOTH) != 0)
+                                & ((flags & F_ACCENTS) != 0) & ((flags & F_IOTA) == 0))
+    ends = np.append(starts[1:], len(cps))
+    for i in candidates.tolist():
+        start, end = int(starts[lu[i]]), int(ends[lu[i]])
+        marked = np.flatnonzero((cp_flags[start:end] & (F_ACCENTS | F_BREATHINGS)) != 0)
+        last = int(marked[-1]) if len(marked) else 0
+        if last == 0 or int(cps[start + last]) not in _SMOOTH_CPS:
+            continue
+        before = np.bitwise_or.reduce(cp_flags[start : start + last])
+        if before & F_ACCENTS:
+            elided_mark[i] = True
+            flags[i] = before | np.bitwise_or.reduce(cp_flags[start + last + 1 : end], initial=0)
+
+
+def _prodelision(cps: np.ndarray, kind: np.ndarray, letter_starts: np.ndarray) -> np.ndarray:
+    """Offsets of prodelision marks: U+0313 or an elision mark between whitespace (or
+    the start) and a letter."""
+    mark = np.isin(cps[:-1], PRODELISION_CPS)
+    if not mark.any():
+        return np.zeros(0, dtype=np.int64)
+    at = np.flatnonzero(mark)
+    ok = (kind[at + 1] == KIND_LETTER) & np.isin(at + 1, letter_starts)
+    ok &= (at == 0) | (kind[np.maximum(at - 1, 0)] == KIND_SPACE)
+    return at[ok].astype(np.int64)
 
 
 def _finish_unmodelled_only(

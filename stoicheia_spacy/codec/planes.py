@@ -27,6 +27,12 @@ UNKNOWN_IDS: dict[str, int] = {
     "punctuation": PUNCT_UNKNOWN,
 }
 PLANE_NAMES: tuple[str, ...] = tuple(UNKNOWN_IDS)
+#: optional per-letter source metadata (not model planes) that travels with the planes
+SOURCE_MARKS: tuple[str, ...] = ("elided", "prodelided")
+
+
+def _or_false(arr: np.ndarray | None, n: int) -> np.ndarray:
+    return arr if arr is not None else np.zeros(n, dtype=bool)
 
 
 @dataclass(eq=False)
@@ -43,6 +49,9 @@ class CharPlanes:
     encoder records which words the text marked as elided, so that decoding restores
     the elision mark exactly; planes without it (e.g. built from model predictions)
     fall back to the rule of :func:`~stoicheia_spacy.codec.elision_mask`.
+    ``prodelided`` (optional bool per letter, also source metadata) marks the first
+    letter of a word the text wrote with prodelision (``νέα ’στὶ``); decoding renders
+    U+2019 before it, planes without it render none.
     """
 
     letters: np.ndarray
@@ -52,13 +61,15 @@ class CharPlanes:
     punctuation: np.ndarray
     offsets: np.ndarray
     elided: np.ndarray | None = None
+    prodelided: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in PLANE_NAMES:
             setattr(self, name, np.ascontiguousarray(getattr(self, name), dtype=np.uint8))
         self.offsets = np.ascontiguousarray(self.offsets, dtype=np.int64)
-        if self.elided is not None:
-            self.elided = np.ascontiguousarray(self.elided, dtype=bool)
+        for name in SOURCE_MARKS:
+            if getattr(self, name) is not None:
+                setattr(self, name, np.ascontiguousarray(getattr(self, name), dtype=bool))
         lengths = {name: len(arr) for name, arr in self._arrays().items()}
         if len(set(lengths.values())) > 1:
             raise InvalidPlanesError(f"planes must have equal lengths, got {lengths}")
@@ -67,10 +78,11 @@ class CharPlanes:
                 raise InvalidPlanesError(f"plane {name!r} must be one-dimensional")
 
     def _arrays(self) -> dict[str, np.ndarray]:
-        """Every per-letter array this object holds (``elided`` only when present)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "elided"}
-        if self.elided is not None:
-            out["elided"] = self.elided
+        """Every per-letter array this object holds (the source marks only when present)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in SOURCE_MARKS}
+        for name in SOURCE_MARKS:
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
         return out
 
     def __len__(self) -> int:
@@ -85,7 +97,7 @@ class CharPlanes:
         if not isinstance(other, CharPlanes):
             return NotImplemented
         return all(np.array_equal(getattr(self, f.name), getattr(other, f.name))
-                   for f in fields(self) if f.name != "elided")
+                   for f in fields(self) if f.name not in SOURCE_MARKS)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -114,10 +126,12 @@ class CharPlanes:
                 off = np.where(off >= 0, off + int(shifts[i]), off)
             offsets.append(off)
         arrays = {name: np.concatenate([getattr(p, name) for p in items]) for name in PLANE_NAMES}
-        elided = None
-        if any(p.elided is not None for p in items):
-            elided = np.concatenate([p.elided if p.elided is not None else np.zeros(len(p), bool) for p in items])
-        return cls(**arrays, offsets=np.concatenate(offsets), elided=elided)
+        marks: dict[str, np.ndarray | None] = {}
+        for name in SOURCE_MARKS:
+            marks[name] = None
+            if any(getattr(p, name) is not None for p in items):
+                marks[name] = np.concatenate([_or_false(getattr(p, name), len(p)) for p in items])
+        return cls(**arrays, offsets=np.concatenate(offsets), **marks)
 
     def copy(self) -> CharPlanes:
         """A deep copy."""

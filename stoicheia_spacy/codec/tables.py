@@ -58,6 +58,8 @@ F_ROUGH: Final = 16
 F_IOTA: Final = 32
 F_DIAERESIS: Final = 64
 N_FLAGS: Final = 128
+F_ACCENTS: Final = F_ACUTE | F_GRAVE | F_CIRCUMFLEX
+F_BREATHINGS: Final = F_SMOOTH | F_ROUGH
 
 #: Combining marks the codec understands, with their flags.  Macron, breve and dot
 #: below (flag 0) are accepted and stripped.  Circumflex look-alikes (U+0302, U+0303,
@@ -92,6 +94,9 @@ IOTA_SUBSCRIPT: Final = "\u0345"
 #: the variants folded to it.
 ELISION: Final = "\u2019"
 ELISION_VARIANTS: Final = "\u2019\u0027\u02bc\u1fbf\u1fbd"
+#: Code points that write prodelision before a word (``νέα ̓στὶ``, ``μὴ ’ξαπατηθῇς``):
+#: the elision variants and the combining comma above / koronis standing alone.
+PRODELISION_CPS: Final = tuple(ord(c) for c in ELISION_VARIANTS + "\u0313\u0343")
 
 #: Letter variants folded to the 24-letter alphabet (beyond plain upper/lower case).
 LETTER_VARIANTS: Final[dict[str, str]] = {
