@@ -151,7 +151,8 @@ def _dirty() -> bool:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m stoicheia_spacy.bench roundtrip")
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("STOICHEIA_ASSET_MIRROR", "../shared/data")),
+    mirror = os.environ.get("STOICHEIA_ASSET_MIRROR")
+    parser.add_argument("--data", type=Path, default=Path(mirror) if mirror else None, required=not mirror,
                         help="open-data mirror holding the UD test sets (default: $STOICHEIA_ASSET_MIRROR)")
     parser.add_argument("--baseline", type=Path, default=None, help="checkout of an earlier commit to compare")
     parser.add_argument("--baseline-name", default=None, help="what --baseline is (default: its git HEAD)")
