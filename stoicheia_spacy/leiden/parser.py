@@ -11,7 +11,8 @@ What is recognised (``notation="leiden"``, the default):
   ``[.5]``, ``[--5--]``, ``[- 5 -]`` = 5; ``[5±3]`` = 2..8; ``[5-8]`` = 5..8;
   ``[ca. 5]``/``[c. 5]``/``[c.5]`` = exactly 5 with ``approximate=True`` (no range is
   invented; :meth:`Gap.widths` with a caller's slack is the place for that);
-  ``[c. 5-8]`` = 5..8, approximate.
+  ``[c. 5-8]`` = 5..8, approximate.  A stated width above :data:`MAX_GAP_WIDTH`
+  (1000 letters, e.g. ``[ca. 100000]``) is read as unknown width (documented fallback).
 * Restorations ``[αβγ]``: kept in the text, flagged by a ``restored`` span. Inside a
   restoration, runs of dots/dashes (and the whitespace around them) are gaps:
   ``[αβ . .]`` = restored ``αβ`` + a 2-letter lacuna. When such a run sits between
@@ -81,7 +82,7 @@ from stoicheia_spacy.leiden.model import (
 )
 from stoicheia_spacy.textcheck import validate_text
 
-__all__ = ["Notation", "parse_gaps"]
+__all__ = ["MAX_GAP_WIDTH", "Notation", "parse_gaps"]
 
 Notation = Literal["leiden", "ddbdp"]
 
@@ -231,6 +232,18 @@ class _Width:
     approximate: bool
 
 
+#: Widest gap a number may state, in letters.  A wider one (``[ca. 100000]``,
+#: ``|gap=5000|``) is read as a gap of unknown width, so that the positions a text
+#: asks for stay proportional to its length (no model sees 100,000 hidden letters).
+MAX_GAP_WIDTH: Final = 1000
+
+
+def _capped(width: _Width) -> _Width:
+    if width.max_width is not None and width.max_width > MAX_GAP_WIDTH:
+        return _Width(1, None, width.approximate)
+    return width
+
+
 def _bracket_width(inner: str, offset: int) -> _Width | None:
     """Width of a whole ``[...]`` lacuna, None when ``inner`` is a restoration.
 
@@ -255,7 +268,7 @@ def _bracket_width(inner: str, offset: int) -> _Width | None:
             raise LeidenSyntaxError(f"lacuna [{inner}] has minimum {low} > maximum {high}", offset)
         if low < 1:
             raise LeidenSyntaxError(f"lacuna [{inner}] allows a width below 1", offset)
-        return _Width(low, high, approximate)
+        return _capped(_Width(low, high, approximate))
     if _CA_PREFIX.match(inner):
         raise LeidenSyntaxError(f"'ca.' without a width in [{inner}]", offset)
     if _LOOKS_NUMERIC.fullmatch(inner):
@@ -456,7 +469,7 @@ class _Scanner:
         elif high is None or not 1 <= low <= high:
             raise LeidenSyntaxError(f"DDbDP gap tag |{body}| has an impossible width", start)
         else:
-            self.gap(_Width(low, high, False), LACUNA, start, end)
+            self.gap(_capped(_Width(low, high, False)), LACUNA, start, end)
 
     def fill(self, match: re.Match[str]) -> None:
         """A run of dots/dashes inside a restoration: a lacuna (plus maybe one space)."""

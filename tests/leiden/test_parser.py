@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from stoicheia_spacy.errors import ConfigError, InvalidTextError, LeidenSyntaxError
-from stoicheia_spacy.leiden import GappedText, parse_gaps
+from stoicheia_spacy.leiden import MAX_GAP_WIDTH, GappedText, parse_gaps
 
 
 def widths(gapped: GappedText) -> list[tuple[int, int, int | None, str]]:
@@ -308,3 +308,15 @@ def test_ddbdp_corpus_sample(shared_data: Path) -> None:
         check_offsets(sentence, gapped)
     assert parsed >= 0.98 * len(sentences)
     assert gaps > 100
+
+
+@pytest.mark.parametrize("markup", ["[ca. 100000]", "[.999999999]", "[c. 5-100000]", "|gap=5000|", "[5000±3]"])
+def test_widths_above_the_cap_are_unknown(markup: str) -> None:
+    """A stated width the text cannot be asked to fill (fuzzing found [ca. 100000]
+    allocating 100,000 hidden letters) is read as unknown width."""
+    gapped = parse_gaps(f"ἔδοξε {markup} τῷ δήμῳ")
+    [gap] = gapped.gaps
+    assert (gap.min_width, gap.max_width, gap.kind) == (1, None, "lacuna")
+    assert gapped.text == "ἔδοξε  τῷ δήμῳ"
+    at_cap = parse_gaps(f"[.{MAX_GAP_WIDTH}]").gaps[0]
+    assert at_cap.min_width == at_cap.max_width == MAX_GAP_WIDTH
