@@ -126,12 +126,11 @@ class CharPlanes:
                 off = np.where(off >= 0, off + int(shifts[i]), off)
             offsets.append(off)
         arrays = {name: np.concatenate([getattr(p, name) for p in items]) for name in PLANE_NAMES}
-        marks: dict[str, np.ndarray | None] = {}
+        out = cls(**arrays, offsets=np.concatenate(offsets))
         for name in SOURCE_MARKS:
-            marks[name] = None
             if any(getattr(p, name) is not None for p in items):
-                marks[name] = np.concatenate([_or_false(getattr(p, name), len(p)) for p in items])
-        return cls(**arrays, offsets=np.concatenate(offsets), **marks)
+                setattr(out, name, np.concatenate([_or_false(getattr(p, name), len(p)) for p in items]))
+        return out
 
     def copy(self) -> CharPlanes:
         """A deep copy."""
