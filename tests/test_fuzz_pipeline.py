@@ -7,8 +7,8 @@ Every call either returns a Doc whose ``text`` is the input or raises a
 :class:`stoicheia_spacy.errors.StoicheiaError`; no call takes longer than a generous
 per-position budget measured against a baseline sentence in the same test (CPU time,
 no absolute wall times).  The positions of a text are its characters plus the hidden
-letters its gap markup states (at most ``MAX_GAP_WIDTH`` per gap: fuzzing found
-``[ca. 100000]`` allocating 100,000 positions).  Examples are derandomized so the
+letters its gap markup states (at most ``leiden.MAX_STATED_WIDTH`` per gap: fuzzing
+found ``[ca. 100000]`` making the restorer allocate 100,000 slots).  Examples are derandomized so the
 suite is reproducible.
 """
 
@@ -58,7 +58,7 @@ def nlp(tiny_checkpoint: Path) -> spacy.Language:
     helpers = _morph_helpers()
     nlp = build_pipeline(str(tiny_checkpoint), max_length=48, overlap=12)
     nlp.add_pipe("stoicheia_restorer", config={"beam_width": 2, "n_candidates": 2})
-    nlp.add_pipe("stoicheia_accentuator", config={"model_source": str(tiny_checkpoint)})
+    nlp.add_pipe("stoicheia_accentuator")
     for name in ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser", "stoicheia_scanner"):
         nlp.add_pipe(name)
     examples = helpers.examples(nlp)
@@ -177,7 +177,7 @@ def test_edge_cases(nlp: spacy.Language, per_call_budget, text: str) -> None:
     check(nlp, per_call_budget, text)
 
 
-@pytest.mark.xfail(strict=True, reason="pipeline/restorer.py (being rewritten): beam search runs one forward "
+@pytest.mark.xfail(strict=True, reason="pipeline/restorer.py + restore/beam.py: beam search runs one forward "
                    "per hidden letter, so a 6-character '[.100]' costs 101 forwards; the restorer should cap "
                    "the width it restores (abstain, or decode in parallel, beyond a documented width)")
 def test_restoration_work_is_bounded_per_gap(nlp: spacy.Language, monkeypatch: pytest.MonkeyPatch) -> None:

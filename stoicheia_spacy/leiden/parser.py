@@ -11,7 +11,7 @@ What is recognised (``notation="leiden"``, the default):
   ``[.5]``, ``[--5--]``, ``[- 5 -]`` = 5; ``[5±3]`` = 2..8; ``[5-8]`` = 5..8;
   ``[ca. 5]``/``[c. 5]``/``[c.5]`` = exactly 5 with ``approximate=True`` (no range is
   invented; :meth:`Gap.widths` with a caller's slack is the place for that);
-  ``[c. 5-8]`` = 5..8, approximate.  A stated width above :data:`MAX_GAP_WIDTH`
+  ``[c. 5-8]`` = 5..8, approximate.  A stated width above :data:`MAX_STATED_WIDTH`
   (1000 letters, e.g. ``[ca. 100000]``) is read as unknown width (documented fallback).
 * Restorations ``[αβγ]``: kept in the text, flagged by a ``restored`` span. Inside a
   restoration, runs of dots/dashes (and the whitespace around them) are gaps:
@@ -82,7 +82,7 @@ from stoicheia_spacy.leiden.model import (
 )
 from stoicheia_spacy.textcheck import validate_text
 
-__all__ = ["MAX_GAP_WIDTH", "Notation", "parse_gaps"]
+__all__ = ["MAX_STATED_WIDTH", "Notation", "parse_gaps"]
 
 Notation = Literal["leiden", "ddbdp"]
 
@@ -234,12 +234,14 @@ class _Width:
 
 #: Widest gap a number may state, in letters.  A wider one (``[ca. 100000]``,
 #: ``|gap=5000|``) is read as a gap of unknown width, so that the positions a text
-#: asks for stay proportional to its length (no model sees 100,000 hidden letters).
-MAX_GAP_WIDTH: Final = 1000
+#: asks for stay proportional to its length (no restorer searches 100,000 slots).  The
+#: encoder pipe feeds at most :data:`stoicheia_spacy.models.gaps.MAX_GAP_WIDTH` MASK letters
+#: per gap whatever the width.
+MAX_STATED_WIDTH: Final = 1000
 
 
 def _capped(width: _Width) -> _Width:
-    if width.max_width is not None and width.max_width > MAX_GAP_WIDTH:
+    if width.max_width is not None and width.max_width > MAX_STATED_WIDTH:
         return _Width(1, None, width.approximate)
     return width
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from stoicheia_spacy.errors import ConfigError, InvalidTextError, LeidenSyntaxError
-from stoicheia_spacy.leiden import MAX_GAP_WIDTH, GappedText, parse_gaps
+from stoicheia_spacy.leiden import MAX_STATED_WIDTH, GappedText, parse_gaps
 
 
 def widths(gapped: GappedText) -> list[tuple[int, int, int | None, str]]:
@@ -318,5 +318,5 @@ def test_widths_above_the_cap_are_unknown(markup: str) -> None:
     [gap] = gapped.gaps
     assert (gap.min_width, gap.max_width, gap.kind) == (1, None, "lacuna")
     assert gapped.text == "ἔδοξε  τῷ δήμῳ"
-    at_cap = parse_gaps(f"[.{MAX_GAP_WIDTH}]").gaps[0]
-    assert at_cap.min_width == at_cap.max_width == MAX_GAP_WIDTH
+    at_cap = parse_gaps(f"[.{MAX_STATED_WIDTH}]").gaps[0]
+    assert at_cap.min_width == at_cap.max_width == MAX_STATED_WIDTH
