@@ -53,16 +53,17 @@ def main(argv: list[str] | None = None) -> int:
     from ..restore import ModelScorer, beam_search
 
     parser = argparse.ArgumentParser(prog="python -m stoicheia_spacy.bench restore")
-    parser.add_argument("--quick", action="store_true", help="two short gaps, beam 5")
+    parser.add_argument("--quick", action="store_true", help="two short gaps (same beam)")
     parser.add_argument("--beam", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--plain", action="store_true", help="the backbone without the restoration overlay")
     parser.add_argument("--window", type=int, default=32, help="context letters a side")
     parser.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
+    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     widths = [2, 3] if args.quick else [1, 2, 3, 4, 5]
-    beam = 5 if args.quick else args.beam
+    beam = args.beam
     model = load_backbone(str(default_model_dir()))
     overlay = default_model_dir() / "restorer" / "overlay.safetensors"
     if overlay.is_file() and not args.plain:
@@ -95,4 +96,17 @@ def main(argv: list[str] | None = None) -> int:
           f"cost {th / tb:.2f}x the known width")
     print(f"projected: 3,000 gaps like these at beam {beam}: {3000 * tb / n / 3600:.2f} CPU-hours batched, "
           f"{3000 * tn / n / 3600:.2f} naive")
+    if args.json:
+        import json
+        from pathlib import Path
+
+        Path(args.json).write_text(json.dumps({
+            "command": "python -m stoicheia_spacy.bench restore " + " ".join(argv or []), "gaps": n, "widths": widths,
+            "beam": beam, "window": args.window, "dtype": args.dtype, "overlay": which,
+            "batched": {"forwards": fb, "cpu_s": tb, "gaps_per_cpu_s": n / tb},
+            "naive": {"forwards": fn, "cpu_s": tn, "gaps_per_cpu_s": n / tn},
+            "speedup": tn / tb, "same_top1": top_b == top_n,
+            "hidden": {"cpu_s": th, "gaps_per_cpu_s": n / th, "cost_vs_known": th / tb},
+            "projected_cpu_hours_3000": {"batched": 3000 * tb / n / 3600, "naive": 3000 * tn / n / 3600},
+        }, indent=1), encoding="utf-8")
     return 0 if top_b == top_n else 1
