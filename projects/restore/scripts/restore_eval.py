@@ -189,6 +189,8 @@ def decode(scorer, records: list[dict], mode: str, args: argparse.Namespace, cac
 
     if cache.is_file():
         return json.loads(cache.read_text(encoding="utf-8"))
+    if args.cached_only:
+        return None
     scorer = scorer()  # a factory: models are built only for runs not cached yet
     out: list = []
     cpu, wall, forwards0 = time.process_time(), time.perf_counter(), getattr(scorer, "forwards", 0)
@@ -300,11 +302,18 @@ def evaluate(args: argparse.Namespace) -> int:
         if arm != main_arm:
             runs[("test", arm, "known")] = decode(lambda arm=arm: scorer(arm), test, "known", args,
                                                   cache / f"test_{arm}_known.json")
+    runs = {k: v for k, v in runs.items() if v is not None}  # --cached-only: what was measured
+    arms = [a for a in arms if ("test", a, "known") in runs]
+    modes = [m for m in MODES if ("test", main_arm, m) in runs]
+    dev_modes = tuple(m for m in ("known", "hidden", "range") if ("dev", main_arm, m) in runs)
 
     # ---- width prior (rank rule + length bonus by dev CER on hidden widths), temperatures per bucket
-    dev_hidden = runs[("dev", main_arm, "hidden")]["cands"]
-    prior, dev_cer = fit_prior(dev_hidden, [r["gold"] for r in dev], ours_cer, widths=[r["L"] for r in dev],
-                               max_width=args.max_letters)
+    if "hidden" in dev_modes:
+        dev_hidden = runs[("dev", main_arm, "hidden")]["cands"]
+        prior, dev_cer = fit_prior(dev_hidden, [r["gold"] for r in dev], ours_cer, widths=[r["L"] for r in dev],
+                                   max_width=args.max_letters)
+    else:  # not measured: the dev widths' prior alone
+        prior, dev_cer = WidthPrior.fit([r["L"] for r in dev], max_width=args.max_letters), float("nan")
     plain = WidthPrior()
 
     def ranked(cands: list, mode: str, p: WidthPrior) -> list:
@@ -322,14 +331,14 @@ def evaluate(args: argparse.Namespace) -> int:
                 buckets.append(bucket_of(r, mode))
         return keys, correct, buckets, scales
 
-    dk, dc, db, ds = calib_rows("dev", dev, ("known", "hidden", "range"), prior)
+    dk, dc, db, ds = calib_rows("dev", dev, dev_modes, prior)
     temps = fit_temperatures(dk, dc, db, scales=ds)
 
     def probs(keys: list, buckets: list, scales: list, t: dict | None) -> np.ndarray:
         return np.array([top_probability(k, (t or {}).get(b, (t or {}).get("default", 1.0)), s)
                          for k, b, s in zip(keys, buckets, scales, strict=True)])
 
-    tk, tc, tb, ts = calib_rows("test", test, ("known", "hidden", "range"), prior)
+    tk, tc, tb, ts = calib_rows("test", test, tuple(m for m in ("known", "hidden", "range") if m in modes), prior)
     calibration = {
         "temperatures": temps,
         "ece_dev_raw": expected_calibration_error(probs(dk, db, ds, None), np.array(dc), 10),
@@ -353,8 +362,8 @@ def evaluate(args: argparse.Namespace) -> int:
         "slack": args.slack, "max_letters": args.max_letters, "main_arm": main_arm,
         "command": "python scripts/restore_eval.py " + " ".join(sys.argv[1:]),
         "arms": {arm: score(test, tops[("test", arm, "known")]) for arm in arms},
-        "widths": {mode: score(test, tops[("test", main_arm, mode)]) for mode in MODES},
-        "widths_dev": {mode: score(dev, tops[("dev", main_arm, mode)]) for mode in ("known", "hidden", "range")},
+        "widths": {mode: score(test, tops[("test", main_arm, mode)]) for mode in modes},
+        "widths_dev": {mode: score(dev, tops[("dev", main_arm, mode)]) for mode in dev_modes},
         "prior": {"rank": prior.rank, "length_bonus": prior.length_bonus, "log_prior": list(prior.log_prior),
                   "dev_cer_hidden": 100 * dev_cer},
         "calibration": calibration,
@@ -365,7 +374,7 @@ def evaluate(args: argparse.Namespace) -> int:
                   for (s, a, m), r in runs.items()},
     }
     correct = {arm: correct_top1(test, tops[("test", arm, "known")]) for arm in arms}
-    for mode in ("hidden", "range", "chat"):
+    for mode in [m for m in modes if m != "known"]:
         correct[f"{main_arm} ({mode})"] = correct_top1(test, tops[("test", main_arm, mode)])
     names = list(correct)
     metrics["mcnemar"] = {}
@@ -375,7 +384,7 @@ def evaluate(args: argparse.Namespace) -> int:
             metrics["mcnemar"][f"{a} vs {b}"] = {"a_only": r.a_only, "b_only": r.b_only, "p": r.pvalue}
     known_cost = metrics["speed"][f"test/{main_arm}/known"]["cpu_s_per_gap"]
     metrics["cost_ratio_vs_known"] = {m: metrics["speed"][f"test/{main_arm}/{m}"]["cpu_s_per_gap"] / known_cost
-                                     for m in MODES}
+                                     for m in modes}
     metrics["projected_cpu_hours_3000_known"] = 3000 * known_cost / 3600
     out.mkdir(parents=True, exist_ok=True)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False), encoding="utf-8")
@@ -406,9 +415,12 @@ def markdown(m: dict) -> str:
                      f"{sp['cpu_s_per_gap']:.2f} | {m['cost_ratio_vs_known'][mode]:.2f} |")
     lines += ["", "| L | " + " | ".join(f"{a} CER" for a in m["arms"]) + " | hidden CER | range CER |",
               "|---" * (len(m["arms"]) + 3) + "|"]
+    def w(mode: str, L: str) -> str:
+        return f"{m['widths'][mode]['per_L'][L]['cer']:.1f}" if mode in m["widths"] else "–"
+
     for L in sorted(next(iter(m["arms"].values()))["per_L"], key=int):
         lines.append(f"| {L} | " + " | ".join(f"{s['per_L'][L]['cer']:.1f}" for s in m["arms"].values())
-                     + f" | {m['widths']['hidden']['per_L'][L]['cer']:.1f} | {m['widths']['range']['per_L'][L]['cer']:.1f} |")
+                     + f" | {w('hidden', L)} | {w('range', L)} |")
     lines += ["", "McNemar (exact, top-1): " + "; ".join(f"{k}: {v['a_only']}/{v['b_only']}, p = {v['p']:.3g}"
                                                          for k, v in m["mcnemar"].items())]
     p, c = m["prior"], m["calibration"]
@@ -428,7 +440,8 @@ def plots(m: dict, diagram: object, out: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    series = {**{a: s for a, s in m["arms"].items()}, **{f"{m['main_arm']} {k}": m["widths"][k] for k in ("hidden", "range")}}
+    series = {**dict(m["arms"].items()),
+              **{f"{m['main_arm']} {k}": m["widths"][k] for k in ("hidden", "range") if k in m["widths"]}}
     for name, s in series.items():
         Ls = sorted(s["per_L"], key=int)
         ax.plot([int(L) for L in Ls], [s["per_L"][L]["cer"] for L in Ls], marker="o", label=name)
@@ -479,6 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
                    help="model weights' dtype (bfloat16: about 2x faster on CPUs with AVX512-BF16)")
     e.add_argument("--decode", default=None, help="only decode these SPLIT:MODE runs of the main arm, e.g. dev:known,test:chat")
+    e.add_argument("--cached-only", action="store_true", help="report only the runs already in OUT/cache")
     e.add_argument("--only-known", action="store_true",
                    help="only decode the --arms' known widths into OUT/cache (to run arms in parallel)")
     e.add_argument("--out", required=True)
