@@ -15,7 +15,7 @@ import torch
 from typer.testing import CliRunner
 
 import stoicheia_spacy
-import stoicheia_spacy.pipeline.restorer  # noqa: F401  (registers the factory)
+import stoicheia_spacy.pipeline.restorer
 from stoicheia_spacy.cli.package import build_pipeline
 from stoicheia_spacy.restore.preset import restoration_pipeline
 from stoicheia_spacy.restore.render import render_html

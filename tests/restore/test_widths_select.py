@@ -6,15 +6,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from test_beam import CONTEXT, GAP_AT, TableModel, _table
 
 from stoicheia_spacy.errors import DecodingError, ScoringError
 from stoicheia_spacy.leiden import parse_gaps
 from stoicheia_spacy.restore import GapQuery, ModelScorer, WidthPrior, beam_search, width_bucket
 from stoicheia_spacy.restore.calibration import fit_prior, fit_temperatures, rerank, top_probability
-from stoicheia_spacy.restore.formats import ithaca_text, parse_chat, release_cer, release_match, to_chat
+from stoicheia_spacy.restore.formats import (
+    ithaca_text,
+    parse_chat,
+    release_cer,
+    release_match,
+    to_chat,
+)
 from stoicheia_spacy.restore.select import plan, restore_targets, target_indices
-
-from test_beam import CONTEXT, GAP_AT, TableModel, _table
 
 CFG = {"beam_width": 5, "n_candidates": 5, "window": 32, "mode": "any", "space_ratio": 0.25,
        "elastic_slots": 12, "temperature": 1.0}
