@@ -29,11 +29,10 @@ def load_restorer_pipeline(pipeline: str | None = None, *, beam_width: int = 20,
         except OSError:
             if pipeline:
                 raise
-    if nlp is None:
-        from ..assets import default_model_dir
-        from .package import build_pipeline
+    if nlp is None:  # the restoration-only preset: encoder + restorer
+        from ..restore.preset import restoration_pipeline
 
-        nlp = build_pipeline(str(default_model_dir()))
+        nlp = restoration_pipeline()
     config = {"beam_width": beam_width, "n_candidates": n_candidates}
     if "stoicheia_restorer" not in nlp.pipe_names:
         nlp.add_pipe("stoicheia_restorer", config=config)
@@ -51,6 +50,8 @@ def restore_command(
     beam: int = typer.Option(20, "--beam", help="Beam width"),
     strip: bool = typer.Option(False, "--strip-restorations", help="Treat editorial restorations [αβγ] as gaps too"),
     html_out: Path = typer.Option(None, "--html", help="Also write an HTML rendering here"),
+    gap: list[int] = typer.Option(None, "--gap", help="Restore only gap N (1-based, text order; repeatable); "
+                                  "the other lacunae stay unknown letters in the context"),
 ) -> None:
     """Restore the gaps of TEXT and print the ranked candidates of each gap."""
     from ..errors import StoicheiaError
@@ -60,7 +61,17 @@ def restore_command(
     restorer: Any = nlp.get_pipe("stoicheia_restorer")
     restorer.cfg["strip_restorations"] = strip
     try:
-        doc = nlp(text)
+        only = None
+        if gap:
+            from ..leiden import parse_gaps
+            from ..restore.select import target_indices
+
+            targets = target_indices(parse_gaps(text, notation=restorer.cfg["notation"], strip_restorations=strip))
+            bad = [n for n in gap if not 1 <= n <= len(targets)]
+            if bad:
+                msg.fail(f"--gap {bad[0]}: the text has {len(targets)} gap(s) to restore", exits=1)
+            only = [targets[n - 1] for n in gap]
+        doc = nlp(text, component_cfg={"stoicheia_restorer": {"restore_only": only}})
     except StoicheiaError as exc:
         msg.fail(f"{type(exc).__name__}: {exc}", exits=1)
     if not doc._.restorations:
@@ -69,6 +80,9 @@ def restore_command(
     print(doc._.restored)
     for number, item in enumerate(doc._.restorations, start=1):
         msg.divider(f"gap {number}: {doc.text[item['start']:item['end']]}")
+        if item.get("status") == "too_wide":
+            msg.warn(f"not restored: too wide (more than {restorer.cfg['max_width']} characters)")
+            continue
         rows = [(rank, cand, f"{prob:.3f}", f"{lp:.2f}")
                 for rank, (cand, lp, prob) in enumerate(item["candidates"][:top], start=1)]
         msg.table(rows, header=("#", "candidate", "p", "log p"), divider=True)

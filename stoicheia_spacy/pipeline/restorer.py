@@ -17,7 +17,16 @@ hidden and become a gap of ``len(span.text)`` characters: an evaluation view).
      "gap_index": int | None,         # index in parse_gaps(doc.text).gaps (None for spans)
      "min_width": int, "max_width": int | None, "kind": str,
      "candidates": [(text, logprob, probability), ...],   # up to n_candidates, best first
-     "abstain": bool}                 # top probability < abstain_below
+     "abstain": bool,                 # top probability < abstain_below, or not restored
+     "status": "restored" | "too_wide"}   # too_wide: narrowest width > max_width, no candidates
+
+Which gaps: all target gaps; only those whose markup overlaps a span of
+``doc.spans[gaps_key]`` when that group exists; or only the gap indices given per call
+(``nlp(text, component_cfg={"stoicheia_restorer": {"restore_only": [2]}})`` or
+``restorer(doc, restore_only=[2])``). The other lacunae stay in the context as unknown
+letters. Probabilities are normalised over a gap's candidates and calibrated per width
+bucket (``temperatures``, fitted on dev; ``temperature`` is the fallback). The decoding
+itself lives in :mod:`stoicheia_spacy.restore.select` (functions of the backbone module).
 
 ``doc._.restored`` is ``doc.text`` with every non-abstained gap filled by its top
 candidate in Leiden brackets (``render_restorations``). Width conventions, scores and
@@ -43,7 +52,7 @@ from spacy.tokens import Doc
 from thinc.api import Config, Model
 
 from ..errors import ConfigError
-from ..leiden import Gap, GappedText, parse_gaps, render_restorations
+from ..leiden import GappedText, parse_gaps, render_restorations
 from ..models.reference import BackboneReference
 from .base import SerializedPipe, link_listeners
 
@@ -91,9 +100,17 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "unknown_slots": 5,
     "approx_slack": 2,
     "temperature": 1.0,
+    "temperatures": {},
+    "unknown": "enumerate",
+    "max_letters": 10,
+    "max_width": 64,
+    "rank": "total",
+    "length_bonus": 0.0,
+    "width_log_prior": [],
     "abstain_below": 0.0,
     "notation": "leiden",
     "spans_key": "restore",
+    "gaps_key": "restore_gaps",
     "strip_restorations": False,
     "use_overlay": True,
 }
@@ -108,15 +125,18 @@ DEFAULT_CONFIG: dict[str, Any] = {
 def make_stoicheia_restorer(
     nlp: Language, name: str, model: Model, beam_width: int, n_candidates: int, window: int,
     mode: str, space_ratio: float, elastic_slots: int, unknown_slots: int, approx_slack: int,
-    temperature: float, abstain_below: float, notation: str, spans_key: str, strip_restorations: bool,
-    use_overlay: bool,
+    temperature: float, temperatures: dict[str, float], unknown: str, max_letters: int, max_width: int,
+    rank: str, length_bonus: float, width_log_prior: list[float], abstain_below: float, notation: str,
+    spans_key: str, gaps_key: str, strip_restorations: bool, use_overlay: bool,
 ) -> StoicheiaRestorer:
     """Create the ``stoicheia_restorer`` pipe (see the module docstring for the options)."""
     return StoicheiaRestorer(
         nlp, name, model=model, beam_width=beam_width, n_candidates=n_candidates, window=window,
         mode=mode, space_ratio=space_ratio, elastic_slots=elastic_slots, unknown_slots=unknown_slots,
-        approx_slack=approx_slack, temperature=temperature, abstain_below=abstain_below,
-        notation=notation, spans_key=spans_key,
+        approx_slack=approx_slack, temperature=temperature, temperatures=temperatures, unknown=unknown,
+        max_letters=max_letters, max_width=max_width, rank=rank, length_bonus=length_bonus,
+        width_log_prior=width_log_prior, abstain_below=abstain_below,
+        notation=notation, spans_key=spans_key, gaps_key=gaps_key,
         strip_restorations=strip_restorations, use_overlay=use_overlay)
 
 
@@ -146,8 +166,12 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             raise ConfigError(f"mode must be 'any' or 'confident', got {c['mode']!r}")
         if not 0.0 <= float(c["abstain_below"]) <= 1.0:
             raise ConfigError("abstain_below must be in [0, 1]")
-        if float(c["temperature"]) <= 0:
-            raise ConfigError("temperature must be > 0")
+        if float(c["temperature"]) <= 0 or any(float(t) <= 0 for t in (c["temperatures"] or {}).values()):
+            raise ConfigError("temperature and temperatures must be > 0")
+        if c["unknown"] not in ("enumerate", "elastic") or c["rank"] not in ("total", "mean"):
+            raise ConfigError("unknown must be 'enumerate' or 'elastic', rank 'total' or 'mean'")
+        if not 1 <= int(c["max_letters"]) <= int(c["max_width"]):
+            raise ConfigError("need 1 <= max_letters <= max_width")
         if c["notation"] not in ("leiden", "ddbdp"):
             raise ConfigError(f"notation must be 'leiden' or 'ddbdp', got {c['notation']!r}")
 
@@ -185,52 +209,40 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
                           strip_restorations=bool(self.cfg["strip_restorations"])), False
 
     # ------------------------------------------------------------ running
-    def __call__(self, doc: Doc) -> Doc:
-        return next(iter(self.pipe([doc])))
+    def __call__(self, doc: Doc, *, restore_only: Iterable[int] | None = None) -> Doc:
+        """Restore ``doc``; ``restore_only``: gap indices (``gap_index``) to restore."""
+        return next(iter(self.pipe([doc], restore_only=restore_only)))
 
-    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 8) -> Iterator[Doc]:
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 8,
+             restore_only: Iterable[int] | None = None) -> Iterator[Doc]:
+        only = None if restore_only is None else [int(i) for i in restore_only]
         batch: list[Doc] = []
         for doc in stream:
             batch.append(doc)
             if len(batch) >= batch_size:
-                yield from self._restore(batch)
+                yield from self._restore(batch, only)
                 batch = []
         if batch:
-            yield from self._restore(batch)
+            yield from self._restore(batch, only)
 
-    def _restore(self, docs: list[Doc]) -> list[Doc]:
-        from ..restore import ModelScorer, beam_search, build_queries
+    def _restore(self, docs: list[Doc], only: list[int] | None = None) -> list[Doc]:
+        from ..restore.select import plan, restore_targets
 
         c = self.cfg
-        per_doc = []
-        queries: list[Any] = []
+        plans, flags = [], []
         for doc in docs:
             gapped, from_spans = self.gapped(doc)
-            targets = build_queries(gapped, unknown_slots=c["unknown_slots"], approx_slack=c["approx_slack"])
-            per_doc.append((gapped, from_spans, targets))
-            queries.extend(t.query for t in targets)
-        results = []
-        if queries:
-            scorer = ModelScorer(self.backbone())
-            results = beam_search(scorer, queries, beam=c["beam_width"], n_best=c["n_candidates"],
-                                  window=c["window"], mode=c["mode"], space_ratio=c["space_ratio"],
-                                  elastic_slots=c["elastic_slots"], temperature=c["temperature"])
-            self.forwards += scorer.forwards
-        cursor = 0
-        for doc, (_, from_spans, targets) in zip(docs, per_doc, strict=True):
-            items = []
-            for target in targets:
-                cands = results[cursor]
-                cursor += 1
-                gap: Gap = target.gap
-                top = cands[0].probability if cands else 0.0
-                items.append({
-                    "start": int(gap.source_start), "end": int(gap.source_end),
-                    "gap_index": None if from_spans else target.index,
-                    "min_width": int(gap.min_width), "max_width": gap.max_width, "kind": gap.kind,
-                    "candidates": [cand.as_tuple() for cand in cands],
-                    "abstain": bool(top < float(c["abstain_below"])),
-                })
+            spans = None
+            if c["gaps_key"] in doc.spans and not from_spans:
+                spans = [(s.start_char, s.end_char) for s in doc.spans[c["gaps_key"]]]
+            plans.append(plan(gapped, only=only, spans=spans, unknown_slots=c["unknown_slots"],
+                              approx_slack=c["approx_slack"], max_width=int(c["max_width"]),
+                              context_cap=int(c["window"])))
+            flags.append(from_spans)
+        backbone = self.backbone() if any(p.decode for p in plans) else None
+        results, forwards = restore_targets(backbone, plans, c, from_spans=flags)
+        self.forwards += forwards
+        for doc, items in zip(docs, results, strict=True):
             doc._.restorations = items
             user_data: dict[Any, Any] = doc.user_data
             user_data[("stoicheia_restorer", "parse")] = (c["notation"], bool(c["strip_restorations"]))

@@ -2,24 +2,31 @@
 
 A :class:`GapQuery` is a gap in a letter context (``CharPlanes``). Each gap is
 decoded through one or more :class:`~.widths.Template` layouts (``k`` MASK slots
-for a width of L characters = k letters + L−k word breaks; or elastic slots for an
-unknown width). Every step commits **one letter at any open slot**: each hypothesis
-is expanded over (open slot × letter) — or, with ``mode="confident"``, over the
-letters of its most confident open slot — and each template keeps the ``beam`` best
-distinct fillings (duplicates reached through different commit orders keep their
-best score). All live hypotheses of all templates of all gaps go through ONE
-batched forward per step, with the context cropped to ``window`` letters on each
-side of the gap. A template of k slots needs k steps; one last forward over the
-finished fillings reads the boundary head to place word breaks (the L−k best break
-slots by log-odds; for elastic templates, every slot whose break probability
-exceeds 0.5). A gap therefore costs ``max(k) + 1 ≤ L + 1`` forwards.
+for a width of L characters = k letters + L−k word breaks; for an unknown width one
+free template per letter count k = 1..``max_letters``, or elastic slots). Every step
+commits **one letter at any open slot**: each hypothesis is expanded over (open slot ×
+letter) — or, with ``mode="confident"``, over the letters of its most confident open
+slot. All hypotheses of one gap share ONE beam of ``beam`` rows whatever its number
+of templates (each template keeps at least ``min_per_template`` rows, so no width dies
+at the first step): at step s every live hypothesis has committed s letters, so their
+summed log-probabilities compare directly; hypotheses whose template is full leave the
+beam as finished candidates. Duplicates reached through different commit orders keep
+their best score. All live hypotheses of all gaps go through ONE batched forward per
+step, with the context cropped to ``window`` letters on each side of the gap. A gap
+therefore costs at most ``max(k) + 1`` forwards and about ``beam × max(k)`` rows,
+however many widths it has (the cost of an unknown width is that of its widest
+letter count). One last forward over the finished fillings reads the boundary head to
+place word breaks: the L−k best break slots by log-odds for a fixed width, every slot
+whose break probability exceeds 0.5 for a free or elastic template.
 
 Scores: ``logprob`` = Σ log P(committed letter) + Σ log P(break decision) over the
-break slots; candidates are ranked by the length-normalised ``logprob / L`` (L =
-characters of the candidate, spaces included; elastic templates normalise by their
-slot count, as all their fillings commit that many symbols). ``probability`` is a
-softmax over a gap's returned candidates of ``score · L̄ / temperature`` (L̄ = mean
-candidate width), i.e. ``softmax(logprob / T)`` when the width is known.
+break slots. Candidates of a gap are ranked by ``score`` = :meth:`~.widths.WidthPrior.key`
+(``logprob`` plus a dev-fitted length bonus and log prior of the candidate's width, or
+its per-character mean; for one known width every rule ranks by ``logprob``).
+``probability`` is a softmax over the gap's returned candidates of ``z / T``, with
+``z`` = ``score`` (``rank="total"``) or ``score × mean width`` (``rank="mean"``) and
+``T`` the temperature of the gap's width bucket (:func:`width_bucket`, fitted on dev
+by :mod:`.calibration`): probabilities are normalised over the candidate set.
 
 Elastic decoding follows the pretraining objective: M slots, targets = the letters
 then BLANK; a letter may be committed only before every BLANK and a BLANK only after
@@ -31,7 +38,7 @@ written ς before a break or at the end of a word.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -50,7 +57,7 @@ from ..alphabet import (
 )
 from ..codec import CharPlanes
 from ..errors import DecodingError
-from .widths import Template, templates_for
+from .widths import MAX_WIDTH, Template, WidthPrior, templates_for
 
 __all__ = [
     "Candidate",
@@ -58,7 +65,9 @@ __all__ = [
     "ModelScorer",
     "Scorer",
     "beam_search",
+    "bucket_temperature",
     "mask_slots",
+    "width_bucket",
 ]
 
 N_OUT = BLANK_ID + 1  # scorer columns: letters 0..23, MASK (unused), BLANK
@@ -119,8 +128,9 @@ class ModelScorer:
 class GapQuery:
     """A gap inserted before letter ``insert_at`` of ``context``.
 
-    ``widths``: candidate widths in characters (spaces count), or None = unknown
-    (elastic). ``left_open``/``right_open``: the gap touches a letter on that side,
+    ``widths``: candidate widths in characters (spaces count), or None = unknown.
+    ``letters``: the gap holds exactly that many letters, word breaks free (the chat
+    format's "[N letters missing]"); ``widths`` is then ignored. ``left_open``/``right_open``: the gap touches a letter on that side,
     so a word break may fall at that edge (the left neighbour's boundary is then an
     output, not an input). Other gaps of the document should already be MASK slots
     in ``context`` (see :func:`mask_slots`).
@@ -131,6 +141,7 @@ class GapQuery:
     widths: tuple[int, ...] | None
     left_open: bool = False
     right_open: bool = False
+    letters: int | None = None  # a gap counted in letters only ("[N letters missing]"): free breaks
 
     def __post_init__(self) -> None:
         if not 0 <= self.insert_at <= len(self.context):
@@ -146,7 +157,7 @@ class Candidate:
     text: str
     logprob: float
     probability: float
-    score: float  # length-normalised log-probability (ranking key)
+    score: float  # ranking key (WidthPrior.key of logprob and width)
     width: int  # characters, spaces included
 
     def as_tuple(self) -> tuple[str, float, float]:
@@ -175,7 +186,27 @@ class _Layout:
     planes: CharPlanes = field(repr=False)
 
 
-def _layouts(queries: Sequence[GapQuery], window: int, space_ratio: float, elastic_slots: int) -> list[_Layout]:
+def width_bucket(widths: tuple[int, ...] | None) -> str:
+    """Calibration bucket of a gap's width spec: ``1-3``, ``4-6``, ``7-10``, ``11+``
+    (one known width), ``range`` or ``unknown``."""
+    if widths is None:
+        return "unknown"
+    if len(widths) > 1:
+        return "range"
+    w = widths[0]
+    return "1-3" if w <= 3 else "4-6" if w <= 6 else "7-10" if w <= 10 else "11+"
+
+
+def bucket_temperature(temperature: float | Mapping[str, float], bucket: str) -> float:
+    """The temperature of ``bucket`` (a number applies to every bucket; a mapping falls
+    back to its ``default`` entry, then 1)."""
+    if isinstance(temperature, Mapping):
+        return float(temperature.get(bucket, temperature.get("default", 1.0)))
+    return float(temperature)
+
+
+def _layouts(queries: Sequence[GapQuery], window: int, space_ratio: float, elastic_slots: int,
+             unknown: str, max_letters: int, max_width: int) -> list[_Layout]:
     out = []
     for qi, q in enumerate(queries):
         lo = max(0, q.insert_at - window)
@@ -185,7 +216,10 @@ def _layouts(queries: Sequence[GapQuery], window: int, space_ratio: float, elast
             left = CharPlanes.concat([left])
             left.boundary[-1] = BND_UNKNOWN
         widths = None if q.widths is None else list(q.widths)
-        for tpl in templates_for(widths, q.left_open, q.right_open, space_ratio=space_ratio, elastic_slots=elastic_slots):
+        tpls = [Template(q.letters, None)] if q.letters else templates_for(widths, q.left_open, q.right_open, space_ratio=space_ratio,
+                                 elastic_slots=elastic_slots, unknown=unknown, max_letters=max_letters,
+                                 max_width=max_width)
+        for tpl in tpls:
             planes = CharPlanes.concat([left, mask_slots(tpl.slots), right])
             out.append(_Layout(qi, tpl, len(left), q.left_open and len(left) > 0, q.right_open, planes))
     return out
@@ -193,6 +227,16 @@ def _layouts(queries: Sequence[GapQuery], window: int, space_ratio: float, elast
 
 def _pad(batch: dict[str, torch.Tensor], rows: torch.Tensor) -> dict[str, torch.Tensor]:
     return {k: v[rows] for k, v in batch.items() if k != "lengths"}
+
+
+def _group_rank(groups: torch.Tensor) -> torch.Tensor:
+    """Rank of each row within its group, rows being in score order (stable)."""
+    order = torch.argsort(groups, stable=True)
+    counts = torch.bincount(groups)
+    starts = torch.cumsum(counts, 0) - counts
+    rank = torch.empty_like(groups)
+    rank[order] = torch.arange(len(groups)) - starts[groups[order]]
+    return rank
 
 
 def beam_search(
@@ -205,26 +249,37 @@ def beam_search(
     mode: Mode = "any",
     space_ratio: float = 0.25,
     elastic_slots: int = 12,
-    temperature: float = 1.0,
+    temperature: float | Mapping[str, float] = 1.0,
+    unknown: str = "enumerate",
+    max_letters: int = 10,
+    max_width: int = MAX_WIDTH,
+    prior: WidthPrior | None = None,
+    min_per_template: int = 1,
 ) -> list[list[Candidate]]:
-    """Ranked candidates (best first, at most ``n_best``, distinct texts) for every query."""
+    """Ranked candidates (best first, at most ``n_best``, distinct texts) for every query.
+
+    A query whose narrowest width exceeds ``max_width`` raises ``DecodingError`` (check
+    with :func:`~.widths.too_wide` first to report it instead)."""
     from ..backbone import planes_to_tensors
 
-    if beam < 1 or n_best < 1:
-        raise DecodingError("beam and n_best must be >= 1")
+    if beam < 1 or n_best < 1 or min_per_template < 0:
+        raise DecodingError("beam and n_best must be >= 1, min_per_template >= 0")
     if mode not in ("any", "confident"):
         raise DecodingError(f"mode must be 'any' or 'confident', got {mode!r}")
-    if temperature <= 0:
+    temps = temperature.values() if isinstance(temperature, Mapping) else [temperature]
+    if any(float(t) <= 0 for t in temps):
         raise DecodingError("temperature must be > 0")
     if not queries:
         return []
-    layouts = _layouts(queries, window, space_ratio, elastic_slots)
+    prior = prior or WidthPrior()
+    layouts = _layouts(queries, window, space_ratio, elastic_slots, unknown, max_letters, max_width)
     G = len(layouts)
     tmpl = planes_to_tensors([lay.planes for lay in layouts])
     S = max(lay.template.slots for lay in layouts)
     n_slots = torch.tensor([lay.template.slots for lay in layouts])
     start = torch.tensor([lay.start for lay in layouts])
     elastic = torch.tensor([lay.template.elastic for lay in layouts])
+    t_query = torch.tensor([lay.query for lay in layouts])
     T = tmpl["input_ids"].shape[1]
     slot_idx = torch.arange(S)
     valid = slot_idx[None, :] < n_slots[:, None]  # (G, S)
@@ -233,35 +288,32 @@ def beam_search(
     allowed[:, :N_ALPHA] = True
     allowed[:, BLANK_ID] = elastic
 
-    # hypotheses: template id, fill (MASK = open), summed letter log-probability
+    # live hypotheses: template id, fill (MASK = open), summed letter log-probability
     h_t = torch.arange(G)
     h_fill = torch.full((G, S), MASK_ID, dtype=torch.long)
     h_score = torch.zeros(G, dtype=torch.float64)
+    done_t, done_fill, done_score = [], [], []
 
-    def inputs(rows: torch.Tensor) -> dict[str, torch.Tensor]:
-        batch = _pad(tmpl, h_t[rows])
+    def inputs(t_rows: torch.Tensor, fills: torch.Tensor) -> dict[str, torch.Tensor]:
+        batch = _pad(tmpl, t_rows)
         ids = batch["input_ids"].clone()
-        pos = slot_pos[h_t[rows]]
-        fill = torch.where(valid[h_t[rows]], h_fill[rows], ids.gather(1, pos))
+        pos = slot_pos[t_rows]
+        fill = torch.where(valid[t_rows], fills, ids.gather(1, pos))
         ids.scatter_(1, pos, fill)
         batch["input_ids"] = ids
         return batch
 
-    while True:
-        open_ = (h_fill == MASK_ID) & valid[h_t]
-        live = open_.any(1)
-        if not bool(live.any()):
-            break
-        rows = live.nonzero().squeeze(1)
-        letter_lp, _ = scorer(inputs(rows))
-        t = h_t[rows]
+    while len(h_t):
+        letter_lp, _ = scorer(inputs(h_t, h_fill))
+        t = h_t
+        R = len(t)
+        open_ = (h_fill == MASK_ID) & valid[t]
         lp = letter_lp.gather(1, slot_pos[t][:, :, None].expand(-1, -1, N_OUT)).double()  # (R, S, 26)
         lp = lp.masked_fill(~allowed[t][:, None, :], NEG)
         lp = lp - torch.logsumexp(lp, dim=-1, keepdim=True)
-        ok = open_[rows][:, :, None].expand(-1, -1, N_OUT).clone()
-        fill = h_fill[rows]
-        is_letter = (fill < N_ALPHA) & valid[t]
-        is_blank = fill == BLANK_ID
+        ok = open_[:, :, None].expand(-1, -1, N_OUT).clone()
+        is_letter = (h_fill < N_ALPHA) & valid[t]
+        is_blank = h_fill == BLANK_ID
         first_blank = torch.where(is_blank, slot_idx[None, :], S).min(1).values
         last_letter = torch.where(is_letter, slot_idx[None, :], -1).max(1).values
         el = elastic[t]
@@ -274,23 +326,18 @@ def beam_search(
             best_pos = lp.max(-1).values.argmax(1)
             keep = slot_idx[None, :] == best_pos[:, None]
             lp = lp.masked_fill(~keep[:, :, None], NEG)
-        cand = h_score[rows][:, None, None] + lp
+        cand = h_score[:, None, None] + lp
         k = min(beam, S * N_OUT)
-        top_s, top_i = cand.reshape(len(rows), -1).topk(k, dim=1)
-        parent = rows[:, None].expand(-1, k).reshape(-1)
+        top_s, top_i = cand.reshape(R, -1).topk(k, dim=1)
+        parent = torch.arange(R)[:, None].expand(-1, k).reshape(-1)
         top_s, top_i = top_s.reshape(-1), top_i.reshape(-1)
         finite = torch.isfinite(top_s)
         parent, top_s, top_i = parent[finite], top_s[finite], top_i[finite]
         pos, letter = top_i // N_OUT, top_i % N_OUT
-        new_fill = h_fill[parent].clone()
-        new_fill[torch.arange(len(parent)), pos] = letter
-        new_t = h_t[parent]
-        # carry finished hypotheses unchanged
-        done = (~live).nonzero().squeeze(1)
-        all_t = torch.cat([new_t, h_t[done]])
-        all_fill = torch.cat([new_fill, h_fill[done]])
-        all_s = torch.cat([top_s, h_score[done]])
-        # dedupe (template, fill), keeping the best score
+        all_fill = h_fill[parent].clone()
+        all_fill[torch.arange(len(parent)), pos] = letter
+        all_t, all_s = t[parent], top_s
+        # dedupe (template, fill), keeping the best score; rows end in score order
         order = torch.argsort(all_s, descending=True, stable=True)
         all_t, all_fill, all_s = all_t[order], all_fill[order], all_s[order]
         key = torch.cat([all_t[:, None], all_fill], dim=1)
@@ -299,21 +346,21 @@ def beam_search(
         first.scatter_reduce_(0, inverse, torch.arange(len(inverse)), reduce="amin")
         first = first.sort().values
         all_t, all_fill, all_s = all_t[first], all_fill[first], all_s[first]
-        # top `beam` per template (stable sort by template keeps score order)
-        by_t = torch.argsort(all_t, stable=True)
-        all_t, all_fill, all_s = all_t[by_t], all_fill[by_t], all_s[by_t]
-        counts = torch.bincount(all_t, minlength=G)
-        group_start = torch.cumsum(counts, 0) - counts
-        rank = torch.arange(len(all_t)) - group_start[all_t]
-        keep_rows = rank < beam
-        h_t, h_fill, h_score = all_t[keep_rows], all_fill[keep_rows], all_s[keep_rows]
+        # one beam per gap (every hypothesis has committed as many letters), plus a floor per template
+        keep_rows = (_group_rank(t_query[all_t]) < beam) | (_group_rank(all_t) < min_per_template)
+        all_t, all_fill, all_s = all_t[keep_rows], all_fill[keep_rows], all_s[keep_rows]
+        full = ~((all_fill == MASK_ID) & valid[all_t]).any(1)
+        done_t.append(all_t[full])
+        done_fill.append(all_fill[full])
+        done_score.append(all_s[full])
+        h_t, h_fill, h_score = all_t[~full], all_fill[~full], all_s[~full]
 
     # final forward: boundary head over finished fillings
-    rows = torch.arange(len(h_t))
-    _, break_lp = scorer(inputs(rows))
+    f_t, f_fill, f_score = torch.cat(done_t), torch.cat(done_fill), torch.cat(done_score)
+    _, break_lp = scorer(inputs(f_t, f_fill))
     edge_pos = torch.cat([(start - 1).clamp(min=0)[:, None], slot_pos], dim=1)  # (G, S+1): left edge, after slot i
-    blp = break_lp.gather(1, edge_pos[h_t][:, :, None].expand(-1, -1, 2)).double()  # (R, S+1, 2)
-    return _finish(queries, layouts, h_t, h_fill, h_score, blp, n_best, temperature)
+    blp = break_lp.gather(1, edge_pos[f_t][:, :, None].expand(-1, -1, 2)).double()  # (R, S+1, 2)
+    return _finish(queries, layouts, f_t, f_fill, f_score, blp, n_best, temperature, prior)
 
 
 def _finish(
@@ -324,7 +371,8 @@ def _finish(
     h_score: torch.Tensor,
     blp: torch.Tensor,
     n_best: int,
-    temperature: float,
+    temperature: float | Mapping[str, float],
+    prior: WidthPrior,
 ) -> list[list[Candidate]]:
     """Place word breaks, render texts, dedupe and rank per query."""
     best: list[dict[str, tuple[float, float, int]]] = [{} for _ in queries]
@@ -347,7 +395,7 @@ def _finish(
         no, yes = blp_np[r, : n + 1, 0], blp_np[r, : n + 1, 1]
         odds = np.where(slot_ok, yes - no, NEG)
         base = float(scores[r] + no[slot_ok].sum())
-        if tpl.elastic:
+        if tpl.free:
             chosen = slot_ok & (odds > 0)
         else:
             chosen = np.zeros(n + 1, dtype=bool)
@@ -358,19 +406,20 @@ def _finish(
         total = base + float(odds[chosen].sum())
         text = _render(letters, chosen, ends_word=not lay.right_open)
         width = len(text)
-        norm = total / (tpl.slots if tpl.elastic else width)
+        key = prior.key(total, width)
         prev = best[lay.query].get(text)
-        if prev is None or norm > prev[1]:
-            best[lay.query][text] = (total, norm, width)
+        if prev is None or key > prev[1]:
+            best[lay.query][text] = (total, key, width)
     out: list[list[Candidate]] = []
-    for table in best:
+    for query, table in zip(queries, best, strict=True):
         ranked = sorted(table.items(), key=lambda item: -item[1][1])[:n_best]
         if not ranked:
             out.append([])
             continue
-        norms = np.array([v[1] for _, v in ranked])
-        mean_w = float(np.mean([v[2] for _, v in ranked]))
-        z = norms * mean_w / temperature
+        keys = np.array([v[1] for _, v in ranked])
+        scale = 1.0 if prior.rank == "total" else float(np.mean([v[2] for _, v in ranked]))
+        bucket = width_bucket((query.letters,) if query.letters else query.widths)
+        z = keys * scale / bucket_temperature(temperature, bucket)
         probs = np.exp(z - z.max())
         probs /= probs.sum()
         out.append([

@@ -7,12 +7,20 @@ other gap of the document stays unknown: it becomes MASK slots in the query's co
 
 Widths: a known width L is a width of L characters (spaces count, the paper's
 protocol); a range gives every width in it; an approximate width ``ca. N`` gives
-``N ± approx_slack``; an unknown width (``[---]``) is decoded elastically.
+``N ± approx_slack``; an unknown width (``[---]``) is decoded by letter-count
+enumeration (or elastically). Widths above ``max_width`` are dropped (a gap left with
+none is too wide: :func:`~.widths.too_wide`), and a context gap holds at most
+``context_cap`` MASK slots (the decoder crops the context to its window anyway), so
+memory stays bounded whatever width the markup declares.
+
+``only`` restricts the targets to the given gap indices (``GappedText.gaps``); every
+other lacuna stays in the context as unknown letters.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +29,7 @@ from ..alphabet import BND_UNKNOWN
 from ..codec import CharPlanes, encode_planes
 from ..leiden import Gap, GappedText
 from .beam import GapQuery, mask_slots
+from .widths import MAX_WIDTH
 
 __all__ = ["TARGET_KINDS", "GapTarget", "build_queries", "gap_widths", "hide_spans"]
 
@@ -36,13 +45,18 @@ class GapTarget:
     query: GapQuery
 
 
-def gap_widths(gap: Gap, *, approx_slack: int = 2) -> tuple[int, ...] | None:
-    """Candidate widths in characters (None = unknown, decode elastically)."""
+def gap_widths(gap: Gap, *, approx_slack: int = 2, max_width: int = MAX_WIDTH) -> tuple[int, ...] | None:
+    """Candidate widths in characters (None = unknown). Widths above ``max_width`` are
+    dropped; when none is left, the narrowest width alone is returned (too wide)."""
     if gap.max_width is None:
         return None
     if gap.approximate and gap.min_width == gap.max_width:
-        return tuple(range(max(1, gap.min_width - approx_slack), gap.min_width + approx_slack + 1))
-    return tuple(range(max(1, gap.min_width), max(gap.max_width, 1) + 1))
+        low, high = max(1, gap.min_width - approx_slack), gap.min_width + approx_slack
+    else:
+        low, high = max(1, gap.min_width), max(gap.max_width, 1)
+    if low > max_width:
+        return (low,)
+    return tuple(range(low, min(high, max_width) + 1))
 
 
 def _is_letter(ch: str) -> bool:
@@ -50,14 +64,16 @@ def _is_letter(ch: str) -> bool:
 
 
 def build_queries(
-    gapped: GappedText, *, unknown_slots: int = 5, approx_slack: int = 2
+    gapped: GappedText, *, unknown_slots: int = 5, approx_slack: int = 2,
+    only: Collection[int] | None = None, max_width: int = MAX_WIDTH, context_cap: int = 512,
 ) -> list[GapTarget]:
-    """One query per target gap of ``gapped`` (document order)."""
+    """One query per target gap of ``gapped`` (document order), or per gap index in ``only``
+    (indices that are not target gaps are ignored)."""
     text = gapped.text
     planes = encode_planes(text)
     # letter index of each gap's insertion point
     cut = np.searchsorted(planes.offsets, [g.start for g in gapped.gaps], side="left")
-    targets = [i for i, g in enumerate(gapped.gaps) if g.kind in TARGET_KINDS]
+    targets = [i for i, g in enumerate(gapped.gaps) if g.kind in TARGET_KINDS and (only is None or i in only)]
     out = []
     for i in targets:
         parts: list[CharPlanes] = []
@@ -75,12 +91,13 @@ def build_queries(
                 insert_at = sum(len(p) for p in parts)
             else:
                 n = unknown_slots if g.max_width is None else max(g.max_width, 1)
-                parts.append(mask_slots(n))
+                parts.append(mask_slots(min(n, context_cap)))
         parts.append(planes[cursor:])
         gap = gapped.gaps[i]
         left = gap.start > 0 and _is_letter(text[gap.start - 1])
         right = gap.start < len(text) and _is_letter(text[gap.start])
-        query = GapQuery(CharPlanes.concat(parts), insert_at, gap_widths(gap, approx_slack=approx_slack), left, right)
+        widths = gap_widths(gap, approx_slack=approx_slack, max_width=max_width)
+        query = GapQuery(CharPlanes.concat(parts), insert_at, widths, left, right)
         out.append(GapTarget(i, gap, query))
     return out
 

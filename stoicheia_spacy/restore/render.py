@@ -1,5 +1,8 @@
 """A standalone HTML view of a restored Doc (``displacy``-like): gaps highlighted, each
-with its ranked candidates and probabilities."""
+with its ranked candidates and their calibrated probabilities (normalised over the
+candidate set, temperature per width bucket). Abstentions (top probability under
+``abstain_below``) and gaps not restored (too wide) are greyed out, in the text and in
+their candidate table."""
 
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ body{font-family:'Gentium Plus','GFS Didot',serif;line-height:2.2;margin:2em;max
 table.cands{border-collapse:collapse;margin:.3em 0 1em 0;font-size:.9em;line-height:1.3}
 table.cands td,table.cands th{border-bottom:1px solid #e5e7eb;padding:.1em .6em;text-align:left}
 .bar{display:inline-block;height:.6em;background:#f59e0b}
+table.cands.abstain{color:#9ca3af}
+table.cands.abstain .bar{background:#d1d5db}
 """
 
 
@@ -30,7 +35,8 @@ def _gap_span(doc_text: str, item: dict[str, Any], number: int) -> str:
         title = f"gap {number}: {prob:.0%}"
         cls = "gap"
     else:
-        label, title, cls = markup, f"gap {number}: no restoration", "gap abstain"
+        why = "too wide" if item.get("status") == "too_wide" else "abstained"
+        label, title, cls = markup, f"gap {number}: not restored ({why})", "gap abstain"
     return f'<span class="{cls}" title="{html.escape(title)}">{label}<sup class="mark">{number}</sup></span>'
 
 
@@ -42,9 +48,12 @@ def _table(item: dict[str, Any], number: int, doc_text: str) -> str:
     )
     width = item["min_width"] if item["max_width"] == item["min_width"] else (
         f"{item['min_width']}–{item['max_width']}" if item["max_width"] is not None else "unknown")
+    note = (", not restored: too wide" if item.get("status") == "too_wide"
+            else ", abstained" if item["abstain"] else "")
     head = (f"<p><b>gap {number}</b> {html.escape(doc_text[item['start']:item['end']])} "
-            f"(width {width}{', abstained' if item['abstain'] else ''})</p>")
-    return head + ("<table class='cands'><tr><th>#</th><th>candidate</th><th>p</th><th></th>"
+            f"(width {width}{note})</p>")
+    cls = "cands abstain" if item["abstain"] else "cands"
+    return head + (f"<table class='{cls}'><tr><th>#</th><th>candidate</th><th>p (calibrated)</th><th></th>"
                    f"<th>log p</th></tr>{rows}</table>")
 
 

@@ -77,7 +77,7 @@ def test_known_width_beam_finds_the_exact_best_and_ranks_like_brute_force() -> N
     assert len({c.text for c in cands}) == len(cands)  # deduplicated
     scores = [c.score for c in cands]
     assert scores == sorted(scores, reverse=True)
-    assert cands[0].score == pytest.approx(cands[0].logprob / 3)
+    assert cands[0].score == pytest.approx(cands[0].logprob)  # default rank "total", no prior
     assert sum(c.probability for c in cands) == pytest.approx(1.0)
     # 3 letter steps + 1 boundary forward
     assert scorer.forwards == 4
@@ -128,7 +128,7 @@ def test_uncertain_width_ranks_by_mean_logprob_and_elastic_width_stops_at_blank(
     elastic_table = table.clone()
     elastic_table[GAP_AT + 2 :, 25] = 50.0  # BLANK is certain from the 3rd slot on
     [elastic] = beam_search(ModelScorer(TableModel(elastic_table)), [GapQuery(CONTEXT, GAP_AT, None)],
-                            beam=5, elastic_slots=6)
+                            beam=5, elastic_slots=6, unknown="elastic")
     assert len(elastic[0].text) == 2
 
 

@@ -1,46 +1,59 @@
-"""restore-eval: frozen gap samples from held-out papyri, the arms, CER/top-1/top-20 per L,
-McNemar tests, calibration, unknown-width evaluation, a markdown table and plots.
+"""restore-eval: frozen gap samples from held-out papyri in the published formats, the arms,
+CER / top-1 / top-20 per L with known, hidden and range widths, McNemar tests, a width prior
+and per-bucket temperatures fitted on dev, ECE, speed, a markdown table and plots.
 
-    python scripts/restore_eval.py samples --mirror M --fold 3 --per-length 300 --out samples/
-    python scripts/restore_eval.py evaluate --samples samples/ --mirror M --out results/
-        [--overlay training/fold_3] [--arms finetuned,pretrained,ngram] [--quick]
+    python scripts/restore_eval.py samples --mirror M --fold 3 --per-length 300 --out samples/fold_3
+    python scripts/restore_eval.py convert --samples samples/fold_3      # old records -> the formats below
+    python scripts/restore_eval.py evaluate --samples samples/fold_3 --mirror M --out results/fold_3
+        [--overlay DIR] [--arms finetuned,pretrained,random_init,ngram] [--per-length N] [--window 32]
 
-Arms: ``pretrained`` (the backbone, zero-shot), ``finetuned`` (the backbone with the
-restoration overlay of ``--overlay``, see finetune.py), ``random_init`` (same shape, random
-weights: the control) and ``ngram`` (a 6-gram LM on the training papyri, same beam). The
-width experiments and the calibration use the first model arm listed (``finetuned`` when given).
+Sample files (per split): ``{split}.jsonl`` in the published Ithaca record format
+``{id, L, start, gold, text}`` (``text`` holds ``?`` × L at the target, ``-`` for real lacunae)
+and ``{split}.chat.jsonl`` in the chat format of the recently-edited-documents release
+(``[N letters missing]``, N = letters only). Documents of ``iter_records("ddbdp", mirror)`` (or
+``--corpus`` JSON lines ``{id, text}``) whose identifier (TM / PHI number) ends in ``fold`` (test)
+or ``(fold + 1) % 10`` (dev); one gap per document, L = 1…10 in equal numbers, fixed seed; the
+gap is a run of L characters of Greek letters and single spaces (spaces count).
 
-Samples: documents of ``iter_records("ddbdp", mirror)`` (or of ``--corpus``, JSON lines
-``{id, text}`` such as a user's inscriptions) whose identifier (TM / PHI number) ends in ``fold``
-(test) or ``(fold + 1) % 10`` (dev, for temperature fitting); one gap per document, L = 1…10
-in equal numbers, fixed seed; the gap is a run of L characters of Greek letters and single
-spaces (spaces count). Records ``{id, L, start, gold, text}`` (the paper's format).
-Predictions and gold are compared as bare lower-case letters (diacritics stripped, sigma
-folded), since the restorer predicts letters and word division, not accents.
+Arms: ``finetuned`` (the backbone with the restoration overlay of ``--overlay``, default the
+shipped one), ``pretrained`` (the backbone, zero-shot), ``random_init`` (same shape, random
+weights: the control) and ``ngram`` (a 6-gram LM on the training papyri, same beam). Widths:
+``known`` (L), ``hidden`` (unknown: letter counts 1..max_letters enumerated), ``range`` (L±slack),
+``chat`` (N letters, word breaks free). Hidden and range candidates are ranked with the width prior
+fitted on dev (rank rule and length bonus by dev CER, prior = dev width frequencies); temperatures
+per width bucket are fitted on dev and ECE is reported on dev and test. Scores: CER on bare
+letters (diacritics stripped, sigma folded, spaces count), and the Levenshtein CER under the
+release's normalisation (``release``). Decodings are cached under OUT/cache, so an interrupted run
+resumes. ``calibration.json`` holds the fitted restorer settings (the shipped restorer's cfg).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import re
 import sys
+import time
 import unicodedata
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from stoicheia_spacy.restore.formats import (
+    bare,
+    ithaca_text,
+    parse_chat,
+    release_cer,
+    release_match,
+    to_chat,
+)
+
 GAP_RE = re.compile(r"^[\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f]+(?: [\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f]+)*$")
 ARMS = ("finetuned", "pretrained", "random_init", "ngram")
-
-
-def bare(text: str) -> str:
-    """Lower-case letters without diacritics, sigma folded, spaces kept."""
-    nfd = unicodedata.normalize("NFD", text)
-    out = "".join(ch for ch in nfd if not unicodedata.combining(ch)).lower()
-    return out.replace("ς", "σ").replace("ϲ", "σ")
+MODES = ("known", "hidden", "range", "chat")
 
 
 def make_samples(mirror: str, fold: int, per_length: int, seed: int, limit: int | None,
@@ -64,7 +77,8 @@ def make_samples(mirror: str, fold: int, per_length: int, seed: int, limit: int 
             start = rng.randrange(10, len(text) - L)
             gold = text[start : start + L]
             if GAP_RE.match(gold) and len(gold) == L and not unicodedata.combining(text[start + L : start + L + 1] or " "):
-                out[split].append({"id": record["id"], "L": L, "start": start, "gold": gold, "text": text})
+                itext, istart = ithaca_text(text, start, L)
+                out[split].append({"id": record["id"], "L": L, "start": istart, "gold": gold, "text": itext})
                 break
         if all(len(out[s]) >= quota[s] * 10 for s in out):
             break
@@ -126,124 +140,259 @@ def fit_ngram(mirror: str, fold: int, limit: int) -> object:
     return CharNgramLM(order=6).fit(seqs)
 
 
-def run_arm(scorer: object, samples: list[dict], widths: str, beam: int, window: int, chunk: int = 16,
-            slack: int = 2) -> list[list[tuple[str, float]]]:
-    from stoicheia_spacy.restore import beam_search, build_queries, hide_spans
-
-    out = []
-    for i in range(0, len(samples), chunk):
-        queries = []
-        for s in samples[i : i + chunk]:
-            [target] = build_queries(hide_spans(s["text"], [(s["start"], s["start"] + s["L"])]))
-            L = s["L"]
-            w = (L,) if widths == "known" else None if widths == "unknown" else tuple(range(max(1, L - slack), L + slack + 1))
-            q = target.query
-            queries.append(type(q)(q.context, q.insert_at, w, q.left_open, q.right_open))
-        for cands in beam_search(scorer, queries, beam=beam, n_best=20, window=window):  # type: ignore[arg-type]
-            out.append([(c.text, c.probability) for c in cands])
-    return out
+def is_ithaca(record: dict) -> bool:
+    s, L = record["start"], record["L"]
+    return record["text"][s : s + L] == "?" * L
 
 
-def score(samples: list[dict], preds: list[list[tuple[str, float]]]) -> dict:
-    from stoicheia_spacy.scoring.cer import RestorationSample, score_restorations
-
-    scores = score_restorations(
-        [RestorationSample(bare(s["gold"]), [bare(t) for t, _ in p], s["L"]) for s, p in zip(samples, preds, strict=True)], k=20)
-    return {"overall": scores.as_dict(), "per_L": {L: v.as_dict() for L, v in scores.per_length.items()}}
-
-
-def correct_top1(samples: list[dict], preds: list[list[tuple[str, float]]]) -> np.ndarray:
-    return np.array([bool(p) and bare(p[0][0]) == bare(s["gold"]) for s, p in zip(samples, preds, strict=True)])
+def to_ithaca(record: dict) -> dict:
+    if is_ithaca(record):
+        return record
+    text, start = ithaca_text(record["text"], record["start"], record["L"])
+    return {**record, "start": start, "text": text}
 
 
-def calibrate(dev: list[dict], dev_preds: list, test: list[dict], test_preds: list) -> dict:
-    """Temperature scaling of the top candidate's probability (binary NLL of top-1 correctness)."""
-    from stoicheia_spacy.scoring.calibration import (
-        coverage_accuracy,
-        expected_calibration_error,
-        reliability_diagram,
-    )
+def write_split(out: Path, split: str, rows: list[dict]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{split}.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    (out / f"{split}.chat.jsonl").write_text(
+        "".join(json.dumps(to_chat(r), ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
-    def top_prob(preds: list, T: float) -> np.ndarray:
-        out = []
-        for p in preds:
-            if not p:
-                out.append(0.0)
-                continue
-            z = np.log(np.maximum([q for _, q in p], 1e-300)) / T
-            z = np.exp(z - z.max())
-            out.append(float(z[0] / z.sum()))
-        return np.array(out)
 
-    y_dev = correct_top1(dev, dev_preds).astype(float)
-    grid = np.exp(np.linspace(np.log(0.05), np.log(20), 200))
-    nll = [float(-np.mean(y_dev * np.log(np.clip(top_prob(dev_preds, T), 1e-9, 1)) +
-                          (1 - y_dev) * np.log(np.clip(1 - top_prob(dev_preds, T), 1e-9, 1)))) for T in grid]
-    T = float(grid[int(np.argmin(nll))])
-    y = correct_top1(test, test_preds)
-    raw, cal = top_prob(test_preds, 1.0), top_prob(test_preds, T)
-    cov = coverage_accuracy(cal, y, (0.5, 0.8, 1.0))
-    return {"temperature": T, "ece_raw": expected_calibration_error(raw, y, 10),
-            "ece_calibrated": expected_calibration_error(cal, y, 10),
-            "coverage": {f"{p.coverage:.0%}": p.accuracy for p in cov},
-            "_diagram": reliability_diagram(cal, y, 10)}
+def load_split(samples: Path, split: str, per_length: int | None) -> list[dict]:
+    rows = [to_ithaca(json.loads(x)) for x in (samples / f"{split}.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    if per_length:
+        rows = [r for L in range(1, 11) for r in [t for t in rows if t["L"] == L][:per_length]]
+    return rows
+
+
+def query(record: dict, mode: str, slack: int):
+    """The beam-search query of a record under a width mode."""
+    from stoicheia_spacy.leiden import parse_gaps
+    from stoicheia_spacy.restore import build_queries
+
+    letters = None
+    if mode == "chat":
+        text, _, letters, _ = parse_chat(to_chat(record))
+    else:
+        text = record["text"]
+    [target] = [t for t in build_queries(parse_gaps(text)) if t.gap.kind == "target"]
+    L = record["L"]
+    widths = {"known": (L,), "hidden": None, "range": tuple(range(max(1, L - slack), L + slack + 1)),
+              "chat": (L,)}[mode]
+    return dataclasses.replace(target.query, widths=widths, letters=letters)
+
+
+def decode(scorer, records: list[dict], mode: str, args: argparse.Namespace, cache: Path) -> dict:
+    """Candidates ``[(text, logprob, width)]`` per record (all kept for re-ranking), CPU seconds."""
+    from stoicheia_spacy.restore import beam_search
+
+    if cache.is_file():
+        return json.loads(cache.read_text(encoding="utf-8"))
+    if args.cached_only:
+        return None
+    scorer = scorer()  # a factory: models are built only for runs not cached yet
+    out: list = []
+    cpu, wall, forwards0 = time.process_time(), time.perf_counter(), getattr(scorer, "forwards", 0)
+    for i in range(0, len(records), args.chunk):
+        qs = [query(r, mode, args.slack) for r in records[i : i + args.chunk]]
+        res = beam_search(scorer, qs, beam=args.beam, n_best=200, window=args.window, max_letters=args.max_letters)
+        out.extend([[(c.text, c.logprob, c.width) for c in cands] for cands in res])
+    data = {"cands": out, "cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
+            "forwards": getattr(scorer, "forwards", 0) - forwards0, "n": len(records)}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return data
+
+
+def ours_cer(pred: str, gold: str) -> float:
+    from stoicheia_spacy.scoring.cer import cer
+
+    return cer(bare(pred), bare(gold))
+
+
+def score(records: list[dict], tops: list[list[str]]) -> dict:
+    """CER (bare letters) and release-normalised CER, top-1/top-20, overall and per L."""
+    rows = []
+    for r, cands in zip(records, tops, strict=True):
+        pred = cands[0] if cands else ""
+        g = bare(r["gold"])
+        rows.append((r["L"], ours_cer(pred, r["gold"]), release_cer(pred, r["gold"]),
+                     bool(cands) and bare(pred) == g, any(bare(c) == g for c in cands[:20]),
+                     release_match(pred, r["gold"])))
+    def agg(sel: list) -> dict:
+        a = np.array([x[1:] for x in sel], dtype=float)
+        return {"n": len(sel), "cer": 100 * a[:, 0].mean(), "cer_release": 100 * a[:, 1].mean(),
+                "top1": 100 * a[:, 2].mean(), "top20": 100 * a[:, 3].mean(), "top1_release": 100 * a[:, 4].mean()}
+    return {"overall": agg(rows), "per_L": {L: agg([x for x in rows if x[0] == L]) for L in sorted({x[0] for x in rows})}}
+
+
+def correct_top1(records: list[dict], tops: list[list[str]]) -> np.ndarray:
+    return np.array([bool(c) and bare(c[0]) == bare(r["gold"]) for r, c in zip(records, tops, strict=True)])
+
+
+def bucket_of(record: dict, mode: str) -> str:
+    from stoicheia_spacy.restore import width_bucket
+
+    return {"hidden": "unknown", "range": "range"}.get(mode) or width_bucket((record["L"],))
 
 
 def evaluate(args: argparse.Namespace) -> int:
     from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.backbone import StoicheiaEncoder, load_backbone
-    from stoicheia_spacy.restore import ModelScorer
+    from stoicheia_spacy.restore import ModelScorer, WidthPrior
+    from stoicheia_spacy.restore.calibration import (
+        fit_prior,
+        fit_temperatures,
+        rerank,
+        top_probability,
+    )
+    from stoicheia_spacy.scoring.calibration import expected_calibration_error, reliability_diagram
     from stoicheia_spacy.scoring.stats import mcnemar_exact
 
     torch.set_num_threads(args.threads)
-    samples_dir = Path(args.samples)
-    test = [json.loads(x) for x in (samples_dir / "test.jsonl").read_text(encoding="utf-8").splitlines()]
-    dev = [json.loads(x) for x in (samples_dir / "dev.jsonl").read_text(encoding="utf-8").splitlines()]
-    if args.quick:  # CI size: few samples, narrow beam and context (the CPU cost is the forwards)
-        args.beam, args.window, args.ngram_docs = min(args.beam, 5), min(args.window, args.quick_window), min(args.ngram_docs, 2000)
-        args.slack = min(args.slack, 1)
-        test = [s for L in range(1, 11) for s in [t for t in test if t["L"] == L][: args.quick_per_length]]
-        dev = [s for L in range(1, 11) for s in [t for t in dev if t["L"] == L][:1]]
-    arms = [a for a in (args.arms.split(",") if args.arms else ARMS) if a != "finetuned" or args.overlay]
-    unknown = set(arms) - set(ARMS)
-    if unknown or not arms:
-        raise SystemExit(f"unknown arms {sorted(unknown)}; choose from {ARMS}")
+    samples = Path(args.samples)
+    test = load_split(samples, "test", args.per_length)
+    dev = load_split(samples, "dev", args.dev_per_length)
+    arms = [a for a in (args.arms.split(",") if args.arms else ARMS)]
+    if set(arms) - set(ARMS) or not arms:
+        raise SystemExit(f"unknown arms {sorted(set(arms) - set(ARMS))}; choose from {ARMS}")
+    out = Path(args.out)
+    cache = out / "cache" / f"b{args.beam}_w{args.window}_s{args.slack}_{args.dtype}_t{len(test)}_d{len(dev)}"
     pretrained = load_backbone(args.model or str(default_model_dir()))
-    scorers: dict[str, object] = {}
-    for arm in arms:
+    overlay = Path(args.overlay) if args.overlay else default_model_dir() / "restorer"
+
+    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[args.dtype]
+
+    def scorer(arm: str):
         if arm == "pretrained":
-            scorers[arm] = ModelScorer(pretrained)
-        elif arm == "finetuned":
+            return ModelScorer(pretrained.to(dtype))
+        if arm == "finetuned":
             from stoicheia_spacy.restore.overlay import apply_overlay, read_overlay
 
-            scorers[arm] = ModelScorer(apply_overlay(pretrained, *read_overlay(args.overlay)))
-        elif arm == "random_init":
+            return ModelScorer(apply_overlay(pretrained, *read_overlay(overlay)).to(dtype))
+        if arm == "random_init":
             torch.manual_seed(0)
-            scorers[arm] = ModelScorer(StoicheiaEncoder(pretrained.config))
-        else:
-            scorers[arm] = NgramScorer(fit_ngram(args.mirror, args.fold, args.ngram_docs))
-    preds = {arm: run_arm(scorers[arm], test, "known", args.beam, args.window) for arm in arms}
-    metrics: dict = {"n": len(test), "fold": args.fold, "beam": args.beam, "window": args.window, "slack": args.slack,
-                     "arms": {a: score(test, p) for a, p in preds.items()}}
-    correct = {a: correct_top1(test, p) for a, p in preds.items()}
+            return ModelScorer(StoicheiaEncoder(pretrained.config).to(dtype))
+        return NgramScorer(fit_ngram(args.mirror, args.fold, args.ngram_docs))
+
+    main_arm = next((a for a in arms if a in ("finetuned", "pretrained")), arms[0])
+    runs: dict = {}
+    if args.only_known:  # decode the listed arms' known widths into the cache (a parallel worker), then stop
+        for arm in arms:
+            decode(lambda arm=arm: scorer(arm), test, "known", args, cache / f"test_{arm}_known.json")
+        return 0
+    built: dict = {}
+
+    def sc():  # the main arm's scorer, built once
+        if "main" not in built:
+            built["main"] = scorer(main_arm)
+        return built["main"]
+
+    if args.decode:  # decode only these SPLIT:MODE runs of the main arm into the cache (a parallel worker)
+        for item in args.decode.split(","):
+            split, mode = item.split(":")
+            decode(sc, dev if split == "dev" else test, mode, args, cache / f"{split}_{main_arm}_{mode}.json")
+        return 0
+    for mode in ("known", "hidden", "range"):  # dev first: the prior and the temperatures
+        runs[("dev", main_arm, mode)] = decode(sc, dev, mode, args, cache / f"dev_{main_arm}_{mode}.json")
+    for mode in MODES:
+        runs[("test", main_arm, mode)] = decode(sc, test, mode, args, cache / f"test_{main_arm}_{mode}.json")
+    for arm in arms:
+        if arm != main_arm:
+            runs[("test", arm, "known")] = decode(lambda arm=arm: scorer(arm), test, "known", args,
+                                                  cache / f"test_{arm}_known.json")
+    runs = {k: v for k, v in runs.items() if v is not None}  # --cached-only: what was measured
+    arms = [a for a in arms if ("test", a, "known") in runs]
+    modes = [m for m in MODES if ("test", main_arm, m) in runs]
+    dev_modes = tuple(m for m in ("known", "hidden", "range") if ("dev", main_arm, m) in runs)
+
+    # ---- width prior (rank rule + length bonus by dev CER on hidden widths), temperatures per bucket
+    if "hidden" in dev_modes:
+        dev_hidden = runs[("dev", main_arm, "hidden")]["cands"]
+        prior, dev_cer = fit_prior(dev_hidden, [r["gold"] for r in dev], ours_cer, widths=[r["L"] for r in dev],
+                                   max_width=args.max_letters)
+    else:  # not measured: the dev widths' prior alone
+        prior, dev_cer = WidthPrior.fit([r["L"] for r in dev], max_width=args.max_letters), float("nan")
+    plain = WidthPrior()
+
+    def ranked(cands: list, mode: str, p: WidthPrior) -> list:
+        pr = p if mode in ("hidden", "range") else plain
+        return rerank([tuple(c) for c in cands], pr)[:20]
+
+    def calib_rows(split: str, records: list[dict], modes: tuple, p: WidthPrior) -> tuple:
+        keys, correct, buckets, scales = [], [], [], []
+        for mode in modes:
+            for r, cands in zip(records, runs[(split, main_arm, mode)]["cands"], strict=True):
+                rk = ranked(cands, mode, p)
+                keys.append(np.array([c[3] for c in rk]))
+                scales.append(float(np.mean([c[2] for c in rk])) if rk and p.rank == "mean" and mode != "known" else 1.0)
+                correct.append(bool(rk) and bare(rk[0][0]) == bare(r["gold"]))
+                buckets.append(bucket_of(r, mode))
+        return keys, correct, buckets, scales
+
+    dk, dc, db, ds = calib_rows("dev", dev, dev_modes, prior)
+    temps = fit_temperatures(dk, dc, db, scales=ds)
+
+    def probs(keys: list, buckets: list, scales: list, t: dict | None) -> np.ndarray:
+        return np.array([top_probability(k, (t or {}).get(b, (t or {}).get("default", 1.0)), s)
+                         for k, b, s in zip(keys, buckets, scales, strict=True)])
+
+    tk, tc, tb, ts = calib_rows("test", test, tuple(m for m in ("known", "hidden", "range") if m in modes), prior)
+    calibration = {
+        "temperatures": temps,
+        "ece_dev_raw": expected_calibration_error(probs(dk, db, ds, None), np.array(dc), 10),
+        "ece_dev": expected_calibration_error(probs(dk, db, ds, temps), np.array(dc), 10),
+        "ece_test_raw": expected_calibration_error(probs(tk, tb, ts, None), np.array(tc), 10),
+        "ece_test": expected_calibration_error(probs(tk, tb, ts, temps), np.array(tc), 10),
+        "ece_test_by_bucket": {b: expected_calibration_error(
+            probs([k for k, x in zip(tk, tb, strict=True) if x == b], [b] * tb.count(b),
+                  [s for s, x in zip(ts, tb, strict=True) if x == b], temps),
+            np.array([c for c, x in zip(tc, tb, strict=True) if x == b]), 10) for b in sorted(set(tb))},
+        "mean_top_probability_test": float(probs(tk, tb, ts, temps).mean()),
+        "top1_test": float(np.mean(tc)),
+    }
+    diagram = reliability_diagram(probs(tk, tb, ts, temps), np.array(tc), 10)
+
+    # ---- scores
+    tops = {key: [[c[0] for c in ranked(cands, key[2], prior)] for cands in run["cands"]]
+            for key, run in runs.items()}
+    metrics: dict = {
+        "n_test": len(test), "n_dev": len(dev), "fold": args.fold, "beam": args.beam, "window": args.window,
+        "slack": args.slack, "max_letters": args.max_letters, "main_arm": main_arm,
+        "command": "python scripts/restore_eval.py " + " ".join(sys.argv[1:]),
+        "arms": {arm: score(test, tops[("test", arm, "known")]) for arm in arms},
+        "widths": {mode: score(test, tops[("test", main_arm, mode)]) for mode in modes},
+        "widths_dev": {mode: score(dev, tops[("dev", main_arm, mode)]) for mode in dev_modes},
+        "prior": {"rank": prior.rank, "length_bonus": prior.length_bonus, "log_prior": list(prior.log_prior),
+                  "dev_cer_hidden": 100 * dev_cer},
+        "calibration": calibration,
+        "speed": {f"{s}/{a}/{m}": {"gaps": r["n"], "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
+                                   "cpu_s_per_gap": r["cpu_s"] / max(r["n"], 1),
+                                   "gaps_per_cpu_s": r["n"] / max(r["cpu_s"], 1e-9),
+                                   "forwards_per_gap": r["forwards"] / max(r["n"], 1)}
+                  for (s, a, m), r in runs.items()},
+    }
+    correct = {arm: correct_top1(test, tops[("test", arm, "known")]) for arm in arms}
+    for mode in [m for m in modes if m != "known"]:
+        correct[f"{main_arm} ({mode})"] = correct_top1(test, tops[("test", main_arm, mode)])
+    names = list(correct)
     metrics["mcnemar"] = {}
-    for i, a in enumerate(arms):
-        for b in arms[i + 1 :]:
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
             r = mcnemar_exact(correct[a], correct[b])
             metrics["mcnemar"][f"{a} vs {b}"] = {"a_only": r.a_only, "b_only": r.b_only, "p": r.pvalue}
-    metrics["forwards_per_gap"] = {a: scorers[a].forwards / max(1, len(test)) for a in arms}  # type: ignore[attr-defined]
-    main_arm = next((a for a in arms if a in ("finetuned", "pretrained")), arms[0])
-    metrics["main_arm"] = main_arm
-    for mode in ("range", "unknown"):
-        metrics[f"width_{mode}"] = score(test, run_arm(scorers[main_arm], test, mode, args.beam, args.window,
-                                                       slack=args.slack))
-    dev_preds = run_arm(scorers[main_arm], dev, "known", args.beam, args.window)
-    cal = calibrate(dev, dev_preds, test, preds[main_arm])
-    diagram = cal.pop("_diagram")
-    metrics["calibration"] = cal
-    out = Path(args.out)
+    known_cost = metrics["speed"][f"test/{main_arm}/known"]["cpu_s_per_gap"]
+    metrics["cost_ratio_vs_known"] = {m: metrics["speed"][f"test/{main_arm}/{m}"]["cpu_s_per_gap"] / known_cost
+                                     for m in modes}
+    metrics["projected_cpu_hours_3000_known"] = 3000 * known_cost / 3600
     out.mkdir(parents=True, exist_ok=True)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False), encoding="utf-8")
+    restorer_cfg = {"rank": prior.rank, "length_bonus": prior.length_bonus,
+                    "width_log_prior": [round(x, 4) for x in prior.log_prior], "max_letters": args.max_letters,
+                    "temperatures": {k: round(v, 3) for k, v in temps.items()},
+                    "temperature": round(temps["default"], 3)}
+    (out / "calibration.json").write_text(json.dumps(restorer_cfg, indent=1), encoding="utf-8")
     (out / "results.md").write_text(markdown(metrics), encoding="utf-8")
     plots(metrics, diagram, out)
     print(markdown(metrics))
@@ -251,21 +400,36 @@ def evaluate(args: argparse.Namespace) -> int:
 
 
 def markdown(m: dict) -> str:
-    lines = [f"# Restoration, fold {m['fold']} ({m['n']} gaps, beam {m['beam']})", "",
-             "| arm | CER % | top-1 % | top-20 % |", "|---|---|---|---|"]
+    lines = [f"# Restoration, fold {m['fold']} ({m['n_test']} test / {m['n_dev']} dev gaps, beam {m['beam']}, "
+             f"{m['window']} letters a side)", "", f"`{m['command']}`", "",
+             "| arm (known width) | CER % | CER % (release norm.) | top-1 % | top-20 % |", "|---|---|---|---|---|"]
     for arm, s in m["arms"].items():
         o = s["overall"]
-        lines.append(f"| {arm} | {o['cer']:.1f} | {o['top1']:.1f} | {o['top20']:.1f} |")
-    for mode in ("range", "unknown"):
-        o = m[f"width_{mode}"]["overall"]
-        lines.append(f"| {m.get('main_arm', 'pretrained')}, width {'L±' + str(m['slack']) if mode == 'range' else 'hidden'} | {o['cer']:.1f} | {o['top1']:.1f} | {o['top20']:.1f} |")
-    lines += ["", "| L | " + " | ".join(f"{a} CER" for a in m["arms"]) + " |", "|---" * (len(m["arms"]) + 1) + "|"]
-    for L in sorted(next(iter(m["arms"].values()))["per_L"]):
-        lines.append(f"| {L} | " + " | ".join(f"{s['per_L'][L]['cer']:.1f}" for s in m["arms"].values()) + " |")
-    lines += ["", "McNemar (exact, top-1): " + "; ".join(f"{k}: {v['a_only']}/{v['b_only']}, p = {v['p']:.3g}" for k, v in m["mcnemar"].items())]
-    c = m["calibration"]
-    lines += ["", f"Calibration: T = {c['temperature']:.2f}, ECE {c['ece_raw']:.3f} → {c['ece_calibrated']:.3f}; "
-              "top-1 accuracy at coverage " + ", ".join(f"{k}: {v:.1%}" for k, v in c["coverage"].items())]
+        lines.append(f"| {arm} | {o['cer']:.1f} | {o['cer_release']:.1f} | {o['top1']:.1f} | {o['top20']:.1f} |")
+    lines += ["", f"| {m['main_arm']}: width | CER % | CER % (release norm.) | top-1 % | top-20 % | CPU s/gap | cost × known |",
+              "|---|---|---|---|---|---|---|"]
+    for mode, s in m["widths"].items():
+        o = s["overall"]
+        sp = m["speed"][f"test/{m['main_arm']}/{mode}"]
+        lines.append(f"| {mode} | {o['cer']:.1f} | {o['cer_release']:.1f} | {o['top1']:.1f} | {o['top20']:.1f} | "
+                     f"{sp['cpu_s_per_gap']:.2f} | {m['cost_ratio_vs_known'][mode]:.2f} |")
+    lines += ["", "| L | " + " | ".join(f"{a} CER" for a in m["arms"]) + " | hidden CER | range CER |",
+              "|---" * (len(m["arms"]) + 3) + "|"]
+    def w(mode: str, L: str) -> str:
+        return f"{m['widths'][mode]['per_L'][L]['cer']:.1f}" if mode in m["widths"] else "–"
+
+    for L in sorted(next(iter(m["arms"].values()))["per_L"], key=int):
+        lines.append(f"| {L} | " + " | ".join(f"{s['per_L'][L]['cer']:.1f}" for s in m["arms"].values())
+                     + f" | {w('hidden', L)} | {w('range', L)} |")
+    lines += ["", "McNemar (exact, top-1): " + "; ".join(f"{k}: {v['a_only']}/{v['b_only']}, p = {v['p']:.3g}"
+                                                         for k, v in m["mcnemar"].items())]
+    p, c = m["prior"], m["calibration"]
+    lines += ["", f"Width prior (dev): rank `{p['rank']}`, length bonus {p['length_bonus']:+.2f} nats/char "
+              f"(dev hidden CER {p['dev_cer_hidden']:.1f} %).",
+              f"Calibration: temperatures {json.dumps({k: round(v, 2) for k, v in c['temperatures'].items()})}; "
+              f"ECE dev {c['ece_dev_raw']:.3f} → {c['ece_dev']:.3f}, test {c['ece_test_raw']:.3f} → {c['ece_test']:.3f}; "
+              f"mean top probability {c['mean_top_probability_test']:.3f} vs top-1 accuracy {c['top1_test']:.3f}.",
+              f"Projected CPU time for 3,000 known-width gaps: {m['projected_cpu_hours_3000_known']:.2f} h."]
     return "\n".join(lines) + "\n"
 
 
@@ -276,19 +440,21 @@ def plots(m: dict, diagram: object, out: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for arm, s in m["arms"].items():
-        Ls = sorted(s["per_L"])
-        ax.plot(Ls, [s["per_L"][L]["cer"] for L in Ls], marker="o", label=arm)
+    series = {**dict(m["arms"].items()),
+              **{f"{m['main_arm']} {k}": m["widths"][k] for k in ("hidden", "range") if k in m["widths"]}}
+    for name, s in series.items():
+        Ls = sorted(s["per_L"], key=int)
+        ax.plot([int(L) for L in Ls], [s["per_L"][L]["cer"] for L in Ls], marker="o", label=name)
     ax.set_xlabel("gap length L (characters)")
     ax.set_ylabel("CER %")
-    ax.legend()
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "cer_by_L.png", dpi=120)
     fig, ax = plt.subplots(figsize=(4, 4))
     used = diagram.count > 0  # type: ignore[attr-defined]
     ax.plot([0, 1], [0, 1], "k--", lw=1)
     ax.plot(diagram.confidence[used], diagram.accuracy[used], marker="o")  # type: ignore[attr-defined]
-    ax.set_xlabel("confidence (top candidate, calibrated)")
+    ax.set_xlabel("top candidate probability (calibrated)")
     ax.set_ylabel("top-1 accuracy")
     fig.tight_layout()
     fig.savefig(out / "reliability.png", dpi=120)
@@ -305,29 +471,42 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--limit", type=int, default=None, help="read at most this many records")
     s.add_argument("--corpus", default=None, help="JSON-lines documents {id, text} (e.g. inscriptions, held out by PHI digit)")
     s.add_argument("--out", required=True)
+    c = sub.add_parser("convert", help="rewrite a samples dir in the Ithaca record and chat formats")
+    c.add_argument("--samples", required=True)
     e = sub.add_parser("evaluate")
     e.add_argument("--samples", required=True)
     e.add_argument("--mirror", required=True)
     e.add_argument("--fold", type=int, default=3)
     e.add_argument("--model", default=None)
     e.add_argument("--beam", type=int, default=20)
-    e.add_argument("--window", type=int, default=512)
+    e.add_argument("--window", type=int, default=32, help="context letters per side (cropped around the gap)")
+    e.add_argument("--max-letters", type=int, default=10, help="letter counts enumerated for a hidden width")
     e.add_argument("--ngram-docs", type=int, default=20000)
     e.add_argument("--threads", type=int, default=1)
+    e.add_argument("--chunk", type=int, default=16, help="gaps per batched beam search")
     e.add_argument("--slack", type=int, default=2, help="range widths L±slack")
-    e.add_argument("--quick", action="store_true")
-    e.add_argument("--quick-per-length", type=int, default=2)
-    e.add_argument("--quick-window", type=int, default=48, help="context letters per side in --quick mode")
-    e.add_argument("--overlay", default=None, help="restoration overlay (finetune.py output) for the finetuned arm")
+    e.add_argument("--per-length", type=int, default=None, help="test gaps per L (default: all)")
+    e.add_argument("--dev-per-length", type=int, default=None, help="dev gaps per L (default: all)")
+    e.add_argument("--overlay", default=None, help="restoration overlay for the finetuned arm (default: the shipped one)")
     e.add_argument("--arms", default=None, help=f"comma-separated subset of {','.join(ARMS)}")
+    e.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
+                   help="model weights' dtype (bfloat16: about 2x faster on CPUs with AVX512-BF16)")
+    e.add_argument("--decode", default=None, help="only decode these SPLIT:MODE runs of the main arm, e.g. dev:known,test:chat")
+    e.add_argument("--cached-only", action="store_true", help="report only the runs already in OUT/cache")
+    e.add_argument("--only-known", action="store_true",
+                   help="only decode the --arms' known widths into OUT/cache (to run arms in parallel)")
     e.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     if args.cmd == "samples":
         data = make_samples(args.mirror, args.fold, args.per_length, args.seed, args.limit, args.corpus)
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
         for split, rows in data.items():
-            (out / f"{split}.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+            write_split(Path(args.out), split, rows)
+            print(f"{split}: {len(rows)} samples")
+        return 0
+    if args.cmd == "convert":
+        for split in ("test", "dev"):
+            rows = load_split(Path(args.samples), split, None)
+            write_split(Path(args.samples), split, rows)
             print(f"{split}: {len(rows)} samples")
         return 0
     return evaluate(args)

@@ -1,0 +1,81 @@
+"""Fitting the width prior and the per-bucket temperatures of the restorer on dev.
+
+Works on decoded candidate lists ``[(text, logprob, width), ...]`` so that one decoding
+of the dev gaps serves every setting: :func:`rerank` applies a
+:class:`~.widths.WidthPrior`; :func:`fit_prior` picks the ranking rule and the length
+bonus with the lowest dev CER (the width prior itself is the dev widths' frequencies);
+:func:`fit_temperatures` fits one temperature per width bucket by the binary NLL of the
+top candidate's probability against top-1 correctness, so that the probability the
+restorer reports for its first candidate is its chance of being right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .widths import WidthPrior
+
+__all__ = ["rerank", "top_probability", "fit_prior", "fit_temperatures", "TEMPERATURE_GRID"]
+
+Cands = Sequence[tuple[str, float, int]]
+TEMPERATURE_GRID = np.exp(np.linspace(np.log(0.05), np.log(1000.0), 300))
+
+
+def rerank(cands: Cands, prior: WidthPrior) -> list[tuple[str, float, int, float]]:
+    """``(text, logprob, width, key)`` best first under ``prior``."""
+    scored = [(t, lp, w, prior.key(lp, w)) for t, lp, w in cands]
+    return sorted(scored, key=lambda c: -c[3])
+
+
+def top_probability(keys: np.ndarray, temperature: float, scale: float = 1.0) -> float:
+    """Probability of the first of ``keys`` under softmax(key × scale / T) over the set."""
+    if len(keys) == 0:
+        return 0.0
+    z = keys * scale / temperature
+    z = np.exp(z - z.max())
+    return float(z[0] / z.sum())
+
+
+def fit_prior(dev: Sequence[Cands], gold: Sequence[str], cer: Callable[[str, str], float], *,
+              widths: Sequence[int], max_width: int = 10,
+              bonuses: Sequence[float] = tuple(np.round(np.arange(-1.0, 3.01, 0.1), 2))) -> tuple[WidthPrior, float]:
+    """The (rank rule, length bonus) with the lowest mean dev CER, with the dev widths'
+    log prior; returns the prior and its dev CER."""
+    base = WidthPrior.fit(list(widths), max_width=max_width)
+    best: tuple[float, WidthPrior] | None = None
+    for rank in ("total", "mean"):
+        for bonus in bonuses:
+            prior = WidthPrior(rank, float(bonus), base.log_prior)
+            errs = [cer(rerank(c, prior)[0][0] if c else "", g) for c, g in zip(dev, gold, strict=True)]
+            score = float(np.mean(errs))
+            if best is None or score < best[0] - 1e-12:
+                best = (score, prior)
+    assert best is not None
+    return best[1], best[0]
+
+
+def _nll(p: np.ndarray, y: np.ndarray) -> float:
+    p = np.clip(p, 1e-9, 1 - 1e-9)
+    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+
+def fit_temperatures(keys: Sequence[np.ndarray], correct: Sequence[bool], buckets: Sequence[str], *,
+                     scales: Sequence[float] | None = None, min_count: int = 5) -> dict[str, float]:
+    """One temperature per bucket (grid search on the binary NLL of the top candidate's
+    probability); buckets with fewer than ``min_count`` gaps share the pooled ``default``."""
+    y = np.asarray(correct, dtype=float)
+    sc = np.ones(len(keys)) if scales is None else np.asarray(scales, dtype=float)
+
+    def best(idx: np.ndarray) -> float:
+        losses = [_nll(np.array([top_probability(keys[i], T, sc[i]) for i in idx]), y[idx]) for T in TEMPERATURE_GRID]
+        return float(TEMPERATURE_GRID[int(np.argmin(losses))])
+
+    out = {"default": best(np.arange(len(keys)))}
+    names = np.asarray(buckets)
+    for name in sorted(set(buckets)):
+        idx = np.flatnonzero(names == name)
+        if len(idx) >= min_count:
+            out[name] = best(idx)
+    return out

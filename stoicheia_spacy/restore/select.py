@@ -1,0 +1,109 @@
+"""Which gaps of a document to restore, and the restorer pipe's work as plain functions.
+
+:func:`plan` turns a parsed text into beam-search targets (all target gaps, only those
+whose markup overlaps the given character spans, or only the given gap indices; the other
+lacunae stay in the context as unknown letters) and sets aside the gaps that are too wide
+to decode. :func:`restore_targets` runs one batched beam search over the targets of many
+documents with a backbone module and returns the pipe's result dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ..leiden import GappedText
+from .beam import ModelScorer, beam_search
+from .queries import GapTarget, build_queries
+from .widths import MAX_WIDTH, WidthPrior, too_wide
+
+__all__ = ["Plan", "plan", "restore_targets", "target_indices"]
+
+
+@dataclass
+class Plan:
+    """The targets of one document: ``decode`` go to the beam search, ``too_wide`` do not."""
+
+    gapped: GappedText
+    decode: list[GapTarget] = field(default_factory=list)
+    too_wide: list[GapTarget] = field(default_factory=list)
+
+
+def target_indices(gapped: GappedText) -> list[int]:
+    """Indices (in ``gapped.gaps``) of the gaps a restorer restores, in text order: gap
+    number N of the CLI (1-based) is ``target_indices(gapped)[N - 1]``."""
+    from .queries import TARGET_KINDS
+
+    return [i for i, g in enumerate(gapped.gaps) if g.kind in TARGET_KINDS]
+
+
+def plan(gapped: GappedText, *, only: Collection[int] | None = None,
+         spans: Sequence[tuple[int, int]] | None = None, unknown_slots: int = 5, approx_slack: int = 2,
+         max_width: int = MAX_WIDTH, context_cap: int = 512) -> Plan:
+    """Targets of ``gapped``: every target gap, or the gap indices in ``only``, further
+    restricted to gaps whose markup overlaps one of ``spans`` (character offsets of the
+    input text) when given."""
+    chosen: set[int] | None = None if only is None else {int(i) for i in only}
+    if spans is not None:
+        hit = {i for i, g in enumerate(gapped.gaps)
+               if any(s < max(g.source_end, g.source_start + 1) and g.source_start < e for s, e in spans)}
+        chosen = hit if chosen is None else chosen & hit
+    targets = build_queries(gapped, unknown_slots=unknown_slots, approx_slack=approx_slack, only=chosen,
+                            max_width=max_width, context_cap=context_cap)
+    out = Plan(gapped)
+    for target in targets:
+        (out.too_wide if too_wide(target.query.widths, max_width) else out.decode).append(target)
+    return out
+
+
+def _item(target: GapTarget, from_spans: bool, status: str, cands: list[Any], abstain_below: float) -> dict[str, Any]:
+    gap = target.gap
+    top = cands[0].probability if cands else 0.0
+    return {
+        "start": int(gap.source_start), "end": int(gap.source_end),
+        "gap_index": None if from_spans else target.index,
+        "min_width": int(gap.min_width), "max_width": gap.max_width, "kind": gap.kind,
+        "candidates": [cand.as_tuple() for cand in cands],
+        "abstain": bool(status != "restored" or top < abstain_below),
+        "status": status,
+    }
+
+
+def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: Mapping[str, Any],
+                    *, from_spans: Sequence[bool] | None = None) -> tuple[list[list[dict[str, Any]]], int]:
+    """Result dicts (document order) for each plan, and the forwards made.
+
+    ``cfg`` holds the restorer options (``beam_width``, ``n_candidates``, ``window``, ``mode``,
+    ``space_ratio``, ``elastic_slots``, ``unknown``, ``max_letters``, ``max_width``, ``rank``,
+    ``length_bonus``, ``width_log_prior``, ``temperature``, ``temperatures``, ``abstain_below``).
+    ``status`` is ``restored``, or ``too_wide`` (no candidates: the gap exceeds ``max_width``)."""
+    queries = [t.query for p in plans for t in p.decode]
+    results: list[Any] = []
+    forwards = 0
+    if queries:
+        scorer = ModelScorer(module) if isinstance(module, torch.nn.Module) else module
+        temps: dict[str, float] | float = dict(cfg.get("temperatures") or {}) or float(cfg.get("temperature", 1.0))
+        if isinstance(temps, dict):
+            temps.setdefault("default", float(cfg.get("temperature", 1.0)))
+        prior = WidthPrior(cfg.get("rank", "total"), float(cfg.get("length_bonus", 0.0)),
+                           tuple(float(x) for x in cfg.get("width_log_prior") or ()))
+        results = beam_search(scorer, queries, beam=int(cfg["beam_width"]), n_best=int(cfg["n_candidates"]),
+                              window=int(cfg["window"]), mode=cfg["mode"], space_ratio=float(cfg["space_ratio"]),
+                              elastic_slots=int(cfg["elastic_slots"]), temperature=temps,
+                              unknown=cfg.get("unknown", "enumerate"), max_letters=int(cfg.get("max_letters", 10)),
+                              max_width=int(cfg.get("max_width", MAX_WIDTH)), prior=prior)
+        forwards = int(scorer.forwards)
+    out, cursor = [], 0
+    flags = list(from_spans) if from_spans is not None else [False] * len(plans)
+    below = float(cfg.get("abstain_below", 0.0))
+    for p, spans_mode in zip(plans, flags, strict=True):
+        items = []
+        for target in p.decode:
+            items.append(_item(target, spans_mode, "restored", results[cursor], below))
+            cursor += 1
+        items += [_item(t, spans_mode, "too_wide", [], below) for t in p.too_wide]
+        out.append(sorted(items, key=lambda it: it["start"]))
+    return out, forwards
