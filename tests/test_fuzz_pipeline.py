@@ -177,10 +177,8 @@ def test_edge_cases(nlp: spacy.Language, per_call_budget, text: str) -> None:
     check(nlp, per_call_budget, text)
 
 
-@pytest.mark.xfail(strict=True, reason="pipeline/restorer.py + restore/beam.py: beam search runs one forward "
-                   "per hidden letter, so a 6-character '[.100]' costs 101 forwards; the restorer should cap "
-                   "the width it restores (abstain, or decode in parallel, beyond a documented width)")
 def test_restoration_work_is_bounded_per_gap(nlp: spacy.Language, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gap wider than the restorer's max_width comes back too_wide without a beam search."""
     from stoicheia_spacy.restore import beam
 
     calls = 0
