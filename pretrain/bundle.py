@@ -1,0 +1,245 @@
+"""The portable training bundle: everything a GPU window trains on, in one small folder.
+
+``python -m pretrain bundle --mirror $STOICHEIA_ASSET_MIRROR --out .bundle/`` writes::
+
+    .bundle/manifest.json               counts, sizes and sha256 of every file
+    .bundle/pretrain/{train,dev}.planes.xz, {train,dev}.index.npz
+                                        the doc-clean corpus (projects/corpus workflow output),
+                                        pre-encoded (pretrain.planes)
+    .bundle/treebank/fold0_{train,dev}.spacy
+                                        fold-0 treebank DocBins (projects/parse `data` workflow)
+    .bundle/papyri/ddbdp.jsonl.xz       DDbDP documentary text (restoration fine-tuning;
+                                        `{"id", "text", "work", ...}` per line)
+    .bundle/scansion/silver.jsonl.xz    Norma-screened Hypotactic silver lines
+                                        (`{"text", "scan", "macron", "meter"}` per line)
+
+The doc-clean corpus and the treebank folds are read from the workflows' outputs
+(``--corpus``, ``--treebank``); papyri and scansion straight from the mirror. The total is
+checked against ``--max-mib`` (45 by default, so code + bundle travel in one 64 MiB transfer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import lzma
+import shutil
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from stoicheia_spacy.errors import CorpusError, StoicheiaError
+
+from .config import TIER_NAMES
+from .planes import write_plane_corpus
+
+log = logging.getLogger(__name__)
+
+FORMAT = "stoicheia-training-bundle/1"
+PARTS = ("pretrain", "treebank", "papyri", "scansion")
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _doc_clean_records(path: Path, counts: dict[str, int]) -> Iterator[tuple[Any, int]]:
+    from stoicheia_spacy.codec import encode_planes
+
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            try:
+                planes = encode_planes(rec["text"])
+            except StoicheiaError:
+                counts["codec_rejected"] = counts.get("codec_rejected", 0) + 1
+                continue
+            tier = str(rec.get("tier") or "gold").lower()
+            yield planes, TIER_NAMES.index(tier) if tier in TIER_NAMES else 0
+
+
+def build_pretrain(corpus: Path, out: Path, *, limit: int | None = None) -> dict[str, Any]:
+    """Pre-encode ``corpus/doc_clean/{train,dev}.jsonl`` into ``out``."""
+    result: dict[str, Any] = {}
+    for split in ("train", "dev"):
+        path = corpus / "doc_clean" / f"{split}.jsonl"
+        if not path.is_file():
+            raise CorpusError(
+                f"{path} is missing: run the corpus workflow first "
+                "(cd projects/corpus && python -m weasel run all . --vars.sample 0)"
+            )
+        counts: dict[str, int] = {}
+        records = _doc_clean_records(path, counts)
+        if limit is not None:
+            records = (r for i, r in enumerate(records) if i < limit)
+        result[split] = write_plane_corpus(records, out, split) | counts
+    return result
+
+
+def build_treebank(treebank: Path, out: Path) -> dict[str, Any]:
+    """Copy the fold-0 train/dev DocBins of the parse workflow."""
+    from spacy.tokens import DocBin
+
+    out.mkdir(parents=True, exist_ok=True)
+    counts: dict[str, Any] = {}
+    for split in ("train", "dev"):
+        src = treebank / "fold0" / f"{split}.spacy"
+        if not src.is_file():
+            raise CorpusError(f"{src} is missing: run the parse data workflow (cd projects/parse && python -m weasel run data)")
+        dst = out / f"fold0_{split}.spacy"
+        shutil.copyfile(src, dst)
+        docbin = DocBin().from_disk(dst)
+        counts[split] = {"docs": len(docbin), "tokens": sum(len(t) for t in docbin.tokens)}
+    return counts
+
+
+def _write_jsonl_xz(rows: Iterator[dict[str, Any]], path: Path) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with lzma.open(path, "wt", encoding="utf-8", preset=9) as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def build_papyri(mirror: Path, out: Path, *, limit: int | None = None) -> dict[str, Any]:
+    """DDbDP records of the mirror as JSON lines (xz)."""
+    from stoicheia_spacy.corpus import iter_records
+
+    letters = 0
+
+    def rows() -> Iterator[dict[str, Any]]:
+        nonlocal letters
+        for rec in iter_records("ddbdp", mirror, limit):
+            letters += len(rec["text"])
+            yield rec
+
+    n = _write_jsonl_xz(rows(), out / "ddbdp.jsonl.xz")
+    return {"records": n, "characters": letters}
+
+
+def build_scansion(mirror: Path, out: Path, *, limit: int | None = None) -> dict[str, Any]:
+    """Norma-screened silver scansion lines (``stoicheia_spacy.scan.silver``)."""
+    from stoicheia_spacy.scan.norma import read_norma
+    from stoicheia_spacy.scan.silver import build_silver
+
+    norma = read_norma(mirror / "scansion" / "norma_syllabarum_graecarum.tar.xz")
+    lines, counts = build_silver(mirror, norma, max_lines=limit)
+    rows = ({"text": x.text, "scan": x.scan.tolist(), "macron": x.macron.tolist(), "meter": x.meter} for x in lines)
+    _write_jsonl_xz(rows, out / "silver.jsonl.xz")
+    return counts
+
+
+def write_manifest(out: Path, counts: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    files = {
+        str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": sha256_file(p)}
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and p.name != "manifest.json"
+    }
+    manifest = {
+        "format": FORMAT,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "settings": settings,
+        "counts": counts,
+        "files": files,
+        "total_bytes": sum(f["bytes"] for f in files.values()),
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return manifest
+
+
+def verify_bundle(bundle: str | Path) -> dict[str, Any]:
+    """Check every file of a bundle against its manifest (``CorpusError`` on a mismatch)."""
+    bundle = Path(bundle)
+    path = bundle / "manifest.json"
+    if not path.is_file():
+        raise CorpusError(f"{bundle} is not a training bundle (no manifest.json)")
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    if manifest.get("format") != FORMAT:
+        raise CorpusError(f"{path}: unknown format {manifest.get('format')!r}")
+    for rel, meta in manifest["files"].items():
+        f = bundle / rel
+        if not f.is_file() or f.stat().st_size != meta["bytes"] or sha256_file(f) != meta["sha256"]:
+            raise CorpusError(f"{f}: missing or does not match the manifest")
+    return manifest
+
+
+def is_bundle(path: str | Path) -> bool:
+    return (Path(path) / "manifest.json").is_file()
+
+
+def build_bundle(
+    out: str | Path,
+    *,
+    mirror: str | Path,
+    corpus: str | Path,
+    treebank: str | Path,
+    parts: Sequence[str] = PARTS,
+    limit: int | None = None,
+    max_mib: float = 45.0,
+) -> dict[str, Any]:
+    """Build the bundle's ``parts`` into ``out`` and write its manifest."""
+    out, mirror = Path(out), Path(mirror)
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        raise CorpusError(f"unknown bundle parts {sorted(unknown)}; known: {PARTS}")
+    out.mkdir(parents=True, exist_ok=True)
+    counts: dict[str, Any] = {}
+    seconds: dict[str, float] = {}
+    for part in parts:
+        t0 = time.perf_counter()
+        shutil.rmtree(out / part, ignore_errors=True)
+        if part == "pretrain":
+            counts[part] = build_pretrain(Path(corpus), out / part, limit=limit)
+        elif part == "treebank":
+            counts[part] = build_treebank(Path(treebank), out / part)
+        elif part == "papyri":
+            counts[part] = build_papyri(mirror, out / part, limit=limit)
+        else:
+            counts[part] = build_scansion(mirror, out / part, limit=limit)
+        seconds[part] = round(time.perf_counter() - t0, 1)
+        log.info("bundle part %s: %s (%.0f s)", part, counts[part], seconds[part])
+    manifest = write_manifest(out, counts, {"parts": list(parts), "limit": limit, "seconds": seconds})
+    mib = manifest["total_bytes"] / 2**20
+    if mib > max_mib:
+        raise CorpusError(f"the bundle is {mib:.1f} MiB, over the {max_mib} MiB limit")
+    return manifest
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m pretrain bundle", description=__doc__.splitlines()[0])
+    p.add_argument("--mirror", help="the open-data mirror (papyri, scansion)")
+    p.add_argument("--out", default=".bundle")
+    p.add_argument("--corpus", default="projects/corpus/corpus", help="corpus workflow output (doc_clean/)")
+    p.add_argument("--treebank", default="projects/parse/corpus", help="parse data workflow output (fold0/)")
+    p.add_argument("--parts", default=",".join(PARTS))
+    p.add_argument("--limit", type=int, help="records per part (tests and samples)")
+    p.add_argument("--max-mib", type=float, default=45.0)
+    p.add_argument("--verify", action="store_true", help="only check an existing bundle against its manifest")
+    args = p.parse_args(list(argv or []))
+    try:
+        if args.verify:
+            manifest = verify_bundle(args.out)
+        else:
+            if not args.mirror:
+                p.error("--mirror is required to build a bundle")
+            manifest = build_bundle(
+                args.out, mirror=args.mirror, corpus=args.corpus, treebank=args.treebank,
+                parts=[s.strip() for s in args.parts.split(",") if s.strip()], limit=args.limit,
+                max_mib=args.max_mib,
+            )
+    except StoicheiaError as exc:
+        print(f"error: {exc}")
+        return 2
+    print(json.dumps({"total_mib": round(manifest["total_bytes"] / 2**20, 2), "counts": manifest["counts"]}, ensure_ascii=False))
+    return 0
