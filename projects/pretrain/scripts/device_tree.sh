@@ -10,7 +10,7 @@ cd "$(git rev-parse --show-toplevel)"
 STASH="$(git rev-parse --absolute-git-dir)/device-stash"
 size() {
   local tree bundle
-  tree=$( (git ls-files -z; git ls-files -z --others --exclude-standard) | xargs -0 -r du -cb 2>/dev/null | tail -1 | cut -f1)
+  tree=$( (git ls-files -z; git ls-files -z --others --exclude-standard) | xargs -0 -r du -cb 2>/dev/null | grep total$ | tail -1 | cut -f1) || true
   bundle=$(du -sb .bundle 2>/dev/null | cut -f1 || echo 0)
   echo "working tree ${tree:-0} bytes + .bundle ${bundle:-0} bytes = $(( (${tree:-0} + ${bundle:-0}) / 1048576 )) MiB (limit 64 MiB)"
 }
