@@ -50,14 +50,43 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def _doc_clean_records(path: Path, counts: dict[str, int]) -> Iterator[tuple[Any, int]]:
+HOLDOUT_N = 8
+
+
+def _ngrams(text: str, n: int = HOLDOUT_N) -> set[tuple[str, ...]]:
+    from stoicheia_spacy.corpus.textnorm import word_keys
+
+    keys = word_keys(text)
+    return {tuple(keys[i : i + n]) for i in range(len(keys) - n + 1)}
+
+
+def read_holdout(path: Path | None) -> tuple[set[str], set[tuple[str, ...]]]:
+    """Ids and word 8-grams of held-out text (e.g. a shipped model's ``dev_sample.jsonl``)."""
+    ids: set[str] = set()
+    grams: set[tuple[str, ...]] = set()
+    if path is None or not path.is_file():
+        return ids, grams
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            ids.add(str(rec.get("id")))
+            grams |= _ngrams(rec["text"])
+    return ids, grams
+
+
+def _doc_clean_records(path: Path, counts: dict[str, int],
+                       holdout: tuple[set[str], set[tuple[str, ...]]] = (set(), set())) -> Iterator[tuple[Any, int]]:
     from stoicheia_spacy.codec import encode_planes
 
+    ids, grams = holdout
     with path.open(encoding="utf-8") as fh:
         for line in fh:
             if not line.strip():
                 continue
             rec = json.loads(line)
+            if ids and (str(rec.get("id")) in ids or not grams.isdisjoint(_ngrams(rec["text"]))):
+                counts["held_out_dropped"] = counts.get("held_out_dropped", 0) + 1
+                continue
             try:
                 planes = encode_planes(rec["text"])
             except StoicheiaError:
@@ -67,8 +96,10 @@ def _doc_clean_records(path: Path, counts: dict[str, int]) -> Iterator[tuple[Any
             yield planes, TIER_NAMES.index(tier) if tier in TIER_NAMES else 0
 
 
-def build_pretrain(corpus: Path, out: Path, *, limit: int | None = None) -> dict[str, Any]:
-    """Pre-encode ``corpus/doc_clean/{train,dev}.jsonl`` into ``out``."""
+def build_pretrain(corpus: Path, out: Path, *, limit: int | None = None, holdout: Path | None = None) -> dict[str, Any]:
+    """Pre-encode ``corpus/doc_clean/{train,dev}.jsonl`` into ``out``; training records that
+    share an id or a word 8-gram with ``holdout`` (the text ``bench quality`` scores) are left out."""
+    held = read_holdout(holdout)
     result: dict[str, Any] = {}
     for split in ("train", "dev"):
         path = corpus / "doc_clean" / f"{split}.jsonl"
@@ -78,7 +109,7 @@ def build_pretrain(corpus: Path, out: Path, *, limit: int | None = None) -> dict
                 "(cd projects/corpus && python -m weasel run all . --vars.sample 0)"
             )
         counts: dict[str, int] = {}
-        records = _doc_clean_records(path, counts)
+        records = _doc_clean_records(path, counts, held if split == "train" else (set(), set()))
         if limit is not None:
             records = (r for i, r in enumerate(records) if i < limit)
         result[split] = write_plane_corpus(records, out, split) | counts
@@ -187,6 +218,7 @@ def build_bundle(
     parts: Sequence[str] = PARTS,
     limit: int | None = None,
     max_mib: float = 45.0,
+    holdout: str | Path | None = None,
 ) -> dict[str, Any]:
     """Build the bundle's ``parts`` into ``out`` and write its manifest."""
     out, mirror = Path(out), Path(mirror)
@@ -200,7 +232,8 @@ def build_bundle(
         t0 = time.perf_counter()
         shutil.rmtree(out / part, ignore_errors=True)
         if part == "pretrain":
-            counts[part] = build_pretrain(Path(corpus), out / part, limit=limit)
+            counts[part] = build_pretrain(Path(corpus), out / part, limit=limit,
+                                          holdout=Path(holdout) if holdout else None)
         elif part == "treebank":
             counts[part] = build_treebank(Path(treebank), out / part)
         elif part == "papyri":
@@ -209,7 +242,8 @@ def build_bundle(
             counts[part] = build_scansion(mirror, out / part, limit=limit)
         seconds[part] = round(time.perf_counter() - t0, 1)
         log.info("bundle part %s: %s (%.0f s)", part, counts[part], seconds[part])
-    manifest = write_manifest(out, counts, {"parts": list(parts), "limit": limit, "seconds": seconds})
+    manifest = write_manifest(out, counts, {"parts": list(parts), "limit": limit, "seconds": seconds,
+                                            "holdout": str(holdout) if holdout else None})
     mib = manifest["total_bytes"] / 2**20
     if mib > max_mib:
         raise CorpusError(f"the bundle is {mib:.1f} MiB, over the {max_mib} MiB limit")
@@ -224,6 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--treebank", default="projects/parse/corpus", help="parse data workflow output (fold0/)")
     p.add_argument("--parts", default=",".join(PARTS))
     p.add_argument("--limit", type=int, help="records per part (tests and samples)")
+    p.add_argument("--holdout", default="assets/models/grc_stoicheia_doc_clean/dev_sample.jsonl",
+                   help="held-out text kept out of the training planes (bench quality's sample); '' for none")
     p.add_argument("--max-mib", type=float, default=45.0)
     p.add_argument("--verify", action="store_true", help="only check an existing bundle against its manifest")
     args = p.parse_args(list(argv or []))
@@ -236,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             manifest = build_bundle(
                 args.out, mirror=args.mirror, corpus=args.corpus, treebank=args.treebank,
                 parts=[s.strip() for s in args.parts.split(",") if s.strip()], limit=args.limit,
-                max_mib=args.max_mib,
+                max_mib=args.max_mib, holdout=args.holdout or None,
             )
     except StoicheiaError as exc:
         print(f"error: {exc}")
