@@ -250,8 +250,9 @@ class PlaneStream:
         keep = torch.arange(fields["input_ids"].shape[1], device=self.device)[None] < out_len[:, None]
         seg = (self.segments + torch.arange(count, device=self.device))[:, None].expand_as(keep)
         self.segments += count
-        flat = {name: fields[name][keep] for name in FIELDS}
-        flat["seg"] = seg[keep]
+        where = keep.flatten().nonzero().squeeze(1)  # one host sync per draw
+        flat = {name: fields[name].flatten().index_select(0, where) for name in FIELDS}
+        flat["seg"] = seg.flatten().index_select(0, where)
         return flat
 
     def next_batch(self, n_rows: int) -> dict[str, torch.Tensor]:
