@@ -172,7 +172,7 @@ def build_scansion(mirror: Path, out: Path, *, limit: int | None = None) -> dict
 
 
 def write_manifest(out: Path, counts: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
-    files = {
+    files: dict[str, dict[str, Any]] = {
         str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": sha256_file(p)}
         for p in sorted(out.rglob("*"))
         if p.is_file() and p.name != "manifest.json"

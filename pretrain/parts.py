@@ -52,7 +52,7 @@ def split_files(src: str | Path, out: str | Path, *, part_mib: float = 15.0, max
         if len(data) <= 64 * 1024:
             entry["inline"] = base64.b64encode(data).decode("ascii")
         else:
-            pieces = []
+            pieces: list[dict[str, Any]] = []
             for i in range(0, len(data), part_bytes):
                 chunk = data[i : i + part_bytes]
                 name = f"{prefix}{rel.replace('/', '__')}.part{i // part_bytes:02d}"
@@ -61,7 +61,7 @@ def split_files(src: str | Path, out: str | Path, *, part_mib: float = 15.0, max
             if written > max_files:
                 raise CheckpointError(f"{src} needs more than {max_files} files of {part_mib} MiB")
             for piece, i in zip(pieces, range(0, len(data), part_bytes), strict=True):
-                (out / piece["file"]).write_bytes(data[i : i + part_bytes])
+                (out / str(piece["file"])).write_bytes(data[i : i + part_bytes])
             entry["parts"] = pieces
         entries[rel] = entry
     manifest = {"format": FORMAT, "files": entries}

@@ -26,6 +26,7 @@ import torch
 import torch.distributed.tensor
 
 from . import objective as O
+from .bundle import is_bundle
 from .checkpoint import (
     atomic_torch_save,
     atomic_write_text,
@@ -35,7 +36,6 @@ from .checkpoint import (
     set_rng_state,
 )
 from .config import RunConfig
-from .bundle import is_bundle
 from .data import TrainStream, build_dev_rows, resolve_paths
 from .distributed import (
     DistInfo,

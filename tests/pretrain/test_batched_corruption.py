@@ -18,7 +18,14 @@ import torch
 from scipy import stats
 
 from pretrain.batched import corrupt_batch
-from pretrain.corruption import AVAILABILITY_MODES, IGNORE_INDEX, PATTERNS, CorruptionSampler, Example, NoiseConfig
+from pretrain.corruption import (
+    AVAILABILITY_MODES,
+    IGNORE_INDEX,
+    PATTERNS,
+    CorruptionSampler,
+    Example,
+    NoiseConfig,
+)
 from stoicheia_spacy import alphabet as A
 from stoicheia_spacy.codec import encode_planes
 
