@@ -6,8 +6,9 @@
     .bundle/pretrain/{train,dev}.planes.xz, {train,dev}.index.npz
                                         the doc-clean corpus (projects/corpus workflow output),
                                         pre-encoded (pretrain.planes)
-    .bundle/treebank/fold0_{train,dev}.spacy
-                                        fold-0 treebank DocBins (projects/parse `data` workflow)
+    .bundle/treebank/fold0_{train,dev}.spacy.xz
+                                        fold-0 treebank DocBins (projects/parse `data` workflow),
+                                        xz msgpack (`--unpack-treebank DIR` writes .spacy files)
     .bundle/papyri/ddbdp.jsonl.xz       DDbDP documentary text (restoration fine-tuning;
                                         `{"id", "text", "work", ...}` per line)
     .bundle/scansion/silver.jsonl.xz    Norma-screened Hypotactic silver lines
@@ -27,6 +28,7 @@ import logging
 import lzma
 import shutil
 import time
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -117,7 +119,8 @@ def build_pretrain(corpus: Path, out: Path, *, limit: int | None = None, holdout
 
 
 def build_treebank(treebank: Path, out: Path) -> dict[str, Any]:
-    """Copy the fold-0 train/dev DocBins of the parse workflow."""
+    """The fold-0 train/dev DocBins of the parse workflow, their msgpack recompressed with xz
+    (a third of the size of the zlib ``.spacy`` files; ``unpack_treebank`` restores them)."""
     from spacy.tokens import DocBin
 
     out.mkdir(parents=True, exist_ok=True)
@@ -126,11 +129,25 @@ def build_treebank(treebank: Path, out: Path) -> dict[str, Any]:
         src = treebank / "fold0" / f"{split}.spacy"
         if not src.is_file():
             raise CorpusError(f"{src} is missing: run the parse data workflow (cd projects/parse && python -m weasel run data)")
-        dst = out / f"fold0_{split}.spacy"
-        shutil.copyfile(src, dst)
-        docbin = DocBin().from_disk(dst)
+        data = src.read_bytes()
+        with lzma.open(out / f"fold0_{split}.spacy.xz", "wb", preset=9) as fh:
+            fh.write(zlib.decompress(data))
+        docbin = DocBin().from_bytes(data)
         counts[split] = {"docs": len(docbin), "tokens": sum(len(t) for t in docbin.tokens)}
     return counts
+
+
+def unpack_treebank(bundle: str | Path, out: str | Path) -> list[Path]:
+    """Write the bundle's fold-0 DocBins as ``out/fold0/{train,dev}.spacy`` (spaCy's format)."""
+    written = []
+    for split in ("train", "dev"):
+        with lzma.open(Path(bundle) / "treebank" / f"fold0_{split}.spacy.xz", "rb") as fh:
+            raw = fh.read()
+        dst = Path(out) / "fold0" / f"{split}.spacy"
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(zlib.compress(raw))
+        written.append(dst)
+    return written
 
 
 def _write_jsonl_xz(rows: Iterator[dict[str, Any]], path: Path) -> int:
@@ -226,8 +243,9 @@ def build_bundle(
     if unknown:
         raise CorpusError(f"unknown bundle parts {sorted(unknown)}; known: {PARTS}")
     out.mkdir(parents=True, exist_ok=True)
-    counts: dict[str, Any] = {}
-    seconds: dict[str, float] = {}
+    old = json.loads((out / "manifest.json").read_text(encoding="utf-8")) if (out / "manifest.json").is_file() else {}
+    counts: dict[str, Any] = dict(old.get("counts", {}))  # parts built earlier keep their counts
+    seconds: dict[str, float] = dict(old.get("settings", {}).get("seconds", {}))
     for part in parts:
         t0 = time.perf_counter()
         shutil.rmtree(out / part, ignore_errors=True)
@@ -242,7 +260,8 @@ def build_bundle(
             counts[part] = build_scansion(mirror, out / part, limit=limit)
         seconds[part] = round(time.perf_counter() - t0, 1)
         log.info("bundle part %s: %s (%.0f s)", part, counts[part], seconds[part])
-    manifest = write_manifest(out, counts, {"parts": list(parts), "limit": limit, "seconds": seconds,
+    built = sorted(set(old.get("settings", {}).get("parts", [])) | set(parts), key=PARTS.index)
+    manifest = write_manifest(out, counts, {"parts": built, "limit": limit, "seconds": seconds,
                                             "holdout": str(holdout) if holdout else None})
     mib = manifest["total_bytes"] / 2**20
     if mib > max_mib:
@@ -262,8 +281,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="held-out text kept out of the training planes (bench quality's sample); '' for none")
     p.add_argument("--max-mib", type=float, default=45.0)
     p.add_argument("--verify", action="store_true", help="only check an existing bundle against its manifest")
+    p.add_argument("--unpack-treebank", metavar="DIR", help="write the bundle's DIR/fold0/{train,dev}.spacy and stop")
     args = p.parse_args(list(argv or []))
     try:
+        if args.unpack_treebank:
+            print([str(p) for p in unpack_treebank(args.out, args.unpack_treebank)])
+            return 0
         if args.verify:
             manifest = verify_bundle(args.out)
         else:

@@ -84,9 +84,17 @@ def test_bundle_holds_the_corpus_with_counts_and_checksums(bundle: Path, doc_cle
     rec = train.record(7)
     np.testing.assert_array_equal(rec.letters, encode_planes(texts[7]).letters)
     assert manifest["counts"]["treebank"]["train"]["docs"] == 1
-    assert set(manifest["files"]) >= {"pretrain/train.planes.xz", "pretrain/dev.index.npz", "treebank/fold0_dev.spacy"}
+    assert set(manifest["files"]) >= {"pretrain/train.planes.xz", "pretrain/dev.index.npz", "treebank/fold0_dev.spacy.xz"}
     # a damaged file is caught
-    damaged = bundle / "treebank" / "fold0_dev.spacy"
+    import spacy
+    from spacy.tokens import DocBin
+
+    from pretrain.bundle import unpack_treebank
+
+    (spacy_file,) = [p for p in unpack_treebank(bundle, bundle.parent / "unpacked") if p.name == "dev.spacy"]
+    docs = list(DocBin().from_disk(spacy_file).get_docs(spacy.blank("grc").vocab))
+    assert docs[0].text.startswith("μῆνιν")
+    damaged = bundle / "treebank" / "fold0_dev.spacy.xz"
     data = damaged.read_bytes()
     damaged.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
     try:
