@@ -159,7 +159,7 @@ def parse_shape(spec: str) -> dict[str, int]:
     return {"d_model": int(m.group(1)), "n_heads": int(m.group(2)), "depth": int(m.group(3))}
 
 
-def cpu_letters_per_s(shape: dict[str, int], preset: str, *, letters: int = 2048, repeats: int = 3) -> float:
+def cpu_letters_per_s(shape: dict[str, int], preset: str, *, letters: int = 2048, repeats: int = 2) -> float:
     """Forward letters/s of a random backbone of ``shape`` on one CPU thread (inference)."""
     from stoicheia_spacy import alphabet as A
 
@@ -183,17 +183,18 @@ def cpu_letters_per_s(shape: dict[str, int], preset: str, *, letters: int = 2048
         torch.set_num_threads(threads)
 
 
-def admissible(shapes: Sequence[str], preset: str, *, max_backbone_mb: float, min_cpu_ratio: float) -> list[dict[str, Any]]:
+def admissible(shapes: Sequence[str], preset: str, *, max_backbone_mb: float, min_cpu_ratio: float,
+               letters: int = 2048) -> list[dict[str, Any]]:
     """Each shape with its bf16 size, CPU letters/s ratio to the shipped shape, and verdict."""
     from .model import build_model, count_parameters
 
-    ref = cpu_letters_per_s(SHIPPED_SHAPE, preset)
+    ref = cpu_letters_per_s(SHIPPED_SHAPE, preset, letters=letters)
     out = []
     for spec in shapes:
         shape = parse_shape(spec)
         cfg = build_config(preset, "published", [f"model.{k}={v}" for k, v in shape.items()])
         params = count_parameters(build_model(cfg.model_config()))
-        ratio = cpu_letters_per_s(shape, preset) / ref
+        ratio = cpu_letters_per_s(shape, preset, letters=letters) / ref
         mb = 2 * params / 1e6
         out.append({"shape": spec, "params": params, "bf16_mb": round(mb, 2), "cpu_ratio": round(ratio, 3),
                     "ok": mb <= max_backbone_mb and ratio >= min_cpu_ratio})
@@ -207,6 +208,7 @@ def main_sweep(argv: Sequence[str]) -> int:
     p.add_argument("--seconds-each", type=float, required=True, help="training seconds per shape")
     p.add_argument("--max-backbone-mb", type=float, default=60.0, help="bf16 backbone size limit (MB)")
     p.add_argument("--min-cpu-ratio", type=float, default=0.8, help="CPU letters/s per thread vs the shipped shape")
+    p.add_argument("--cpu-letters", type=int, default=2048, help="letters per timed CPU forward")
     args = p.parse_args(list(argv))
     run, out = Path(args.run), Path(args.out)
     run.mkdir(parents=True, exist_ok=True)
@@ -219,7 +221,8 @@ def main_sweep(argv: Sequence[str]) -> int:
         state = json.loads(restored.read_text(encoding="utf-8"))
     else:
         state = {"candidates": admissible(args.shapes.split(","), args.preset, max_backbone_mb=args.max_backbone_mb,
-                                          min_cpu_ratio=args.min_cpu_ratio), "results": {}}
+                                          min_cpu_ratio=args.min_cpu_ratio, letters=args.cpu_letters),
+                 "results": {}}
     t0 = time.perf_counter()
     try:
         for cand in state["candidates"]:

@@ -196,3 +196,19 @@ def test_bench_on_the_bundle_prints_the_ratio_to_synthetic_rows(bundle: Path, tm
     assert "end-to-end on the bundle / synthetic rows" in out
     results = json.loads((tmp_path / "b.json").read_text())["results"]
     assert [r["data"] for r in results] == ["synthetic", "bundle"] and results[1]["ratio_to_synthetic"] > 0
+
+
+def test_sweep_rejects_shapes_over_the_limits_and_ranks_the_rest(bundle: Path, tmp_path: Path) -> None:
+    from pretrain.chain import main_sweep
+
+    torch.set_num_threads(1)
+    args = ["--data", str(bundle), "--run", str(tmp_path / "sweep"), "--out", str(tmp_path / "out"),
+            "--shapes", "d64h4x2,d96h4x2", "--seconds-each", "2", "--call-s", "60", "--max-backbone-mb", "0.3",
+            "--cpu-letters", "256", "--preset", "tiny", "--train-preset", "smoke", "--device", "cpu", "--threads", "1",
+            "--set", "train.calibrate_steps=2"]
+    assert main_sweep(args) == 0
+    state = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    verdict = {c["shape"]: c for c in state["candidates"]}
+    assert verdict["d64h4x2"]["ok"] and not verdict["d96h4x2"]["ok"]  # 0.2 vs 0.4 MB in bf16
+    assert verdict["d64h4x2"]["cpu_ratio"] > 1  # far smaller than the shipped shape
+    assert state["best"] == "d64h4x2" and state["results"]["d64h4x2"]["best_dev_bpc"] > 0
