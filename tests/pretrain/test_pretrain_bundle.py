@@ -212,3 +212,22 @@ def test_sweep_rejects_shapes_over_the_limits_and_ranks_the_rest(bundle: Path, t
     assert verdict["d64h4x2"]["ok"] and not verdict["d96h4x2"]["ok"]  # 0.2 vs 0.4 MB in bf16
     assert verdict["d64h4x2"]["cpu_ratio"] > 1  # far smaller than the shipped shape
     assert state["best"] == "d64h4x2" and state["results"]["d64h4x2"]["best_dev_bpc"] > 0
+
+
+def test_bundle_run_resumes_with_the_losses_of_an_uninterrupted_one(bundle: Path, tmp_path: Path) -> None:
+    from pretrain.trainer import SimulatedCrash, Trainer
+
+    overrides = ["train.max_steps=8", "train.ckpt_every=3", "train.eval_every=4", "train.accum=2",
+                 "train.micro_rows=1", "train.threads=1", "train.device=cpu"]
+
+    def trainer(out: Path, *extra: str) -> Trainer:
+        return Trainer(build_config("tiny", "smoke", [*overrides, *extra]), str(bundle), out)
+
+    full = trainer(tmp_path / "full").run()
+    assert full.step == 8 and full.losses()[-1] < full.losses()[0]
+    with pytest.raises(SimulatedCrash):
+        trainer(tmp_path / "crash", "train.fail_at_step=5").run()
+    resumed = trainer(tmp_path / "crash").run()
+    assert resumed.losses() == pytest.approx(full.losses(), rel=0, abs=1e-6)
+    assert [h["dev_bpc"] for h in resumed.history if "dev_bpc" in h] == pytest.approx(
+        [h["dev_bpc"] for h in full.history if "dev_bpc" in h], abs=1e-6)
