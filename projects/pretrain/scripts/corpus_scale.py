@@ -100,7 +100,12 @@ def main() -> None:
     letters = sum(v["letters"] or 0 for v in sources.values())
     peak_mib = max([s["peak_rss_mib"] for s in steps.values()] + ([int(peak.group(1)) / 1024] if peak else []))
     factor = PAPER_WORDS / words if words else float("nan")
+    done = [name for name in ("normalize", "tiers", "folds", "doc-clean", "verify", "report")
+            if re.search(rf"={{3,}} {re.escape(name)} ={{3,}}", log)]
+    complete = (args.corpus / "manifests" / "verify.json").is_file() and wall is not None
     scale = {
+        "complete": complete,
+        "steps_started": done,
         "command": "cd projects/corpus && /usr/bin/time -v nice -n 5 python -m weasel run all . --vars.sample 0",
         "machine": "2 CPU cores shared with ~8 other jobs (timings are upper bounds)",
         "wall_seconds": round(seconds, 1),
