@@ -82,20 +82,20 @@ def _doc_clean_records(path: Path, counts: dict[str, int],
 
     ids, grams = holdout
     with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            rec = json.loads(line)
-            if ids and (str(rec.get("id")) in ids or not grams.isdisjoint(_ngrams(rec["text"]))):
-                counts["held_out_dropped"] = counts.get("held_out_dropped", 0) + 1
-                continue
-            try:
-                planes = encode_planes(rec["text"])
-            except StoicheiaError:
-                counts["codec_rejected"] = counts.get("codec_rejected", 0) + 1
-                continue
-            tier = str(rec.get("tier") or "gold").lower()
-            yield planes, TIER_NAMES.index(tier) if tier in TIER_NAMES else 0
+        rows = [json.loads(line) for line in fh if line.strip()]
+    # editions of one work from several sources side by side, so that xz finds their shared text
+    rows.sort(key=lambda r: (str(r.get("work") or ""), str(r.get("id") or "")))
+    for rec in rows:
+        if ids and (str(rec.get("id")) in ids or not grams.isdisjoint(_ngrams(rec["text"]))):
+            counts["held_out_dropped"] = counts.get("held_out_dropped", 0) + 1
+            continue
+        try:
+            planes = encode_planes(rec["text"])
+        except StoicheiaError:
+            counts["codec_rejected"] = counts.get("codec_rejected", 0) + 1
+            continue
+        tier = str(rec.get("tier") or "gold").lower()
+        yield planes, TIER_NAMES.index(tier) if tier in TIER_NAMES else 0
 
 
 def build_pretrain(corpus: Path, out: Path, *, limit: int | None = None, holdout: Path | None = None) -> dict[str, Any]:
