@@ -1,4 +1,4 @@
-"""Command line: ``python -m pretrain {train,export,export-random,bench,presets} ...``.
+"""Command line: ``python -m pretrain {train,export,export-random,bench,presets,bundle,split,reassemble,chain,sweep} ...``.
 
 Examples::
 
@@ -63,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     rnd.add_argument("--seed", type=int, default=0)
 
     sub.add_parser("bench", help="training throughput benchmark (see pretrain/BENCHMARKS.md)", add_help=False)
+    sub.add_parser("bundle", help="build the portable training bundle (.bundle/)", add_help=False)
+    sub.add_parser("split", help="cut weights into <= 15 MiB parts", add_help=False)
+    sub.add_parser("reassemble", help="verify parts (sha256) and install them", add_help=False)
+    sub.add_parser("chain", help="one <= 10-minute step of a chained, time-budgeted run", add_help=False)
+    sub.add_parser("sweep", help="shape sweep: lowest dev bpc within the product limits", add_help=False)
     sub.add_parser("presets", help="print the training presets")
     return parser
 
@@ -98,6 +103,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .bench import main as bench_main
 
         return bench_main(argv[1:])
+    if argv and argv[0] == "bundle":
+        from .bundle import main as bundle_main
+
+        return bundle_main(argv[1:])
+    if argv and argv[0] in {"split", "reassemble"}:
+        from .parts import main_reassemble, main_split
+
+        return (main_split if argv[0] == "split" else main_reassemble)(argv[1:])
+    if argv and argv[0] in {"chain", "sweep"}:
+        from .chain import main_chain, main_sweep
+
+        return (main_chain if argv[0] == "chain" else main_sweep)(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         if args.command == "train":

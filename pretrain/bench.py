@@ -95,8 +95,11 @@ def bench_preset(
     warmup: int,
     compile_model: bool = False,
     overrides: dict[str, Any] | None = None,
+    stream: Any = None,
 ) -> dict[str, Any]:
-    """Letters/s and model TFLOP/s of full training steps of ``preset``."""
+    """Letters/s and model TFLOP/s of full training steps of ``preset``: on fixed synthetic
+    rows, or, with ``stream`` (a ``pretrain.planes.PlaneStream``), end to end on real data
+    (window sampling, published corruption and packing on the device inside every step)."""
     from stoicheia_spacy.backbone import StoicheiaConfig
 
     raw = StoicheiaConfig.preset(preset).to_dict()
@@ -112,10 +115,16 @@ def bench_preset(
         **({"fused": True} if device.type == "cuda" else {}),
     )
     data = synthetic_rows(rows, row_len, seg_len, np.random.default_rng(0))
-    dens = O.denominators(data)
-    batch = O.collate(data, device)
+    fixed = (O.collate(data, device), O.denominators(data))
 
     def step() -> None:
+        if stream is None:
+            batch, dens = fixed
+        else:
+            from .planes import batch_denominators
+
+            batch = stream.next_batch(rows)
+            dens = batch_denominators(batch)
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
             out = fwd(batch["input_ids"], batch["boundary"], batch["dia"], batch["punct"], seg_id=batch["seg_id"])
         O.combine(O.numerators(out, batch), dens, 0.1).backward()
@@ -144,6 +153,7 @@ def bench_preset(
         "seg_len": seg_len,
         "rows": rows,
         "steps": steps,
+        "data": "synthetic" if stream is None else "bundle",
         "step_s": elapsed / steps,
         "letters_s": letters_s,
         "model_tflops": letters_s * flops / 1e12,
@@ -166,6 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--compile", action="store_true")
     p.add_argument("--quick", action="store_true", help="tiny preset, 2 short steps (a smoke run)")
     p.add_argument("--json", help="also write the results to this file")
+    p.add_argument("--data", help="a training bundle: also time end-to-end steps on its pre-encoded planes "
+                   "(same shape and batch) and print the ratio to synthetic rows")
+    p.add_argument("--shape", help="d<d_model>h<heads>x<depth> overriding the preset's shape, e.g. d384h6x12")
     args = p.parse_args(list(argv or []))
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -185,16 +198,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     for preset in presets:
         if cuda:
             torch.cuda.empty_cache()
-        r = bench_preset(preset, device, row_len=row_len, seg_len=seg_len, rows=rows, steps=steps,
-                         warmup=args.warmup, compile_model=args.compile)
-        r["gemm_tflops"] = gemm
-        r["mfu"] = r["model_tflops"] / gemm if gemm > 0 else math.nan
-        results.append(r)
-        print(
-            f"{preset:>6} {r['params'] / 1e6:8.1f}M  row {row_len} x {rows}  {r['step_s']:.3f} s/step  "
-            f"{r['letters_s']:,.0f} letters/s  {r['model_tflops']:.3f} TFLOP/s  MFU {r['mfu']:.1%} of measured GEMM"
-        )
+        shape: dict[str, Any] = {}
+        if args.shape:
+            from .chain import parse_shape
+
+            shape = dict(parse_shape(args.shape))
+        kinds: list[Any] = [None]
+        if args.data:
+            from .config import DataConfig
+            from .planes import PlaneStream, read_plane_corpus
+
+            data_cfg = DataConfig(row_len=row_len, max_window=seg_len)
+            corpus = read_plane_corpus(f"{args.data}/pretrain", "train")
+            kinds.append(PlaneStream(corpus, data_cfg, seed=0, device=device))
+        pair = []
+        for stream in kinds:
+            r = bench_preset(preset, device, row_len=row_len, seg_len=seg_len, rows=rows, steps=steps,
+                             warmup=args.warmup, compile_model=args.compile, overrides=shape, stream=stream)
+            r["gemm_tflops"] = gemm
+            r["mfu"] = r["model_tflops"] / gemm if gemm > 0 else math.nan
+            r["shape"] = args.shape or preset
+            results.append(r)
+            pair.append(r)
+            print(
+                f"{preset:>6} {r['params'] / 1e6:8.1f}M  {r['data']:>9}  row {row_len} x {rows}  {r['step_s']:.3f} s/step  "
+                f"{r['letters_s']:,.0f} letters/s  {r['model_tflops']:.3f} TFLOP/s  MFU {r['mfu']:.1%} of measured GEMM"
+            )
+        if len(pair) == 2:
+            ratio = pair[1]["letters_s"] / pair[0]["letters_s"]
+            pair[1]["ratio_to_synthetic"] = ratio
+            print(f"{preset:>6} end-to-end on the bundle / synthetic rows: {ratio:.3f} (target >= 0.8 on GPU)")
     if args.json:
+        meta = {"command": "python -m pretrain bench " + " ".join(argv or []), "torch": torch.__version__,
+                "threads": torch.get_num_threads(), "date": time.strftime("%Y-%m-%d", time.gmtime())}
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(results, fh, indent=2)
+            json.dump({"meta": meta, "results": results}, fh, indent=2)
     return 0

@@ -67,6 +67,9 @@ class TrainConfig:
     bf16: bool = True  # bf16 autocast on CUDA (ignored on CPU)
     threads: int = 0  # torch CPU threads (0 = leave torch's default)
     fail_at_step: int = -1  # testing hook: raise after this step completed (crash simulation)
+    time_budget_s: float = 0.0  # > 0: train for this many seconds in all (max_steps set after calibration)
+    call_budget_s: float = 0.0  # > 0: checkpoint and stop this process after this many seconds (chain steps)
+    calibrate_steps: int = 20  # steps timed (after 2 warm-up steps) to turn time_budget_s into max_steps
 
 
 @dataclass
@@ -245,5 +248,7 @@ def validate(cfg: RunConfig) -> None:
         raise ConfigError(f"train.device must be auto, cpu or cuda, not {t.device!r}")
     if t.dist not in {"ddp", "fsdp"}:
         raise ConfigError(f"train.dist must be ddp or fsdp, not {t.dist!r}")
+    if t.time_budget_s < 0 or t.call_budget_s < 0 or t.calibrate_steps < 1:
+        raise ConfigError("train.time_budget_s and train.call_budget_s must be >= 0, train.calibrate_steps >= 1")
     if not 0.0 <= t.warmup_frac < 1.0 or not 0.0 < t.decay_frac <= 1.0:
         raise ConfigError("train.warmup_frac must be in [0, 1) and train.decay_frac in (0, 1]")

@@ -22,17 +22,23 @@ class Schedule:
     def __init__(self, train: TrainConfig, data: DataConfig) -> None:
         self.train = train
         self.data = data
-        self.warmup = round(train.warmup_frac * train.max_steps)
-        self.decay_len = max(1, round(train.decay_frac * train.max_steps))
+        self.calibrated = False
+        self.resize(train.max_steps)
         self.triggered_at: int | None = None
         self.best = math.inf
         self.best_step = -1
         self.bad_evals = 0
 
+    def resize(self, max_steps: int) -> None:
+        """Set the run length (a time budget turned into steps); warmup and decay follow."""
+        self.max_steps = max(1, int(max_steps))
+        self.warmup = round(self.train.warmup_frac * self.max_steps)
+        self.decay_len = max(1, round(self.train.decay_frac * self.max_steps))
+
     @property
     def decay_start(self) -> int:
         """Step at which the cosine decay starts (plateau trigger or the latest start)."""
-        latest = max(self.warmup, self.train.max_steps - self.decay_len)
+        latest = max(self.warmup, self.max_steps - self.decay_len)
         return latest if self.triggered_at is None else min(self.triggered_at, latest)
 
     @property
@@ -78,6 +84,8 @@ class Schedule:
             "best": self.best,
             "best_step": self.best_step,
             "bad_evals": self.bad_evals,
+            "max_steps": self.max_steps,
+            "calibrated": self.calibrated,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -85,3 +93,6 @@ class Schedule:
         self.best = float(state["best"])
         self.best_step = int(state["best_step"])
         self.bad_evals = int(state["bad_evals"])
+        if "max_steps" in state:
+            self.resize(int(state["max_steps"]))
+        self.calibrated = bool(state.get("calibrated", False))

@@ -26,6 +26,7 @@ import torch
 import torch.distributed.tensor
 
 from . import objective as O
+from .bundle import is_bundle
 from .checkpoint import (
     atomic_torch_save,
     atomic_write_text,
@@ -48,6 +49,7 @@ from .distributed import (
     wrap_model,
 )
 from .model import build_model, count_parameters, matrix_parameter_names, param_groups
+from .planes import PlaneStream, batch_denominators, dev_rows_from_planes, read_plane_corpus
 from .sampling import IGNORE, make_sampler
 
 log = logging.getLogger("pretrain")
@@ -65,6 +67,7 @@ class TrainResult:
     best_dev_bpc: float
     best_step: int
     history: list[dict[str, Any]] = field(default_factory=list)
+    finished: bool = True  # False when a call budget stopped the run before its end
 
     def losses(self) -> list[float]:
         return [h["loss"] for h in self.history if "loss" in h]
@@ -122,12 +125,20 @@ class Trainer:
         from .schedule import Schedule
 
         self.schedule = Schedule(t, cfg.data)
-        paths = resolve_paths(data)
-        self.paths = paths
         sampler = make_sampler(cfg.data.sampler)
-        self.stream = TrainStream(paths, cfg.data, sampler, seed=t.seed, encoder=encoder)
-        self.dev_rows = build_dev_rows(paths, cfg.data, sampler, seed=t.seed, encoder=encoder)
+        self.stream: TrainStream | PlaneStream
+        if isinstance(data, str | Path) and is_bundle(data):
+            # pre-encoded planes: batches are corrupted and packed on the training device
+            pre = Path(data) / "pretrain"
+            self.stream = PlaneStream(read_plane_corpus(pre, "train"), cfg.data, seed=t.seed, device=self.device)
+            dev = read_plane_corpus(pre, "dev")
+            self.dev_rows = dev_rows_from_planes(dev, cfg.data, sampler, seed=t.seed) if cfg.data.dev_fraction > 0 else []
+        else:
+            paths = resolve_paths(data)
+            self.stream = TrainStream(paths, cfg.data, sampler, seed=t.seed, encoder=encoder)
+            self.dev_rows = build_dev_rows(paths, cfg.data, sampler, seed=t.seed, encoder=encoder)
         self.step = 0
+        self.train_seconds = 0.0
         self.history: list[dict[str, Any]] = []
 
     # -- evaluation ----------------------------------------------------------------
@@ -171,9 +182,40 @@ class Trainer:
                 "history": self.history,
                 "model_config": self.model_config.to_dict(),
                 "run_config": self.cfg.to_dict(),
+                "train_seconds": self.train_seconds,
             },
             self.out / "last.pt",
         )
+
+    def save_resume(self, path: Path) -> None:
+        """Weights (bf16) and loop state without the optimiser: what a chain step sends back
+        so that a lost machine can be replaced (``resume.pt``, see ``load_resume``)."""
+        msd, _ = full_state(self.model, self.optimizer)
+        if not self.info.is_main:
+            return
+        atomic_torch_save(
+            {
+                "step": self.step,
+                "model": {k: v.to(torch.bfloat16) if v.is_floating_point() else v for k, v in msd.items()},
+                "schedule": self.schedule.state_dict(),
+                "data": self.stream.state_dict(),
+                "history": self.history,
+                "model_config": self.model_config.to_dict(),
+                "train_seconds": self.train_seconds,
+            },
+            path,
+        )
+
+    def load_resume(self, path: Path) -> None:
+        """Continue from a ``resume.pt``: weights and loop state, a fresh optimiser."""
+        state = load_checkpoint(path)
+        weights = {k: v.float() if v.is_floating_point() else v for k, v in state["model"].items()}
+        self.raw_model.load_state_dict(weights)
+        self.schedule.load_state_dict(state["schedule"])
+        self.stream.load_state_dict(state["data"])
+        self.step = int(state["step"])
+        self.history = list(state["history"])
+        self.train_seconds = float(state.get("train_seconds", 0.0))
 
     def save_best(self, bpc: float) -> None:
         msd, _ = full_state(self.model, self.optimizer) if is_fsdp(self.model) else (None, None)
@@ -194,6 +236,7 @@ class Trainer:
         set_rng_state(state["rng"])
         self.step = int(state["step"])
         self.history = list(state["history"])
+        self.train_seconds = float(state.get("train_seconds", 0.0))
 
     # -- the loop ------------------------------------------------------------------
     def _log(self, entry: dict[str, Any]) -> None:
@@ -207,14 +250,27 @@ class Trainer:
         t = self.cfg.train
         info = self.info
         self.stream.set_tier_weights(self.schedule.tier_weights(self.step))
-        rows = self.stream.next_rows(self.cfg.global_rows(info.world_size))
-        dens = O.denominators(rows)
-        letters = int(sum(int((r["seg_id"] > 0).sum()) for r in rows))
         share = t.micro_rows * t.accum
-        mine = rows[info.rank * share : (info.rank + 1) * share]
-        total = torch.zeros((), dtype=torch.float64)
+        n_rows = self.cfg.global_rows(info.world_size)
+        if isinstance(self.stream, PlaneStream):
+            full = self.stream.next_batch(n_rows)
+            dens = batch_denominators(full)
+            letters = n_rows * self.cfg.data.row_len
+            mine_t = {k: v[info.rank * share : (info.rank + 1) * share] for k, v in full.items()}
+
+            def micro(k: int) -> dict[str, torch.Tensor]:
+                return {name: v[k * t.micro_rows : (k + 1) * t.micro_rows] for name, v in mine_t.items()}
+        else:
+            rows = self.stream.next_rows(n_rows)
+            dens = O.denominators(rows)
+            letters = int(sum(int((r["seg_id"] > 0).sum()) for r in rows))
+            mine = rows[info.rank * share : (info.rank + 1) * share]
+
+            def micro(k: int) -> dict[str, torch.Tensor]:
+                return O.collate(mine[k * t.micro_rows : (k + 1) * t.micro_rows], self.device)
+        total = torch.zeros((), dtype=torch.float64, device=self.device)
         for k in range(t.accum):
-            batch = O.collate(mine[k * t.micro_rows : (k + 1) * t.micro_rows], self.device)
+            batch = micro(k)
             last = k == t.accum - 1
             sync = no_sync(self.model, last or not info.enabled)
             with sync:
@@ -222,7 +278,7 @@ class Trainer:
                     out = _forward(self.forward_model, batch)
                 loss = O.combine(O.numerators(out, batch), dens, t.aux_weight)
                 (loss * info.world_size).backward()
-            total += loss.detach().double().cpu()
+            total += loss.detach().double()
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip)
         if isinstance(grad_norm, torch.distributed.tensor.DTensor):
             grad_norm = grad_norm.full_tensor()
@@ -232,7 +288,7 @@ class Trainer:
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step += 1
-        total = all_reduce_sum(total.to(self.device), info).cpu()
+        total = all_reduce_sum(total, info).cpu()
         return {
             "step": self.step,
             "loss": float(total),
@@ -248,9 +304,13 @@ class Trainer:
             self.out.mkdir(parents=True, exist_ok=True)
             atomic_write_text(self.cfg.to_json() + "\n", self.out / "run.json")
         last = self.out / "last.pt"
-        if self.resume and last.is_file():
-            self.load_checkpoint(last)
-            log.info("resumed from %s at step %d", last, self.step)
+        returned = self.out / "resume.pt"
+        if self.resume and (last.is_file() or returned.is_file()):
+            if last.is_file():
+                self.load_checkpoint(last)
+            else:  # the machine was lost: continue from the weights that came back
+                self.load_resume(returned)
+            log.info("resumed from %s at step %d", last if last.is_file() else returned, self.step)
             if self.info.is_main:
                 atomic_write_text("".join(json.dumps(h) + "\n" for h in self.history), self.out / "metrics.jsonl")
         elif self.info.is_main and (self.out / "metrics.jsonl").exists():
@@ -262,11 +322,23 @@ class Trainer:
             )
         self.model.train()
         window_letters, window_t0 = 0, time.perf_counter()
+        call_t0 = tick = time.perf_counter()
+        first_step = self.step
+        calib_t0: float | None = None
         last_bpc = math.nan
-        while self.step < min(self.schedule.end_step, t.max_steps):
+        finished = True
+        while self.step < min(self.schedule.end_step, self.schedule.max_steps):
             entry = self.train_step()
+            now = time.perf_counter()
+            self.train_seconds += now - tick
+            tick = now
+            if self.step == first_step + 2:  # after compilation and warm-up
+                calib_t0 = now
+            if t.time_budget_s > 0 and not self.schedule.calibrated and self.step == first_step + 2 + t.calibrate_steps:
+                self._calibrate((now - (calib_t0 or call_t0)) / t.calibrate_steps)
+                tick = time.perf_counter()
             window_letters += entry["letters"]
-            if self.step % t.eval_every == 0 or self.step >= min(self.schedule.end_step, t.max_steps):
+            if self.step % t.eval_every == 0 or self.step >= min(self.schedule.end_step, self.schedule.max_steps):
                 last_bpc = self.evaluate()
                 entry["dev_bpc"] = last_bpc
                 if not math.isnan(last_bpc) and self.schedule.report_dev(self.step, last_bpc):
@@ -280,11 +352,20 @@ class Trainer:
                     window_letters / elapsed,
                 )
                 window_letters, window_t0 = 0, time.perf_counter()
-            done = self.step >= min(self.schedule.end_step, t.max_steps)
-            if self.step % t.ckpt_every == 0 or done:
+            done = self.step >= min(self.schedule.end_step, self.schedule.max_steps)
+            out_of_time = t.call_budget_s > 0 and time.perf_counter() - call_t0 >= t.call_budget_s and not done
+            if self.step % t.ckpt_every == 0 or done or out_of_time:
                 self.save_checkpoint()
+            self.train_seconds += time.perf_counter() - tick
+            tick = time.perf_counter()
             if t.fail_at_step == self.step:
                 raise SimulatedCrash(f"simulated crash after step {self.step}")
+            if out_of_time:
+                log.info("call budget of %.0f s spent at step %d: checkpointed, stopping", t.call_budget_s, self.step)
+                finished = False
+                break
+        if not finished:
+            return TrainResult(self.step, self.schedule.best, self.schedule.best_step, self.history, finished=False)
         if self.info.is_main:
             from .export import export_run
 
@@ -293,6 +374,23 @@ class Trainer:
             except Exception as exc:  # export is a convenience here; the checkpoints are kept
                 log.warning("export of the best step failed: %s", exc)
         return TrainResult(self.step, self.schedule.best, self.schedule.best_step, self.history)
+
+    def _calibrate(self, step_s: float) -> None:
+        """Turn ``train.time_budget_s`` into a number of steps: measured seconds per step
+        plus the cost of one dev evaluation spread over ``eval_every`` steps."""
+        t = self.cfg.train
+        t0 = time.perf_counter()
+        self.evaluate()
+        eval_s = time.perf_counter() - t0
+        per_step = step_s + eval_s / max(t.eval_every, 1)
+        left = max(t.time_budget_s - self.train_seconds, 0.0)
+        total = self.step + max(int(left / per_step), 1)
+        self.schedule.resize(total)
+        self.schedule.calibrated = True
+        log.info(
+            "time budget %.0f s: %.3f s/step, dev eval %.1f s -> %d steps in all",
+            t.time_budget_s, step_s, eval_s, total,
+        )
 
 
 def train(cfg: RunConfig, data: str | Sequence[str | Path], out_dir: str | Path, **kwargs: Any) -> TrainResult:

@@ -21,8 +21,10 @@ def test_flops_per_letter_of_paper_is_six_times_the_matrix_parameters_plus_atten
 def test_quick_bench_reports_throughput(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     assert main(["--quick", "--device", "cpu", "--threads", "1", "--warmup", "0", "--json", str(out)]) == 0
-    (result,) = json.loads(out.read_text(encoding="utf-8"))
+    report = json.loads(out.read_text(encoding="utf-8"))
+    (result,) = report["results"]
     assert result["preset"] == "tiny" and result["letters_s"] > 0 and 0 < result["mfu"]
+    assert result["data"] == "synthetic" and report["meta"]["command"].startswith("python -m pretrain bench --quick")
 
 
 def test_weight_decay_only_on_matrices() -> None:

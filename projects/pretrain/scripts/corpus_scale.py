@@ -1,0 +1,140 @@
+"""Counts and scale figures of a full corpus-workflow run, for projects/corpus/metrics_full/.
+
+Usage (repo root, after ``cd projects/corpus && /usr/bin/time -v python -m weasel run all .
+--vars.sample 0 > LOG 2>&1`` with a sampler writing ``EPOCH STEP RSS_KB`` lines every few
+seconds to MONITOR)::
+
+    python projects/pretrain/scripts/corpus_scale.py --corpus projects/corpus/corpus \
+        --log LOG --monitor MONITOR --out projects/corpus/metrics_full
+
+Writes ``counts.json`` (records, letters, words per source; tiers; per-fold and doc-clean
+splits; verify summary), ``scale.json`` (wall seconds and peak RSS per step, records/s,
+words/s, and a linear extrapolation to the paper's ~361 M words) and copies the small
+products (``manifests/*.json``, ``report.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+PAPER_WORDS = 361_000_000
+
+
+def _load(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _jsonl_counts(path: Path) -> dict[str, int]:
+    records = letters = 0
+    if path.is_file():
+        from stoicheia_spacy.codec import encode_planes
+
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    records += 1
+                    letters += len(encode_planes(json.loads(line)["text"]))
+    return {"records": records, "letters": letters}
+
+
+def steps_from_monitor(path: Path) -> dict[str, dict[str, float]]:
+    """Wall seconds (first to last sample) and peak RSS (MiB) of each workflow step."""
+    steps: dict[str, dict[str, float]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if len(parts) != 3:
+            continue
+        t, step, rss = float(parts[0]), parts[1], float(parts[2]) / 1024
+        s = steps.setdefault(step, {"start": t, "end": t, "peak_rss_mib": 0.0})
+        s["end"] = t
+        s["peak_rss_mib"] = max(s["peak_rss_mib"], rss)
+    names = list(steps)
+    for i, name in enumerate(names):  # a step lasts until the next one starts
+        end = steps[names[i + 1]]["start"] if i + 1 < len(names) else steps[name]["end"]
+        steps[name] = {"seconds": round(end - steps[name]["start"], 1), "peak_rss_mib": round(steps[name]["peak_rss_mib"], 1)}
+    return steps
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--corpus", type=Path, required=True)
+    p.add_argument("--log", type=Path, required=True)
+    p.add_argument("--monitor", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    args = p.parse_args()
+    stats = args.corpus / "stats"
+    norm = _load(stats / "normalize.json") or {}
+    sources = {k: {f: v.get(f) for f in ("records", "letters", "words", "sentences", "kind")}
+               for k, v in norm.items() if isinstance(v, dict) and "records" in v}
+    folds = {d.name: {s: _jsonl_counts(d / f"{s}.jsonl") for s in ("train", "dev", "test")}
+             for d in sorted(args.corpus.glob("fold_*"), key=lambda d: int(d.name.split("_")[1]))}
+    doc_clean = {s: _jsonl_counts(args.corpus / "doc_clean" / f"{s}.jsonl") for s in ("train", "dev")}
+    counts = {
+        "sources": sources,
+        "tiers": _load(stats / "tiers.json"),
+        "works": _load(stats / "works.json"),
+        "folds_stats": _load(stats / "folds.json"),
+        "doc_clean_stats": _load(stats / "doc_clean.json"),
+        "folds": folds,
+        "doc_clean": doc_clean,
+        "verify": _load(args.corpus / "manifests" / "verify.json"),
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "counts.json").write_text(json.dumps(counts, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    steps = steps_from_monitor(args.monitor)
+    log = args.log.read_text(encoding="utf-8", errors="replace")
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", log)
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", log)
+    seconds = sum(s["seconds"] for s in steps.values())
+    if wall:
+        parts = [float(x) for x in wall.group(1).split(":")]
+        seconds = sum(v * 60 ** i for i, v in enumerate(reversed(parts)))
+    records = sum(v["records"] or 0 for v in sources.values())
+    words = sum(v["words"] or 0 for v in sources.values())
+    letters = sum(v["letters"] or 0 for v in sources.values())
+    peak_mib = max([s["peak_rss_mib"] for s in steps.values()] + ([int(peak.group(1)) / 1024] if peak else []))
+    factor = PAPER_WORDS / words if words else float("nan")
+    done = [name for name in ("normalize", "tiers", "folds", "doc-clean", "verify", "report")
+            if re.search(rf"={{3,}} {re.escape(name)} ={{3,}}", log)]
+    complete = (args.corpus / "manifests" / "verify.json").is_file() and wall is not None
+    scale = {
+        "complete": complete,
+        "steps_started": done,
+        "command": "cd projects/corpus && /usr/bin/time -v nice -n 5 python -m weasel run all . --vars.sample 0",
+        "machine": "2 CPU cores shared with ~8 other jobs (timings are upper bounds)",
+        "wall_seconds": round(seconds, 1),
+        "steps": steps,
+        "input": {"records": records, "words": words, "letters": letters},
+        "records_per_s": round(records / seconds, 2),
+        "words_per_s": round(words / seconds),
+        "letters_per_s": round(letters / seconds),
+        "peak_rss_mib": round(peak_mib, 1),
+        "extrapolation_361M_words": {
+            "assumption": "time and peak memory linear in words (the steps stream records except works/folds, "
+                          "which hold per-record MinHash signatures and n-gram sets: linear in the text)",
+            "factor": round(factor, 2),
+            "wall_hours": round(seconds * factor / 3600, 2),
+            "peak_rss_gib": round(peak_mib * factor / 1024, 1),
+        },
+    }
+    (args.out / "scale.json").write_text(json.dumps(scale, indent=1) + "\n", encoding="utf-8")
+    man = args.corpus / "manifests"
+    if man.is_dir():
+        (args.out / "manifests").mkdir(exist_ok=True)
+        for f in man.glob("*.json"):
+            if f.stat().st_size < 2_000_000:
+                shutil.copyfile(f, args.out / "manifests" / f.name)
+    report = args.corpus / "report" / "report.md"
+    if report.is_file():
+        shutil.copyfile(report, args.out / "report.md")
+    print(json.dumps({"doc_clean": doc_clean, "scale": {k: scale[k] for k in ("wall_seconds", "records_per_s", "peak_rss_mib")}}))
+
+
+if __name__ == "__main__":
+    main()
