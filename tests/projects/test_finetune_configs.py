@@ -1,0 +1,92 @@
+"""The fine-tuning configs of record (assets/configs/finetune/) run for a few CPU steps on the
+golden tiny backbone through projects/finetune/scripts/chain.py, so they cannot rot: the joint
+morphosyntax + diffusion config (stopped by the call deadline, then resumed from model-last, then
+exported in bf16 and scored by the parse harness) and the scanner config on real silver lines."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import spacy
+import torch
+from safetensors.torch import load_file
+from spacy.tokens import DocBin
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIGS = REPO / "assets" / "configs" / "finetune"
+SCRIPTS = REPO / "projects" / "finetune" / "scripts"
+TINY = REPO / "tests" / "fixtures" / "char_bert_tiny"
+torch.set_num_threads(1)
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+H = _load(REPO / "tests" / "morph" / "helpers.py", "morph_helpers")
+chain = _load(SCRIPTS / "chain.py", "finetune_chain")
+silver_docbin = _load(SCRIPTS / "silver_docbin.py", "finetune_silver_docbin")
+evaluate = _load(REPO / "projects" / "parse" / "scripts" / "evaluate.py", "parse_evaluate_ft")
+
+TINY_ENCODER = {f"components.stoicheia_encoder.model.{k}": v for k, v in H.TINY_MODEL.items() if k != "@architectures"}
+QUICK = {"training.max_steps": 3, "training.eval_frequency": 3, "training.patience": 0,
+         "training.batcher.size": 300, "nlp.batch_size": 8, "paths.backbone": str(TINY),
+         "system.gpu_allocator": None, **TINY_ENCODER}
+
+
+@pytest.fixture(scope="module")
+def treebank(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    nlp = spacy.blank("grc")
+    db = DocBin()
+    for sent in H.load_sentences():
+        db.add(H.gold_doc(nlp, sent))
+    path = tmp_path_factory.mktemp("corpus") / "sample.spacy"
+    db.to_disk(path)
+    return path
+
+
+def test_joint_config_stops_resumes_exports_and_scores(treebank: Path, tmp_path: Path) -> None:
+    out = tmp_path / "joint"
+    data = {"paths.train": str(treebank), "paths.dev": str(treebank), **QUICK}
+    first = chain.run_call(CONFIGS / "joint.cfg", out, data, call_s=0.0, gpu=-1)
+    assert first["calls"] == 1 and not first["done"] and (out / "model-last").is_dir()
+    second = chain.run_call(CONFIGS / "joint.cfg", out, data, call_s=600.0, gpu=-1)
+    assert second["calls"] == 2 and second["done"] and second["best"]
+    assert chain.run_call(CONFIGS / "joint.cfg", out, data, call_s=600.0, gpu=-1)["calls"] == 2  # done: no-op
+    saved = (out / "model-best" / "config.cfg").read_text()
+    assert chain.CALLBACK not in saved and "stoicheia_diffusion" in saved
+
+    export = chain.export_bf16(out / "model-best", tmp_path / "export")
+    weights = load_file(export / "stoicheia_encoder" / "model.safetensors")
+    assert all(v.dtype == torch.bfloat16 for v in weights.values() if v.is_floating_point())
+    nlp = evaluate.load_model(export)
+    assert nlp.pipe_names[-1] == "stoicheia_diffusion"
+    result = evaluate.evaluate_pipeline(nlp, treebank)
+    assert result["sentences"] == 12 and all(0.0 <= result[m] <= 100.0 for m in ("UPOS", "Lemma", "LAS"))
+
+
+def test_scanner_config_trains_on_silver(shared_data: Path, tmp_path: Path) -> None:
+    from stoicheia_spacy.scan.norma import read_norma
+    from stoicheia_spacy.scan.silver import build_silver
+
+    norma = read_norma(shared_data / "scansion" / "norma_syllabarum_graecarum.tar.xz")
+    lines, _ = build_silver(shared_data, norma, max_lines=12, use_html=False)
+    rows = [{"text": x.text, "macron": x.macron.tolist(), "scan": x.scan.tolist(), "meter": x.meter} for x in lines]
+    counts = silver_docbin.write_docbins(rows, tmp_path / "scansion", dev_every=4)
+    assert counts == {"train": 9, "dev": 3}
+    out = tmp_path / "scanner"
+    data = {"paths.train": str(tmp_path / "scansion" / "train.spacy"),
+            "paths.dev": str(tmp_path / "scansion" / "dev.spacy"), **QUICK}
+    status = chain.run_call(CONFIGS / "scanner.cfg", out, data, call_s=600.0, gpu=-1)
+    assert status["done"]
+    nlp = spacy.load(out / "model-last")
+    doc = nlp(rows[0]["text"])
+    assert doc._.verses and doc._.verses[0]._.scansion["pattern"]
