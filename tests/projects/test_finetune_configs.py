@@ -6,7 +6,6 @@ exported in bf16 and scored by the parse harness) and the scanner config on real
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 from types import ModuleType
 
