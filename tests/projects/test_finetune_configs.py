@@ -6,6 +6,7 @@ exported in bf16 and scored by the parse harness) and the scanner config on real
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from types import ModuleType
 
@@ -89,3 +90,17 @@ def test_scanner_config_trains_on_silver(shared_data: Path, tmp_path: Path) -> N
     nlp = spacy.load(out / "model-last")
     doc = nlp(rows[0]["text"])
     assert doc._.verses and doc._.verses[0]._.scansion["pattern"]
+
+
+def test_restore_config_of_record_sets_the_finetune_options(shared_data: Path, tmp_path: Path) -> None:
+    finetune = _load(REPO / "projects" / "restore" / "scripts" / "finetune.py", "restore_finetune_cfg")
+    out = tmp_path / "restore"
+    assert finetune.main(["--config", str(CONFIGS / "restore.cfg"), "--mirror", str(shared_data),
+                          "--init", str(TINY), "--top-layers", "1", "--lr", "0.0003", "--out", str(out), "--quick"]) == 0
+    report = json.loads((out / "train_report.json").read_text())
+    assert report["fold"] == 3 and report["minutes"] == 8.0  # from the config
+    assert report["top_layers"] == 1 and report["lr"] == 0.0003 and report["steps"] == 5  # command line / --quick win
+    bad = tmp_path / "bad.cfg"
+    bad.write_text("[finetune]\nlearning_rate = 0.1\n")
+    with pytest.raises(SystemExit, match="learning_rate"):
+        finetune.main(["--config", str(bad), "--mirror", str(shared_data), "--out", str(out)])

@@ -10,6 +10,9 @@ steps, the best dev score and ``done``; once done a call only exits 0.
 ``chain.py --export OUT/model-best DEST``: a copy whose backbone weights are bf16 (the shipped
 precision: the fp32 pipeline is ~2x larger than one transfer), ready for
 ``python -m pretrain split DEST --out $OUT/NAME``.
+
+``chain.py --export-backbone MODEL DEST [--dev-sample F]``: the pipeline's fine-tuned backbone as
+a released-format folder (``--model`` of restore_eval.py and accent's evaluate.py).
 """
 
 from __future__ import annotations
@@ -111,16 +114,34 @@ def export_bf16(model: Path, dest: Path) -> Path:
     return dest
 
 
+def export_backbone(model: Path, dest: Path, dev_sample: Path | None = None) -> Path:
+    """The fine-tuned backbone of a pipeline as a released-format folder (config.json +
+    model.safetensors, + the shipped model's ``dev_sample.jsonl``): what restore_eval.py and
+    accent's evaluate.py take as ``--model``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy2(model / "stoicheia_encoder" / name, dest / name)
+    if dev_sample is not None and dev_sample.is_file():
+        shutil.copy2(dev_sample, dest / "dev_sample.jsonl")
+    return dest
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("config", type=Path, nargs="?")
     p.add_argument("out", type=Path, nargs="?")
     p.add_argument("--call-s", type=float, default=480.0)
     p.add_argument("--gpu", type=int, default=-1)
-    p.add_argument("--export", nargs=2, type=Path, metavar=("MODEL", "DEST"))
+    p.add_argument("--export", nargs=2, type=Path, metavar=("MODEL", "DEST"), help="bf16 copy of a pipeline")
+    p.add_argument("--export-backbone", nargs=2, type=Path, metavar=("MODEL", "DEST"),
+                   help="the pipeline's backbone as a released-format folder")
+    p.add_argument("--dev-sample", type=Path, default=None, help="with --export-backbone: dev_sample.jsonl to copy")
     args, rest = p.parse_known_args(argv)
     if args.export:
         print(export_bf16(*args.export))
+        return 0
+    if args.export_backbone:
+        print(export_backbone(*args.export_backbone, args.dev_sample))
         return 0
     if args.config is None or args.out is None:
         p.error("CONFIG and OUT are required")
