@@ -91,6 +91,28 @@ def test_scanner_config_trains_on_silver(shared_data: Path, tmp_path: Path) -> N
     doc = nlp(rows[0]["text"])
     assert doc._.verses and doc._.verses[0]._.scansion["pattern"]
 
+    meter_arms = _load(SCRIPTS / "meter_arms.py", "finetune_meter_arms")
+    metrics = tmp_path / "metrics"
+    assert meter_arms.main([str(metrics / "meter" / "joint.json"), "--arm", f"pre0={out / 'model-last'}",
+                            "--random", f"rnd0={out / 'model-last'}", "--quick"]) == 0
+    scored = json.loads((metrics / "meter" / "joint.json").read_text())
+    assert 0.0 <= scored["arms"]["pre0"]["macron"]["accuracy"] <= 1.0
+    assert scored["pretrained_vs_random"]["mean_diff"] == 0.0  # the same pipeline twice
+
+    designs = _load(SCRIPTS / "designs.py", "finetune_designs")
+    (metrics / "parse").mkdir()
+    for arm, las in (("joint", [60.0, 62.0]), ("frozen", [50.0, 51.0])):
+        for seed, value in enumerate(las):
+            (metrics / "parse" / f"{arm}__fold0__seed{seed}__test.json").write_text(
+                json.dumps({"LAS": value, "UPOS": 90.0, "Lemma": 80.0}))
+    assert designs.main([str(metrics)]) == 0
+    rows = json.loads((metrics / "designs.json").read_text())
+    las_row = rows["parse LAS, shared AGDT test"]
+    assert las_row["winner"] == "A" and las_row["A_minus_B"] == 10.5 and las_row["A"]["n"] == 2
+    assert rows["parse UPOS, shared AGDT test"]["winner"] == "tie"
+    assert rows["macrons, Norma"]["A"]["n"] == 1 and rows["macrons, Norma"]["B"]["mean"] is None
+    assert "missing" in (metrics / "designs.md").read_text()
+
 
 def test_restore_config_of_record_sets_the_finetune_options(shared_data: Path, tmp_path: Path) -> None:
     finetune = _load(REPO / "projects" / "restore" / "scripts" / "finetune.py", "restore_finetune_cfg")
@@ -104,3 +126,29 @@ def test_restore_config_of_record_sets_the_finetune_options(shared_data: Path, t
     bad.write_text("[finetune]\nlearning_rate = 0.1\n")
     with pytest.raises(SystemExit, match="learning_rate"):
         finetune.main(["--config", str(bad), "--mirror", str(shared_data), "--out", str(out)])
+
+
+def test_gpu_step_trains_arms_in_order_and_returns_parts(treebank: Path, tmp_path: Path) -> None:
+    gpu_step = _load(SCRIPTS / "gpu_step.py", "finetune_gpu_step")
+    work = tmp_path / "work"
+    (work / "corpus" / "fold0").mkdir(parents=True)
+    for split in ("train", "dev"):
+        (work / "corpus" / "fold0" / f"{split}.spacy").write_bytes(treebank.read_bytes())
+    assert gpu_step.arm_spec("frozen_s2")[1]["system.seed"] == 2
+    with pytest.raises(SystemExit, match="unknown name"):
+        gpu_step.arm_spec("bogus_s0")
+    quick = [f"{k}={json.dumps(v)}" for k, v in QUICK.items() if k != "paths.backbone"]
+    can_split = importlib.util.find_spec("pretrain.parts") is not None  # the bundle tool (python -m pretrain)
+    out = tmp_path / "OUT" if can_split else None
+    argv = ["train", "--work", str(work), "--backbone", str(TINY), "--gpu", "-1", "--arms", "joint_s0,frozen_s0",
+            "--budget-s", "600", "--set", *quick] + (["--out", str(out)] if out else [])
+    assert gpu_step.main(argv) == 0
+    for arm in ("joint_s0", "frozen_s0"):
+        assert json.loads((work / "training" / arm / "status.json").read_text())["done"]
+    frozen = spacy.load(work / "training" / "frozen_s0" / "model-best")
+    assert frozen.get_pipe("stoicheia_diffusion").cfg["weight"] == 0.0
+    assert frozen.config["components"]["stoicheia_parser"]["model"]["tok2vec"]["grad_factor"] == 0.0
+    if out is not None:
+        status = json.loads((out / "status.json").read_text())
+        assert {v["state"] for v in status.values()} == {"returned now"}
+        assert (out / "joint_s0" / "parts.json").is_file()
