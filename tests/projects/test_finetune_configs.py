@@ -141,7 +141,7 @@ def test_gpu_step_trains_arms_in_order_and_returns_parts(treebank: Path, tmp_pat
     can_split = importlib.util.find_spec("pretrain.parts") is not None  # the bundle tool (python -m pretrain)
     out = tmp_path / "OUT" if can_split else None
     argv = ["train", "--work", str(work), "--backbone", str(TINY), "--gpu", "-1", "--arms", "joint_s0,frozen_s0",
-            "--budget-s", "600", "--set", *quick] + (["--out", str(out)] if out else [])
+            "--budget-s", "600", "--max-files", "40", "--set", *quick] + (["--out", str(out)] if out else [])
     assert gpu_step.main(argv) == 0
     for arm in ("joint_s0", "frozen_s0"):
         assert json.loads((work / "training" / arm / "status.json").read_text())["done"]
@@ -151,4 +151,9 @@ def test_gpu_step_trains_arms_in_order_and_returns_parts(treebank: Path, tmp_pat
     if out is not None:
         status = json.loads((out / "status.json").read_text())
         assert {v["state"] for v in status.values()} == {"returned now"}
-        assert (out / "joint_s0" / "parts.json").is_file()
+        assert not (work / "export" / "frozen_s0" / "stoicheia_encoder" / "model.safetensors").exists()
+        dest = tmp_path / "returned"
+        gpu_step.install(out, "joint_s0", dest, TINY)
+        installed = gpu_step.install(out, "frozen_s0", dest, TINY)  # the base backbone is put back
+        nlp = spacy.load(installed)
+        assert nlp("λέγει δὲ ὁ ἀνήρ.")[0].pos_

@@ -9,9 +9,15 @@ turns the scansion silver into DocBins and the papyri into JSON lines under WORK
 disk; seconds). ``train`` walks ARMS in order: an arm not done gets a ``chain.py`` call for the
 time left (each arm resumes from its ``model-last`` on the next call), the restoration overlay
 arm one ``finetune.py`` run of the time left; an arm done and not yet returned is exported (bf16)
-and cut into <= 15 MiB parts (``python -m pretrain split``) under OUT/ARM, at most
-``--max-return`` arms per call (8 files per transfer). OUT/status.json lists every arm's state.
-Arms whose parts came back in an earlier session: pass ``--skip``.
+and cut into <= 15 MiB parts (``python -m pretrain split``) under OUT/ARM while fewer than
+``--max-files`` part files were written (8 files per transfer; frozen-backbone arms travel
+without their unchanged backbone). OUT/status.json lists every arm's state. Arms whose parts
+came back in an earlier session: pass ``--skip``.
+
+    python projects/finetune/scripts/gpu_step.py install --files FILES_AT --arm joint_s0   (CPU)
+
+reassembles an arm's parts (sha256 checked) into projects/finetune/training/returned/ARM and puts
+a frozen arm's backbone back (the shipped one, or the returned joint arm's).
 """
 
 from __future__ import annotations
@@ -112,21 +118,56 @@ def train_arm(arm: str, work: Path, backbone: Path, seconds: float, gpu: int,
     return bool(chain.run_call(CONFIGS / config, out, overrides, seconds, gpu)["done"])
 
 
-def export_arm(arm: str, work: Path, out: Path) -> Path:
-    """bf16 pipeline (or the overlay folder) -> OUT/ARM/parts.json + pieces."""
+def frozen_source(arm: str) -> str | None:
+    """The backbone a frozen-backbone arm read ("base" or another arm), None if it trains it."""
+    _, overrides = arm_spec(arm)
+    if not any(k.endswith("grad_factor") for k in overrides):
+        return None
+    return str(overrides["paths.backbone"])[1:] if "paths.backbone" in overrides else "base"
+
+
+def export_arm(arm: str, work: Path) -> Path:
+    """bf16 pipeline (or the overlay folder) -> WORK/outgoing/ARM/parts.json + pieces.
+    A frozen-backbone arm travels without its (unchanged) backbone: ``backbone.txt`` names it
+    and ``install`` puts it back."""
     trained = work / "training" / arm
     if arm_spec(arm)[0] == "restore":
         src = trained
     else:
         model = trained / ("model-last" if arm.startswith("scanner") else "model-best")
         src = _chain().export_bf16(model, work / "export" / arm)
-    subprocess.run([sys.executable, "-m", "pretrain", "split", str(src), "--out", str(out / arm)], check=True, cwd=REPO)
-    return out / arm
+        source = frozen_source(arm)
+        if source is not None:
+            (src / "stoicheia_encoder" / "model.safetensors").unlink()
+            (src / "backbone.txt").write_text(source + "\n")
+    staged = work / "outgoing" / arm
+    if staged.exists():
+        shutil.rmtree(staged)
+    subprocess.run([sys.executable, "-m", "pretrain", "split", str(src), "--out", str(staged)], check=True, cwd=REPO)
+    return staged
+
+
+def install(files: Path, arm: str, dest: Path, base: Path) -> Path:
+    """CPU: reassemble ARM's parts (sha256 checked) into DEST/ARM; put a frozen arm's backbone back."""
+    target = dest / arm
+    subprocess.run([sys.executable, "-m", "pretrain", "reassemble", "--parts", str(files / arm), "--install",
+                    str(target)], check=True, cwd=REPO)
+    marker = target / "backbone.txt"
+    if marker.is_file():
+        source = marker.read_text().strip()
+        weights = base / "model.safetensors" if source == "base" else dest / source / "stoicheia_encoder" / "model.safetensors"
+        if not weights.is_file():
+            raise SystemExit(f"{arm} read the backbone of {source!r}: install that first ({weights} is missing)")
+        shutil.copy2(weights, target / "stoicheia_encoder" / "model.safetensors")
+    return target
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=("setup", "train"))
+    ap.add_argument("command", choices=("setup", "train", "install"))
+    ap.add_argument("--arm", default=None, help="install: the arm to install")
+    ap.add_argument("--files", type=Path, default=None, help="install: where the returned files lie")
+    ap.add_argument("--dest", type=Path, default=HERE.parent / "training" / "returned")
     ap.add_argument("--bundle", type=Path, default=REPO / ".bundle")
     ap.add_argument("--work", type=Path, default=Path("/tmp/ft"))
     ap.add_argument("--out", type=Path, default=None)
@@ -135,7 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "nodiff_s0,scanner_s0,scanner_random_s0,joint_s1,random_s1,joint_s2,random_s2")
     ap.add_argument("--skip", default="", help="arms already returned in an earlier session")
     ap.add_argument("--budget-s", type=float, default=540.0)
-    ap.add_argument("--max-return", type=int, default=2)
+    ap.add_argument("--max-files", type=int, default=6,
+                    help="part files returned per call (8 per transfer: status.json and the log take two)")
     ap.add_argument("--gpu", type=int, default=0)
     ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                     help="config overrides for every spaCy arm (JSON values), e.g. training.max_steps=2000")
@@ -143,6 +185,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
     if args.command == "setup":
         setup(args.bundle, args.work)
+        return 0
+    if args.command == "install":
+        if not args.arm or not args.files:
+            ap.error("install needs --arm and --files")
+        print(install(args.files, args.arm, args.dest, REPO / "assets" / "models" / "grc_stoicheia_doc_clean"))
         return 0
     if not (args.work / "corpus" / "fold0" / "train.spacy").is_file():
         raise SystemExit(f"{args.work}: no data (a fresh machine?): run `gpu_step.py setup` first")
@@ -164,11 +211,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is not None:
         n = 0
         for arm in arms:
-            if state.get(arm) == "done" and n < args.max_return:
-                export_arm(arm, args.work, args.out)
-                returned.append(arm)
-                state[arm] = "returned now"
-                n += 1
+            if state.get(arm) != "done":
+                continue
+            staged = export_arm(arm, args.work)
+            count = sum(1 for p in staged.iterdir() if p.is_file())
+            if n and n + count > args.max_files:
+                state[arm] = "done, returns next call"
+                continue
+            args.out.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(staged), str(args.out / arm))
+            returned.append(arm)
+            state[arm] = "returned now"
+            n += count
         returned_path.write_text(json.dumps(returned))
         args.out.mkdir(parents=True, exist_ok=True)
         status = {arm: {"state": state.get(arm, "pending"), **(json.loads(p.read_text()) if (
