@@ -44,7 +44,10 @@ TASKS: dict[str, tuple[str, bool, float, dict[str, tuple[str, tuple[str, ...]]]]
     "accentuation, UD Perseus (diacritics/letter)": ("%", True, 93.0, {
         "A": ("accent/joint.json", ("UD Perseus test", "pretrained", "dia_letter")),
         "B": ("accent/base.json", ("UD Perseus test", "pretrained", "dia_letter"))}),
-    "macrons, Norma": ("accuracy %", True, 88.0, {
+    "macrons, Norma (published protocol, scanner + metre)": ("accuracy %", True, 88.0, {
+        "A": ("meter/macron_scanner_joint_s*.json", ("arms", "backbone", "accuracy")),
+        "B": ("meter/macron_scanner_frozen_s*.json", ("arms", "backbone", "accuracy"))}),
+    "macrons, Norma (meter_eval.py marks)": ("accuracy %", True, float("nan"), {
         "A": ("meter/joint.json", ("arms", "*", "macron", "accuracy")),
         "B": ("meter/frozen.json", ("arms", "*", "macron", "accuracy"))}),
 }
@@ -67,8 +70,8 @@ def _values(metrics: Path, pattern: str, keys: tuple[str, ...]) -> list[float]:
 
 
 def _scale(task: str, values: list[float]) -> list[float]:
-    # accentuation and Norma JSONs hold fractions; the others percentages
-    return [100 * v for v in values] if task.startswith(("accentuation", "macrons")) else values
+    # accent evaluate.py and meter_eval.py JSONs hold fractions; the others percentages
+    return [100 * v for v in values] if task.startswith("accentuation") or "meter_eval" in task else values
 
 
 def compare(metrics: Path) -> dict[str, Any]:
