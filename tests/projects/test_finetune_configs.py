@@ -69,6 +69,15 @@ def test_joint_config_stops_resumes_exports_and_scores(treebank: Path, tmp_path:
     assert all(v.dtype == torch.bfloat16 for v in weights.values() if v.is_floating_point())
     nlp = evaluate.load_model(export)
     assert nlp.pipe_names[-1] == "stoicheia_diffusion"
+
+    from stoicheia_spacy.backbone import load_backbone  # what restore_eval.py / accent evaluate.py --model read
+
+    sample = tmp_path / "dev_sample.jsonl"
+    sample.write_text('{"id": "x", "text": "λέγει"}\n')
+    folder = chain.export_backbone(out / "model-best", tmp_path / "backbone", sample)
+    assert (folder / "dev_sample.jsonl").is_file()
+    trained = load_backbone(str(folder))
+    assert trained.config.d_model == H.TINY_MODEL["d_model"]
     result = evaluate.evaluate_pipeline(nlp, treebank)
     assert result["sentences"] == 12 and all(0.0 <= result[m] <= 100.0 for m in ("UPOS", "Lemma", "LAS"))
 
