@@ -70,7 +70,8 @@ def test_joint_config_stops_resumes_exports_and_scores(treebank: Path, tmp_path:
     nlp = evaluate.load_model(export)
     assert nlp.pipe_names[-1] == "stoicheia_diffusion"
 
-    from stoicheia_spacy.backbone import load_backbone  # what restore_eval.py / accent evaluate.py --model read
+    # what restore_eval.py / accent evaluate.py --model read:
+    from stoicheia_spacy.backbone import load_backbone
 
     sample = tmp_path / "dev_sample.jsonl"
     sample.write_text('{"id": "x", "text": "λέγει"}\n')
