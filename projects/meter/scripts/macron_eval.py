@@ -57,8 +57,16 @@ PUBLISHED = {"all-short baseline": 83.14, "rule-based (Norma paper), unmarked as
 COVERAGES = tuple(round(x, 2) for x in np.arange(0.1, 1.0001, 0.05))
 
 
-def load_scanner():
-    """Default backbone + the shipped scanner heads (folder of the embedded model)."""
+def load_scanner(pipeline: Path | None = None):
+    """Default backbone + the shipped scanner heads (folder of the embedded model), or a whole
+    trained pipeline holding ``stoicheia_scanner`` (e.g. one fine-tuned end to end)."""
+    if pipeline is not None:
+        import spacy
+
+        import stoicheia_spacy.pipeline
+
+        nlp = spacy.load(pipeline)
+        return nlp, nlp.get_pipe("stoicheia_scanner")
     sys.path.insert(0, str(Path(__file__).parent))
     from train import build_nlp
 
@@ -307,12 +315,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", type=Path, default=None)
     ap.add_argument("--markdown", type=Path, default=None)
     ap.add_argument("--cache", type=Path, default=None, help="folder for the encoded Norma lines (reused)")
+    ap.add_argument("--pipeline", type=Path, default=None,
+                    help="score this trained pipeline's encoder + scanner instead of the shipped heads")
     args = ap.parse_args(argv)
     torch.set_num_threads(max(1, int(os.environ.get("STOICHEIA_THREADS", "1"))))
     t0 = time.time()
     norma = read_norma(Path(os.environ["STOICHEIA_ASSET_MIRROR"]) / "scansion" / "norma_syllabarum_graecarum.tar.xz")
     lexicon = MacronLexicon.from_disk(args.lexicon)
-    nlp, pipe = load_scanner()
+    nlp, pipe = load_scanner(args.pipeline)
     temperature = float(pipe.cfg.get("temperature", 1.0))
     shipped_cfg = dict(pipe.cfg)
     test_idx = norma.protocol_lines()

@@ -17,6 +17,10 @@ OUT/train_report.json the curve. ``--top-layers 0`` with ``--full`` trains every
 also writes a whole backbone (config.json + model.safetensors).
 
     python scripts/finetune.py --mirror M --fold 3 --out training/fold_3 [--minutes 45] [--quick]
+    python scripts/finetune.py --config ../../assets/configs/finetune/restore.cfg --mirror M --out DIR
+
+``--config`` reads a config of record (its ``[finetune]`` section gives the option values,
+e.g. ``assets/configs/finetune/restore.cfg``); options given on the command line win.
 """
 
 from __future__ import annotations
@@ -197,6 +201,21 @@ def evaluate(model: torch.nn.Module, batches: list, device: str) -> dict[str, fl
     return {"acc": right / max(total, 1), "ce": loss / max(total, 1), "letters": total}
 
 
+def config_defaults(parser: argparse.ArgumentParser, path: str) -> dict:
+    """The ``[finetune]`` section of a spaCy-style config file, checked against the options."""
+    from thinc.api import Config
+
+    section = dict(Config().from_disk(path, interpolate=False).get("finetune", {}))
+    known = {a.dest for a in parser._actions}
+    unknown = sorted(set(section) - known - {"config"})
+    if unknown:
+        raise SystemExit(f"{path}: unknown [finetune] options {unknown}; known: {sorted(known)}")
+    for action in parser._actions:
+        if action.dest in section:
+            action.required = False
+    return section
+
+
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
@@ -224,6 +243,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="5 steps of 4 × 128 letters on 200 records")
+    p.add_argument("--config", default=None,
+                   help="a config of record: its [finetune] section sets the defaults (option names with _); "
+                        "command-line options still override it")
+    pre, _ = p.parse_known_args(argv)
+    if pre.config:
+        p.set_defaults(**config_defaults(p, pre.config))
     args = p.parse_args(argv)
     if args.quick:
         args.steps, args.batch, args.seq, args.dev_windows, args.eval_every = 5, 4, 128, 8, 5
