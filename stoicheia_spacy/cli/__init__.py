@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import accentuate as _accentuate  # noqa: F401  (registers the command)
+from . import annotate as _annotate  # noqa: F401  (registers the command)
 from . import demo as _demo  # noqa: F401  (registers the command)
 from . import package as _package  # noqa: F401  (registers the command)
 from . import parse as _parse  # noqa: F401  (registers the command)

@@ -1,0 +1,124 @@
+"""What every engine runs in its workers: load one pipeline, annotate a batch of plain records.
+
+A *task* is a JSON string ``{"tag", "records": [{"id", "text", "meta"?}, ...]}``; its result is
+a JSON string ``{"tag", "lines": [...], "errors": [{"id", "error"}], "words": N}`` (``tag`` echoed) where ``lines`` are
+the JSON-lines annotation records (:mod:`.convert`) of the records that succeeded, in order.
+The same function runs in-process, in spawned processes and in Ray actors, on batches the
+runner formed, so every engine computes the same floats and writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from spacy.language import Language
+
+from ..errors import ConfigError
+from .convert import doc_to_record, merge_records
+from .pieces import split_text
+
+#: The package tried first when no ``--model`` is given (else the embedded default is built).
+DEFAULT_PACKAGE = "grc_stoicheia_doc_clean"
+ENCODER = "stoicheia_encoder"
+
+
+def set_threads(threads: int) -> None:
+    """Pin torch (and the BLAS/OpenMP pools of processes started later) to ``threads``."""
+    import torch
+
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(threads)
+    torch.set_num_threads(threads)
+
+
+def load_pipeline(model: str | None = None, components: list[str] | None = None) -> Language:
+    """``model`` (an installed package or a pipeline directory), else the installed default
+    package, else the embedded default model with its shipped components; with
+    ``components``, only those run (plus the encoder they listen to)."""
+    import spacy
+
+    import stoicheia_spacy.pipeline  # (factories, when the entry points are absent)
+    import stoicheia_spacy.pipeline.restorer
+    import stoicheia_spacy.pipeline.scanner  # noqa: F401  (registers the factory)
+
+    from ..morph import package as _morph  # noqa: F401  (morphosyntax factories)
+
+    nlp: Language | None = None
+    for name in [model] if model else [DEFAULT_PACKAGE]:
+        try:
+            nlp = spacy.load(name)
+        except OSError as exc:
+            if model:
+                raise ConfigError(f"cannot load pipeline {model!r}: {exc}") from exc
+    if nlp is None:
+        from ..assets import default_model_dir
+        from ..cli.package import build_pipeline
+
+        nlp = build_pipeline(str(default_model_dir()))
+    if components:
+        select_components(nlp, components)
+    return nlp
+
+
+def select_components(nlp: Language, components: list[str]) -> None:
+    """Disable every component not in ``components`` (short names like ``restorer`` work);
+    the encoder stays on when present."""
+    wanted = []
+    for name in components:
+        full = name if name in nlp.pipe_names else f"stoicheia_{name}"
+        if full not in nlp.pipe_names:
+            raise ConfigError(f"no component {name!r} in the pipeline; it has {', '.join(nlp.pipe_names)}")
+        wanted.append(full)
+    if ENCODER in nlp.pipe_names and ENCODER not in wanted:
+        wanted.insert(0, ENCODER)
+    nlp.select_pipes(enable=wanted)
+
+
+def annotate_batch(nlp: Language, task: str, *, max_chars: int = 4096, batch_chars: int = 16384) -> str:
+    """Annotate one task (see the module docstring); a record whose text cannot be annotated
+    is reported in ``errors`` and left out, the rest of the batch goes on."""
+    payload = json.loads(task)
+    records: list[dict[str, Any]] = payload["records"]
+    pieces = [(r, piece) for r, rec in enumerate(records) for piece in split_text(rec["text"], max_chars)]
+    parts: list[list[dict[str, Any]]] = [[] for _ in records]
+    failed: dict[int, str] = {}
+    for group in _char_batches(pieces, batch_chars):
+        texts = [piece for _r, piece in group]
+        try:
+            docs = list(nlp.pipe(texts, batch_size=len(texts)))
+        except Exception:  # find the record at fault: one Doc at a time
+            docs = []
+            for r, text in group:
+                try:
+                    docs.append(nlp(text))
+                except Exception as exc:
+                    failed.setdefault(r, f"{type(exc).__name__}: {exc}")
+                    docs.append(None)
+        for (r, _text), doc in zip(group, docs, strict=True):
+            if doc is not None and r not in failed:
+                parts[r].append(doc_to_record(doc, records[r]["id"], records[r].get("meta")))
+    lines, words = [], 0
+    for r, rec_parts in enumerate(parts):
+        if r in failed:
+            continue
+        merged = merge_records(rec_parts)
+        words += len(merged["words"])
+        lines.append(json.dumps(merged, ensure_ascii=False))
+    errors = [{"id": records[r]["id"], "error": msg} for r, msg in sorted(failed.items())]
+    return json.dumps({"tag": payload.get("tag"), "lines": lines, "errors": errors, "words": words},
+                      ensure_ascii=False)
+
+
+def _char_batches(pieces: list[tuple[int, str]], budget: int) -> list[list[tuple[int, str]]]:
+    """Consecutive groups of pieces of at most ``budget`` characters (at least one piece each)."""
+    groups: list[list[tuple[int, str]]] = []
+    size = budget + 1
+    for item in pieces:
+        if size + len(item[1]) > budget:
+            groups.append([])
+            size = 0
+        groups[-1].append(item)
+        size += len(item[1])
+    return groups
