@@ -40,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "StoicheiaEncoder": "stoicheia_spacy.backbone",
     "load_backbone": "stoicheia_spacy.backbone",
     "save_backbone": "stoicheia_spacy.backbone",
+    "which_model": "stoicheia_spacy.provenance",
 }
 
 __all__ = [
@@ -68,6 +69,7 @@ __all__ = [
     "sentence_spans",
     "unmodelled_offsets",
     "validate_text",
+    "which_model",
     "word_spans",
     "__version__",
 ]
@@ -89,6 +91,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .leiden import Gap, GappedText, Span, parse_gaps, render_restorations
     from .models import StoicheiaDocData, StoicheiaListener
     from .pipeline import StoicheiaEncoderPipe
+    from .provenance import which_model
     from .textcheck import validate_text
 
 

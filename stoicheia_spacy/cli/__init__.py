@@ -9,6 +9,7 @@ from . import package as _package  # noqa: F401  (registers the command)
 from . import parse as _parse  # noqa: F401  (registers the command)
 from . import restore as _restore  # noqa: F401  (registers the command)
 from . import scan as _scan  # noqa: F401  (registers the command)
+from . import which_model as _which_model  # noqa: F401  (registers the command)
 from .app import app
 
 __all__ = ["app", "main"]

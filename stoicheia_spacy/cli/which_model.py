@@ -1,0 +1,58 @@
+"""``stoicheia which-model PASSAGE``: did the shipped model read it, which fold never did?"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from wasabi import Printer
+
+from .app import app
+
+
+@app.command("which-model")
+def which_model_command(
+    passage: str = typer.Argument(..., help="Greek passage (five words or more)"),
+    index: Path = typer.Option(None, "--index", help="Model index (default: the shipped model's)"),
+    zones: Path = typer.Option(None, "--zones", help="Zone index of our folds (default: shipped, when present)"),
+    manifests: Path = typer.Option(None, "--manifests", help="Fold manifests: ours (fold_k.json) or published (fold_k*.tsv.gz)"),
+    work: str = typer.Option(None, "--work", help="The passage's work key, to ask --manifests"),
+    as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON"),
+) -> None:
+    """Say whether the model read any word 5-gram of PASSAGE and which folds never read it."""
+    from ..errors import StoicheiaError
+    from ..provenance import which_model
+
+    msg = Printer()
+    try:
+        answer = which_model(passage, index=index, zones=zones, manifests=manifests, work=work)
+    except StoicheiaError as exc:
+        msg.fail(f"{type(exc).__name__}: {exc}", exits=1)
+    if as_json:
+        typer.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=1))
+        return
+    for note in answer.notes:
+        msg.warn(note)
+    if answer.model is not None:
+        m = answer.model
+        name = m["model"] or "the model"
+        if m["read"]:
+            msg.warn(f"{name} read {len(m['overlapping'])} of the {m['checked']} word 5-grams of this passage "
+                     f"(each may be a false positive with probability {m['fp_rate']:.3f}):")
+            for gram in m["overlapping"]:
+                typer.echo(f"  {gram}")
+        elif m["checked"]:
+            msg.good(f"{name} never read any of the {m['checked']} word 5-grams of this passage")
+    if answer.folds is not None:
+        held = answer.folds["never_read"]
+        if held:
+            for f in held:
+                typer.echo(f"  fold {f['fold']}: never read {f['held_out_ngrams']}/{f['of']} of its 5-grams "
+                           f"(held out as {f['as']})")
+        else:
+            msg.info("no held-out zone of our folds holds this passage")
+    if answer.manifests is not None:
+        held = answer.manifests["never_read"]
+        folds = ", ".join(f"fold {f['fold']} ({f['held_out_as']})" for f in held) or "none"
+        msg.info(f"{answer.manifests['work']} is held out by: {folds}")
