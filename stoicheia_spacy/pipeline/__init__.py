@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import models as _models  # noqa: F401  (registers the architectures the factories use)
+from . import serialize as _serialize  # noqa: F401  (msgpack encoders: Docs can leave the process)
 from . import accentuator as _accentuator  # noqa: F401  (registers stoicheia_accentuator)
 from . import diffusion as _diffusion  # noqa: F401  (registers stoicheia_diffusion)
 from . import lemmatizer as _lemmatizer  # noqa: F401  (registers stoicheia_lemmatizer)
