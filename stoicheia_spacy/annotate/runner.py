@@ -61,6 +61,8 @@ def annotate(source: Path, out_dir: Path, *, formats: list[str], engine: str = "
     cfg = config or EngineConfig()
     todo, done = pending_shards(source, out_dir, formats)
     summary = Summary(shards=len(todo) + len(done), skipped=done)
+    if not todo:  # everything is written: do not even load the pipeline
+        return summary
     shards: dict[int, _Shard] = {}
 
     def tasks() -> Iterator[str]:

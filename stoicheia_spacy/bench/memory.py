@@ -40,8 +40,10 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run_long(letters: int, model: str | None, max_chars: int, components: list[str] | None) -> dict[str, Any]:
-    """In this process: load the pipeline, annotate one long document, report peak RSS."""
+def run_long(letters: int, model: str | None, max_chars: int, components: list[str] | None,
+             progress: Path | None = None) -> dict[str, Any]:
+    """In this process: load the pipeline, annotate one long document, report peak RSS (and,
+    with ``progress``, append characters done / peak RSS so far to that JSON-lines file)."""
     from ..annotate.worker import annotate_batch, load_pipeline, set_threads
     from ..codec import encode_planes
 
@@ -51,6 +53,8 @@ def run_long(letters: int, model: str | None, max_chars: int, components: list[s
     nlp = load_pipeline(model, components)
     loaded = _peak_mb()
     start = time.perf_counter()
+    if progress is not None:
+        _log_progress(nlp, progress, start)
     out = json.loads(annotate_batch(nlp, json.dumps({"records": [{"id": "long", "text": text}]}), max_chars=max_chars))
     seconds = time.perf_counter() - start
     record = json.loads(out["lines"][0])
@@ -59,6 +63,22 @@ def run_long(letters: int, model: str | None, max_chars: int, components: list[s
             "max_chars": max_chars, "peak_rss_after_load_mb": round(loaded, 1),
             "peak_rss_mb": round(_peak_mb(), 1), "seconds": round(seconds, 1),
             "letters_per_s": round(n_letters / seconds, 1), "under_2gb": _peak_mb() < 2048}
+
+
+def _log_progress(nlp: Any, path: Path, start: float) -> None:
+    """Wrap ``nlp.pipe`` so that every finished Doc appends (chars done, peak RSS) to ``path``."""
+    pipe = nlp.pipe
+    done = [0]
+
+    def counting(texts: Any, **kwargs: Any) -> Any:
+        for doc in pipe(texts, **kwargs):
+            done[0] += len(doc.text)
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"chars_done": done[0], "peak_rss_mb": round(_peak_mb(), 1),
+                                         "seconds": round(time.perf_counter() - start, 1)}) + "\n")
+            yield doc
+
+    nlp.pipe = counting  # type: ignore[method-assign]
 
 
 def tree_rss_mb() -> float:
@@ -116,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=250)
     parser.add_argument("--doc-chars", type=int, default=200, help="stream: characters per document")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--progress", type=Path, default=None, help="long: JSON-lines log of chars done and peak RSS")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     components = [c.strip() for c in args.components.split(",")] if args.components else None
@@ -125,9 +146,10 @@ def main(argv: list[str] | None = None) -> int:
         cmd += ["--model", args.model] if args.model else []
         cmd += ["--components", args.components] if args.components else []
         cmd += ["--out", str(args.out)] if args.out else []
+        cmd += ["--progress", str(args.progress)] if args.progress else []
         return subprocess.run(cmd, check=False).returncode
     if args.what == "long":
-        result = {"benchmark": "memory long", **run_long(args.letters, args.model, args.max_chars, components)}
+        result = {"benchmark": "memory long", **run_long(args.letters, args.model, args.max_chars, components, args.progress)}
         print(f"{result['letters']:,} letters, {result['words']:,} words: peak RSS {result['peak_rss_mb']:,.0f} MB "
               f"({result['peak_rss_after_load_mb']:,.0f} MB after loading), {result['seconds']} s")
     else:

@@ -69,7 +69,7 @@ class BloomFilter:
             return np.zeros(0, bool)
         pos = self._probes(keys)
         hit = (self.bits[(pos >> np.uint64(3)).astype(np.int64)] >> (pos & np.uint64(7)).astype(np.uint8)) & 1
-        return hit.astype(bool).all(axis=1)
+        return np.asarray(hit.astype(bool).all(axis=1))
 
     @property
     def fill(self) -> float:

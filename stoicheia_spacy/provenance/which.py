@@ -78,6 +78,9 @@ def which_model(text: str, *, index: str | Path | None = None, zones: str | Path
     zone_path = Path(zones) if zones else default_zone_index()
     if zone_path is not None and grams:
         answer.folds = fold_answer(BloomFilter.load(zone_path), keys, grams, n, zone_path)
+    elif zone_path is None:
+        answer.notes.append("no zone index of our folds (python -m stoicheia_spacy.provenance zones "
+                            "--corpus-dir projects/corpus/corpus --out assets/which_model/folds.npz)")
     if manifests is not None:
         if not work:
             raise StoicheiaError("asking fold manifests needs the passage's work key (e.g. --work tlg0012.tlg001)")
