@@ -144,3 +144,24 @@ def test_which_model_does_not_import_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2])
     assert out.stdout.strip() == "False"
+
+
+def test_shipped_index_false_positive_rate_on_random_greek_5grams(fixtures_dir: Path) -> None:
+    """Random sequences of real Greek words are (almost surely) not in the training text: the
+    share the shipped index reports is its false-positive rate, as stated in the file."""
+    from stoicheia_spacy.corpus.flat import ngram_hashes
+    from stoicheia_spacy.corpus.textnorm import word_keys
+    from stoicheia_spacy.provenance.ngrams import word_hash
+    from stoicheia_spacy.provenance.which import default_model_index
+
+    path = default_model_index()
+    assert path is not None, "the shipped model index (assets/which_model) is missing"
+    bloom = BloomFilter.load(path)
+    assert 0.02 < bloom.fp_rate < 0.03 and bloom.meta["items"] > 8_000_000
+    vocab = sorted(set(word_keys((fixtures_dir / "ud_sentences_200.txt").read_text(encoding="utf-8"))))
+    hashes = np.array([word_hash(w) for w in vocab], dtype=np.uint64)
+    rng = np.random.default_rng(0)
+    words = hashes[rng.integers(0, len(vocab), 5 * 40_000)]
+    keys = ngram_hashes(words, np.arange(0, len(words), 5), 5)
+    measured = float(bloom.contains(keys).mean())
+    assert abs(measured - bloom.fp_rate) < 0.15 * bloom.fp_rate
