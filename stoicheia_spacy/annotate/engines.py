@@ -33,7 +33,7 @@ class EngineConfig:
     components: list[str] | None = None
     threads: int = 1
     max_chars: int = 4096
-    batch_chars: int = 16384
+    batch_chars: int = 4096
     workers: int = 1
     address: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)

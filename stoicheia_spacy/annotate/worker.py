@@ -76,7 +76,7 @@ def select_components(nlp: Language, components: list[str]) -> None:
     nlp.select_pipes(enable=wanted)
 
 
-def annotate_batch(nlp: Language, task: str, *, max_chars: int = 4096, batch_chars: int = 16384) -> str:
+def annotate_batch(nlp: Language, task: str, *, max_chars: int = 4096, batch_chars: int = 4096) -> str:
     """Annotate one task (see the module docstring); a record whose text cannot be annotated
     is reported in ``errors`` and left out, the rest of the batch goes on."""
     payload = json.loads(task)
@@ -99,6 +99,8 @@ def annotate_batch(nlp: Language, task: str, *, max_chars: int = 4096, batch_cha
         for (r, _text), doc in zip(group, docs, strict=True):
             if doc is not None and r not in failed:
                 parts[r].append(doc_to_record(doc, records[r]["id"], records[r].get("meta")))
+            if doc is not None:  # spans in user_data point back at the Doc: break the cycle so that
+                doc.user_data.clear()  # its hidden states are freed now, not at the next full gc
     lines, words = [], 0
     for r, rec_parts in enumerate(parts):
         if r in failed:

@@ -41,7 +41,7 @@ def _peak_mb() -> float:
 
 
 def run_long(letters: int, model: str | None, max_chars: int, components: list[str] | None,
-             progress: Path | None = None) -> dict[str, Any]:
+             progress: Path | None = None, batch_chars: int = 4096) -> dict[str, Any]:
     """In this process: load the pipeline, annotate one long document, report peak RSS (and,
     with ``progress``, append characters done / peak RSS so far to that JSON-lines file)."""
     from ..annotate.worker import annotate_batch, load_pipeline, set_threads
@@ -54,13 +54,16 @@ def run_long(letters: int, model: str | None, max_chars: int, components: list[s
     loaded = _peak_mb()
     start = time.perf_counter()
     if progress is not None:
+        with progress.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"chars_done": 0, "peak_rss_mb": round(loaded, 1), "letters": n_letters}) + "\n")
         _log_progress(nlp, progress, start)
-    out = json.loads(annotate_batch(nlp, json.dumps({"records": [{"id": "long", "text": text}]}), max_chars=max_chars))
+    task = json.dumps({"records": [{"id": "long", "text": text}]})
+    out = json.loads(annotate_batch(nlp, task, max_chars=max_chars, batch_chars=batch_chars))
     seconds = time.perf_counter() - start
     record = json.loads(out["lines"][0])
     assert record["text"] == text and not out["errors"]
     return {"letters": n_letters, "chars": len(text), "words": out["words"], "pipes": nlp.pipe_names,
-            "max_chars": max_chars, "peak_rss_after_load_mb": round(loaded, 1),
+            "max_chars": max_chars, "batch_chars": batch_chars, "peak_rss_after_load_mb": round(loaded, 1),
             "peak_rss_mb": round(_peak_mb(), 1), "seconds": round(seconds, 1),
             "letters_per_s": round(n_letters / seconds, 1), "under_2gb": _peak_mb() < 2048}
 
@@ -132,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--components", default=None)
     parser.add_argument("--letters", type=int, default=1_000_000)
     parser.add_argument("--max-chars", type=int, default=4096)
+    parser.add_argument("--batch-chars", type=int, default=4096, help="long: characters per forward")
     parser.add_argument("--docs", type=int, default=10_000)
     parser.add_argument("--every", type=int, default=250)
     parser.add_argument("--doc-chars", type=int, default=200, help="stream: characters per document")
@@ -142,14 +146,16 @@ def main(argv: list[str] | None = None) -> int:
     components = [c.strip() for c in args.components.split(",")] if args.components else None
     if args.what == "long" and not args.child:  # a fresh process, so that ru_maxrss is this run's
         cmd = [sys.executable, "-m", "stoicheia_spacy.bench", "memory", "long", "--child",
-               "--letters", str(args.letters), "--max-chars", str(args.max_chars)]
+               "--letters", str(args.letters), "--max-chars", str(args.max_chars),
+               "--batch-chars", str(args.batch_chars)]
         cmd += ["--model", args.model] if args.model else []
         cmd += ["--components", args.components] if args.components else []
         cmd += ["--out", str(args.out)] if args.out else []
         cmd += ["--progress", str(args.progress)] if args.progress else []
         return subprocess.run(cmd, check=False).returncode
     if args.what == "long":
-        result = {"benchmark": "memory long", **run_long(args.letters, args.model, args.max_chars, components, args.progress)}
+        result = {"benchmark": "memory long", **run_long(args.letters, args.model, args.max_chars, components, args.progress,
+                                                      args.batch_chars)}
         print(f"{result['letters']:,} letters, {result['words']:,} words: peak RSS {result['peak_rss_mb']:,.0f} MB "
               f"({result['peak_rss_after_load_mb']:,.0f} MB after loading), {result['seconds']} s")
     else:
