@@ -116,12 +116,13 @@ def record_to_doc(record: dict[str, Any], vocab: Vocab) -> Doc:
               deps=record.get("deps"), sent_starts=None if "heads" in record else record.get("sent_starts"))
     for tok, norm in zip(doc, record.get("norms", []), strict=False):
         tok.norm_ = norm
-    doc.user_data["id"] = record["id"]
+    user_data: dict[Any, Any] = doc.user_data
+    user_data["id"] = record["id"]
     if "meta" in record:
-        doc.user_data["meta"] = record["meta"]
+        user_data["meta"] = record["meta"]
     for name in (*DOC_EXTENSIONS, "verses"):
         if name in record:
-            doc.user_data[("._.", name, None, None)] = record[name]
+            user_data[("._.", name, None, None)] = record[name]
     return doc
 
 

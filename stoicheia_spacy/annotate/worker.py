@@ -14,6 +14,7 @@ import os
 from typing import Any
 
 from spacy.language import Language
+from spacy.tokens import Doc
 
 from ..errors import ConfigError
 from .convert import doc_to_record, merge_records
@@ -86,6 +87,7 @@ def annotate_batch(nlp: Language, task: str, *, max_chars: int = 4096, batch_cha
     failed: dict[int, str] = {}
     for group in _char_batches(pieces, batch_chars):
         texts = [piece for _r, piece in group]
+        docs: list[Doc | None]
         try:
             docs = list(nlp.pipe(texts, batch_size=len(texts)))
         except Exception:  # find the record at fault: one Doc at a time

@@ -31,7 +31,7 @@ def load_records(path: Path, n_docs: int) -> list[dict[str, Any]]:
 
 def split_records(records: list[dict[str, Any]], chars: int) -> list[dict[str, Any]]:
     """Records cut into documents of about ``chars`` characters (at whitespace)."""
-    out = []
+    out: list[dict[str, Any]] = []
     for rec in records:
         words, piece = rec["text"].split(), []
         for w in words:

@@ -81,7 +81,7 @@ def _log_progress(nlp: Any, path: Path, start: float) -> None:
                                          "seconds": round(time.perf_counter() - start, 1)}) + "\n")
             yield doc
 
-    nlp.pipe = counting  # type: ignore[method-assign]
+    nlp.pipe = counting
 
 
 def tree_rss_mb() -> float:

@@ -33,9 +33,7 @@ def zone_keys(keys: np.ndarray, zone: int) -> np.ndarray:
 def iter_texts(path: Path, dev_fraction: float = 0.0) -> Iterator[str]:
     """Texts of a JSON-lines corpus; with ``dev_fraction``, minus the records the pretraining
     trainer held out as dev (``pretrain.data.is_dev`` on the record id)."""
-    is_dev = None
-    if dev_fraction:
-        from pretrain.data import is_dev
+    from pretrain.data import is_dev
     try:
         with path.open(encoding="utf-8") as handle:
             for n, line in enumerate(handle, 1):
@@ -45,7 +43,7 @@ def iter_texts(path: Path, dev_fraction: float = 0.0) -> Iterator[str]:
                     rec = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise CorpusError(f"{path}:{n}: not JSON ({exc})") from exc
-                if is_dev is not None and is_dev(str(rec.get("id", "")), dev_fraction):
+                if dev_fraction and is_dev(str(rec.get("id", "")), dev_fraction):
                     continue
                 yield rec["text"]
     except OSError as exc:

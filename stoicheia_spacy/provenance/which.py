@@ -102,7 +102,7 @@ def fold_answer(bloom: BloomFilter, keys: Any, grams: list[str], n: int, path: P
     _check_n(bloom, n, path)
     in_zone = {z: bloom.contains(zone_keys(keys, z)) for z in range(N_ZONES)}
     zones = {z: [g for g, h in zip(grams, hit, strict=True) if h] for z, hit in in_zone.items() if hit.any()}
-    folds = []
+    folds: list[dict[str, Any]] = []
     for k in range(N_ZONES):
         held = in_zone[k] | in_zone[(k + 1) % N_ZONES]
         if held.any():
