@@ -10,6 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from stoicheia_spacy.registrations import register_all
+
+# The suite runs against this checkout, whose entry points may not be the installed ones.
+register_all()
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -59,3 +59,16 @@ def test_every_entry_point_resolves(group: str, name: str, target: str) -> None:
         from spacy.language import Language
 
         assert Language.has_factory(name)
+
+
+def test_registrations_name_every_entry_point_module() -> None:
+    """``register_all`` (for a checkout without entry points) imports exactly what they name."""
+    from stoicheia_spacy.registrations import MODULES
+
+    modules = {target.partition(":")[0] for group, _, target in _entry_points() if group.startswith("spacy_")}
+    assert set(MODULES) == modules
+
+
+def test_architectures_are_registered_from_models() -> None:
+    targets = [target for group, _, target in _entry_points() if group == "spacy_architectures"]
+    assert targets and all(t.startswith("stoicheia_spacy.models.") for t in targets)

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 import spacy
 
-import stoicheia_spacy.tokenizer  # noqa: F401  (registers the tokenizer)
-from stoicheia_spacy.cli.package import build_pipeline
+from stoicheia_spacy.assembly import build_pipeline
 
 TINY = Path(__file__).resolve().parent / "fixtures" / "char_bert_tiny"
 

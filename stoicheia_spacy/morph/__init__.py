@@ -5,7 +5,6 @@ parser (torch modules wrapped for thinc; the spaCy factories live in
 
 from __future__ import annotations
 
-from . import optim as _optim  # noqa: F401  (registers stoicheia.SplitAdam.v1)
 from .biaffine import BiaffineScorer
 from .constrained import attested_ids, constrained_decode
 from .heads import TokenHeads, build_torch_head, ensure_torch_head, torch_module

@@ -28,7 +28,6 @@ from spacy.util import registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
-from ..morph import architectures as _architectures  # noqa: F401  (registers the architectures)
 from ..morph.heads import TokenHeads
 from ..morph.training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
 from ..treebanks.lemma_scripts import EditScript, apply_script, build_script_vocab, derive_script

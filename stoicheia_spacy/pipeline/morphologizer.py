@@ -27,7 +27,6 @@ from spacy.util import registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
-from ..morph import architectures as _architectures  # noqa: F401  (registers the architectures)
 from ..morph.constrained import constrained_decode, log_softmax, position_logprobs
 from ..morph.heads import TokenHeads
 from ..morph.training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss

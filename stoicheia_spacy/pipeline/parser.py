@@ -27,8 +27,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..decoders import chu_liu_edmonds
-from ..morph import architectures as _architectures  # noqa: F401  (registers the architectures)
-from ..morph.architectures import pad_sentences
+from ..models.morphosyntax import pad_sentences
 from ..morph.biaffine import BiaffineScorer
 from ..morph.constrained import log_softmax
 from ..morph.heads import torch_module

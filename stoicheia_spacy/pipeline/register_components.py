@@ -1,5 +1,7 @@
 """Shipped inside packaged pipelines (``spacy package --code``) so that loading one
-registers the stoicheia factories even where the entry points are not installed."""
+registers the stoicheia names even where the entry points are not installed
+(see :mod:`stoicheia_spacy.registrations`)."""
 
-import stoicheia_spacy.pipeline
-import stoicheia_spacy.release.pooling  # noqa: F401  (released tagger-parser pooler)
+from stoicheia_spacy.registrations import register_all
+
+register_all()

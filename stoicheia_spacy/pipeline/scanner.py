@@ -1,7 +1,7 @@
 """The ``stoicheia_scanner`` pipe: vowel lengths, syllable weights and metre.
 
 Reads per-letter encoder states through ``stoicheia.ScannerHeads.v1`` (a
-``StoicheiaListener`` without pooling + torch heads, :mod:`stoicheia_spacy.scan.heads`).
+``StoicheiaListener`` without pooling + torch heads, :mod:`stoicheia_spacy.models.scanner`).
 Per verse (the Doc's lines when it has newlines, else its sentences when set, else
 the whole Doc):
 
@@ -58,7 +58,7 @@ from ..decoders import load_meters
 from ..errors import CheckpointError, InvalidExampleError
 from ..models.gaps import select_letters
 from ..models.listener import _zeros
-from ..scan.heads import N_MACRON, ScannerHeads, heads_node, make_heads, torch_heads
+from ..models.scanner import N_MACRON, ScannerHeads, heads_node, make_heads, torch_heads
 from ..scan.lattice import correption_mask, decode_lattice, expand_weights, synizesis_candidates
 from ..scan.macron_decoder import MacronDecoder
 from ..scan.macron_lexicon import MacronLexicon, find_macron_lexicon

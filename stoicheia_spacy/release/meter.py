@@ -2,10 +2,10 @@
 
 Published formula (``encoder.*`` backbone): ``h = Σ softmax(mix_w)_l · layer_l`` over the
 ``depth`` raw block outputs and the final-RMSNormed last one (see
-:mod:`stoicheia_spacy.release.pooling`), or the normed last layer alone when the scalar
+:mod:`stoicheia_spacy.models.released_pooler`), or the normed last layer alone when the scalar
 mix is off; ``mac = head_mac · h`` (rows: long, short), ``scan = head_scan · h`` (rows:
 none, heavy-end, light-end, verse-end), no biases. The scanner's ``hidden = 0`` heads
-(:class:`~stoicheia_spacy.scan.heads.ScannerHeads`) compute exactly this; the macron
+(:class:`~stoicheia_spacy.models.scanner.ScannerHeads`) compute exactly this; the macron
 rows are swapped into the scanner's order (short, long).
 """
 
@@ -17,7 +17,7 @@ import torch
 from spacy.language import Language
 
 from ..errors import CheckpointError
-from ..scan.heads import ScannerHeads, heads_node, make_heads
+from ..models.scanner import ScannerHeads, heads_node, make_heads
 from .detect import ReleasedCheckpoint
 
 #: Mix logit that makes a layer's softmax weight exactly 0 in float32.
@@ -50,7 +50,6 @@ def scanner_heads(ckpt: ReleasedCheckpoint) -> ScannerHeads:
 
 def add_meter(nlp: Language, ckpt: ReleasedCheckpoint, name: str = "stoicheia_scanner") -> list[str]:
     """Add a ``stoicheia_scanner`` (frozen listener, released heads) after the encoder."""
-    from ..pipeline import scanner as _scanner  # noqa: F401  (registers the factory)
 
     heads = scanner_heads(ckpt)
     pipe = nlp.add_pipe("stoicheia_scanner", name=name,

@@ -32,7 +32,6 @@ def check_metadata(ckpt: ReleasedCheckpoint) -> tuple[int, int]:
 
 def add_restoration(nlp: Language, ckpt: ReleasedCheckpoint, name: str = "stoicheia_restorer") -> list[str]:
     """Add a ``stoicheia_restorer`` reading the encoder (unless the pipeline has one)."""
-    from ..pipeline import restorer as _restorer  # noqa: F401  (registers the factory)
 
     check_metadata(ckpt)
     if any(nlp.get_pipe_meta(n).factory == "stoicheia_restorer" for n in nlp.pipe_names):

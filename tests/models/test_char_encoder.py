@@ -10,7 +10,6 @@ import spacy
 import torch
 from spacy.tokens import Doc
 
-import stoicheia_spacy.models  # noqa: F401  (registers the architectures)
 from stoicheia_spacy.backbone import load_backbone
 from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.errors import ConfigError

@@ -10,7 +10,6 @@ import spacy
 import torch
 from safetensors.torch import load_file
 
-import stoicheia_spacy.pipeline  # noqa: F401
 from stoicheia_spacy.errors import ConfigError
 from stoicheia_spacy.models import torch_backbone
 from stoicheia_spacy.models.loader import create_backbone_loader, random_backbone

@@ -13,11 +13,6 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 
-import stoicheia_spacy.pipeline
-import stoicheia_spacy.pipeline.lemmatizer
-import stoicheia_spacy.pipeline.morphologizer
-import stoicheia_spacy.pipeline.parser  # noqa: F401
-
 torch.set_num_threads(1)
 
 SAMPLE = Path(__file__).with_name("agdt_sample.json")

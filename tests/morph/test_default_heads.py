@@ -12,8 +12,8 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
+from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.assets import default_model_dir
-from stoicheia_spacy.cli.package import build_pipeline
 from stoicheia_spacy.treebanks.agdt_to_ud import agdt_to_feats, agdt_to_upos
 
 SAMPLE = Path(__file__).with_name("agdt_sample.json")

@@ -7,11 +7,6 @@ from pathlib import Path
 import numpy as np
 import spacy
 
-import stoicheia_spacy.morph
-import stoicheia_spacy.pipeline
-import stoicheia_spacy.pipeline.lemmatizer
-import stoicheia_spacy.pipeline.morphologizer
-import stoicheia_spacy.pipeline.parser  # noqa: F401
 from stoicheia_spacy.morph.optim import split_adam
 
 CONFIG = Path(__file__).resolve().parents[2] / "assets" / "configs" / "parse.cfg"

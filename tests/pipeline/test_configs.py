@@ -8,8 +8,6 @@ import pytest
 import spacy
 from spacy.util import load_config
 
-import stoicheia_spacy.pipeline  # noqa: F401
-
 CONFIGS = Path(__file__).resolve().parents[2] / "assets" / "configs"
 
 

@@ -13,7 +13,6 @@ from spacy.training import Example
 from spacy.util import registry
 from thinc.api import Adam
 
-import stoicheia_spacy.pipeline  # noqa: F401  (registers factory and architectures)
 from stoicheia_spacy.models import torch_backbone
 
 # (words, UPOS) of real Greek sentences: Iliad 1.1, Odyssey 1.1, Anabasis 1.1.1

@@ -5,8 +5,7 @@ import pytest
 import spacy
 from spacy.training import Example
 
-import stoicheia_spacy.pipeline.scanner  # noqa: F401  (registers the factory until the entry point lands)
-from stoicheia_spacy.scan.heads import torch_heads
+from stoicheia_spacy.models.scanner import torch_heads
 from stoicheia_spacy.scan.silver import ScannedLine, label_line
 
 LINES = [
@@ -83,7 +82,7 @@ def test_abstain_below_leaves_vowels_unmarked(tiny_model_config, tiny_checkpoint
 
 
 def test_default_package_scans_iliad_1_1_as_hexameter() -> None:
-    from stoicheia_spacy.cli.scan import scanner_dir, scanner_pipeline
+    from stoicheia_spacy.assembly import scanner_dir, scanner_pipeline
 
     if scanner_dir() is None:
         pytest.fail("shipped scanner heads missing (assets/models/grc_stoicheia_doc_clean/scanner)")

@@ -14,10 +14,12 @@ import spacy
 import torch
 from safetensors.torch import load_file, save_file
 
+from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.backbone import load_backbone, planes_to_tensors
-from stoicheia_spacy.cli.package import build_pipeline
 from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.errors import CheckpointError
+from stoicheia_spacy.models.released_pooler import released_mix
+from stoicheia_spacy.models.scanner import torch_heads
 from stoicheia_spacy.morph.heads import torch_module
 from stoicheia_spacy.morph.ud import UPOS_TAGS, XPOS_ALPHABETS
 from stoicheia_spacy.release import (
@@ -26,9 +28,7 @@ from stoicheia_spacy.release import (
     detect_kind,
     read_checkpoint,
 )
-from stoicheia_spacy.release.pooling import released_mix
 from stoicheia_spacy.release.tagger_parser import reference_logits
-from stoicheia_spacy.scan.heads import torch_heads
 
 from . import synth
 
@@ -285,8 +285,8 @@ def test_tagger_parser_errors(tmp_path: Path, tagger_ckpt: Path) -> None:
 
 def test_released_pooler_gradients() -> None:
     """The pooler's backprop matches finite differences (mix logits and hidden states)."""
+    from stoicheia_spacy.models.released_pooler import build_released_pooler
     from stoicheia_spacy.models.types import StoicheiaDocData
-    from stoicheia_spacy.release.pooling import build_released_pooler
 
     rng = np.random.default_rng(0)
     planes = encode_planes("λόγος ἀνθρώπου")

@@ -134,7 +134,6 @@ def load_arm(heads_dir: Path, random_init: bool, seed: int):
     sys.path.insert(0, str(Path(__file__).parent))
     from train import build_nlp
 
-    import stoicheia_spacy.pipeline.scanner  # noqa: F401
 
     nlp = build_nlp(random_init, seed)
     pipe = nlp.add_pipe("stoicheia_scanner")

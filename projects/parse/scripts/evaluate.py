@@ -23,7 +23,6 @@ from spacy.tokens import Doc, DocBin
 
 def load_model(model: str | Path) -> Language:
     """``spacy.load`` a trained arm; stoicheia head directories under ``morphosyntax/`` are added."""
-    import stoicheia_spacy.pipeline  # noqa: F401
     from stoicheia_spacy.morph.package import COMPONENTS, add_morphosyntax
 
     nlp = spacy.load(model)

@@ -21,7 +21,7 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
-from ..models.types import StoicheiaDocData
+from .types import StoicheiaDocData
 
 EPS = 1e-6
 

@@ -26,10 +26,10 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, chain
 
 from ..codec import CharPlanes
-from ..models.listener import StoicheiaListener
-from ..models.types import StoicheiaDocData
 from ..morph.heads import build_torch_head, ensure_torch_head, torch_module
-from .syllabify import HEAVY, LIGHT, dichrona_mask, syllabify
+from ..scan.syllabify import HEAVY, LIGHT, dichrona_mask, syllabify
+from .listener import StoicheiaListener
+from .types import StoicheiaDocData
 
 N_MACRON, N_SCAN = 2, 4
 N_FEATURES = 8
