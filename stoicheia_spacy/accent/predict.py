@@ -29,7 +29,7 @@ With ``orthography=True`` (default) decoded word division also constrains breath
 (exactly one on a word-initial vowel or ρ, on the second vowel of an initial diphthong,
 none elsewhere) and capitals (word-initial letters only).  Kept/copied values are
 never changed.  All documents and all windows of long documents go through one packed
-forward (:func:`stoicheia_spacy.models.packing.pack_planes`).
+forward (:func:`stoicheia_spacy.backbone.windows.pack_planes`).
 """
 
 from __future__ import annotations
@@ -300,7 +300,7 @@ def run_heads(
     forward (split into chunks of ``max_rows`` rows only to bound memory)."""
     import torch
 
-    from ..models.packing import pack_planes
+    from ..backbone.windows import pack_planes
 
     heads = ("boundary", "dia", "punct", "cap", "char")
     out: list[dict[str, np.ndarray]] = [

@@ -1,4 +1,4 @@
-"""The Stoicheia backbone in torch: config, encoder, attention, long documents, loading.
+"""The Stoicheia backbone in torch: config, encoder, attention, windows and packing, loading.
 
 Names load lazily, so ``stoicheia_spacy.backbone.config`` stays importable without torch.
 """
@@ -18,18 +18,24 @@ _EXPORTS: dict[str, str] = {
     "save_backbone": "loading",
     "EncoderOutput": "model",
     "StoicheiaEncoder": "model",
+    "PackedBatch": "windows",
+    "document_windows": "windows",
     "encode_long": "windows",
+    "pack_planes": "windows",
 }
 
 __all__ = [
     "PRESETS",
     "EncoderOutput",
+    "PackedBatch",
     "StoicheiaConfig",
     "StoicheiaEncoder",
+    "document_windows",
     "encode_long",
     "load_backbone",
     "load_backbone_config",
     "mlp_hidden",
+    "pack_planes",
     "planes_to_tensors",
     "save_backbone",
 ]
@@ -39,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .inputs import planes_to_tensors
     from .loading import load_backbone, load_backbone_config, save_backbone
     from .model import EncoderOutput, StoicheiaEncoder
-    from .windows import encode_long
+    from .windows import PackedBatch, document_windows, encode_long, pack_planes
 
 
 def __getattr__(name: str) -> Any:

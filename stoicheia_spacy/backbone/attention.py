@@ -47,7 +47,7 @@ class AttentionPlan:
     """
 
     seg: torch.Tensor
-    window: int
+    char_window: int
     backend: str
     runs: list[tuple[int, int]]
     contiguous: bool
@@ -62,7 +62,7 @@ class AttentionPlan:
         """Band + segment mask ``(B*n, 1, w, 3w)`` of the blocked local attention."""
         if "local" not in self._cache:
             B, T = self.shape
-            w = self.window
+            w = self.char_window
             n = -(-T // w)
             Tp = n * w
             segp = F.pad(self.seg, (0, Tp - T), value=-1).reshape(-1)  # padding: -1
@@ -83,7 +83,7 @@ class AttentionPlan:
             mask = self.seg[:, :, None] == self.seg[:, None, :]
             if local:
                 idx = torch.arange(T, device=self.seg.device)
-                mask = mask & ((idx[None, :] - idx[:, None]).abs() < self.window)
+                mask = mask & ((idx[None, :] - idx[:, None]).abs() < self.char_window)
             self._cache[key] = mask[:, None]
         return self._cache[key]
 
@@ -115,7 +115,7 @@ class AttentionPlan:
         return self._cache["cu"]
 
 
-def build_plan(seg_id: torch.Tensor, window: int, backend: str) -> AttentionPlan:
+def build_plan(seg_id: torch.Tensor, char_window: int, backend: str) -> AttentionPlan:
     """Analyse the segment ids ``(B, T)`` of one forward into an :class:`AttentionPlan`."""
     B, T = seg_id.shape
     seg = seg_id.to(torch.long)
@@ -131,7 +131,7 @@ def build_plan(seg_id: torch.Tensor, window: int, backend: str) -> AttentionPlan
     starts = starts_t.tolist()
     ends = starts[1:] + [B * T]
     runs = [(s, e - s) for s, e in zip(starts, ends, strict=True)]
-    return AttentionPlan(seg=seg, window=window, backend=backend, runs=runs, contiguous=contiguous)
+    return AttentionPlan(seg=seg, char_window=char_window, backend=backend, runs=runs, contiguous=contiguous)
 
 
 # --------------------------------------------------------------------- kernels
@@ -147,7 +147,7 @@ def dense_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: tor
 def blocked_local_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, plan: AttentionPlan) -> torch.Tensor:
     """Local attention ``|i - j| < w`` in O(T*w): blocks of ``w`` queries x ``3w`` keys."""
     B, T, H, D = q.shape
-    w = plan.window
+    w = plan.char_window
     n = -(-T // w)
     Tp = n * w
     if Tp != T:
@@ -193,7 +193,7 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, plan: Att
     B, T, H, D = q.shape
     cu, max_len = plan.cu_seqlens()
     half = q.dtype if q.dtype in (torch.float16, torch.bfloat16) else torch.bfloat16
-    window = (plan.window - 1, plan.window - 1) if local else (-1, -1)
+    window = (plan.char_window - 1, plan.char_window - 1) if local else (-1, -1)
     out = _flash_varlen(
         q.reshape(B * T, H, D).to(half),
         k.reshape(B * T, H, D).to(half),
@@ -218,7 +218,7 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, plan: AttentionPla
     if backend == "dense":
         return dense_attention(q, k, v, plan.dense_mask(local))
     if local:
-        if plan.shape[1] <= plan.window and plan.contiguous:
+        if plan.shape[1] <= plan.char_window and plan.contiguous:
             return segment_global_attention(q, k, v, plan)  # whole row is inside the band
         return blocked_local_attention(q, k, v, plan)
     return segment_global_attention(q, k, v, plan)

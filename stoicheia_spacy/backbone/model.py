@@ -269,17 +269,17 @@ class StoicheiaEncoder(nn.Module):
         dia: torch.Tensor,
         punct: torch.Tensor,
         *,
-        window: int = 4096,
+        max_length: int = 4096,
         overlap: int = 512,
         layers: Sequence[int] | None = None,
         callback: Callable[[int, int, EncoderOutput], None] | None = None,
         **inputs: Any,
     ) -> EncoderOutput | None:
-        """Encode one long document in overlapping windows; see :func:`.windows.encode_long`."""
+        """Encode one long document in long-document windows; see :func:`.windows.encode_long`."""
         from .windows import encode_long
 
         return encode_long(
-            self, input_ids, boundary, dia, punct, window=window, overlap=overlap,
+            self, input_ids, boundary, dia, punct, max_length=max_length, overlap=overlap,
             layers=layers, callback=callback, **inputs,
         )
 

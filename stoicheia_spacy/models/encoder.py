@@ -2,7 +2,7 @@
 
 The torch backbone is wrapped with Thinc's ``PyTorchWrapper_v3`` (weights serialised as
 safetensors, never pickled). All Docs of a batch go through one forward: their planes
-are packed into rows with segment ids (see :mod:`.packing`); Docs longer than
+are packed into rows with segment ids (see :mod:`stoicheia_spacy.backbone.windows`); Docs longer than
 ``max_length`` letters are cut into overlapping windows inside the same forward and
 every letter takes the output of the window where it sits farthest from a cut.
 A Doc's text becomes planes only here (:func:`doc_inputs`, :mod:`.gaps`): Leiden gaps are
@@ -24,6 +24,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v3, torch2xp, xp2torch
 
 from ..backbone import StoicheiaConfig, StoicheiaEncoder
+from ..backbone.windows import PackedBatch, pack_planes
 from ..errors import CheckpointError, ConfigError
 from .align import align_letters
 from .gaps import (
@@ -34,7 +35,6 @@ from .gaps import (
     encode_text,
     hide_unmarked,
 )
-from .packing import PackedBatch, pack_planes
 from .types import LOGIT_HEADS, StoicheiaDocData
 
 HEADS: tuple[str, ...] = tuple(LOGIT_HEADS)

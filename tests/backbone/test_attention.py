@@ -19,9 +19,9 @@ from stoicheia_spacy.backbone.attention import (
 from .helpers import ILIAD_1, ODYSSEY_1, greek_inputs, random_inputs
 
 
-def _model(attn_impl: str, window: int = 4, depth: int = 4) -> StoicheiaEncoder:
+def _model(attn_impl: str, char_window: int = 4, depth: int = 4) -> StoicheiaEncoder:
     torch.manual_seed(0)
-    cfg = StoicheiaConfig.preset("tiny", char_window=window, depth=depth, attn_impl=attn_impl)
+    cfg = StoicheiaConfig.preset("tiny", char_window=char_window, depth=depth, attn_impl=attn_impl)
     model = StoicheiaEncoder(cfg).eval()
     with torch.no_grad():  # larger weights so that mistakes show
         for p in model.parameters():
@@ -96,7 +96,7 @@ def test_model_paths_match_dense_reference(impl: str, T: int) -> None:
 
 
 def test_packed_documents_do_not_see_each_other() -> None:
-    model = _model("sdpa", window=8)
+    model = _model("sdpa", char_window=8)
     a, b = greek_inputs(ILIAD_1, seed=1), greek_inputs(ODYSSEY_1, seed=2)
     packed = {k: torch.cat([a[k], b[k]], dim=1) for k in a}
     seg = torch.cat([torch.zeros_like(a["input_ids"]), torch.ones_like(b["input_ids"])], dim=1)
@@ -113,7 +113,7 @@ def test_packed_documents_do_not_see_each_other() -> None:
 
 
 def test_pad_positions_do_not_change_real_outputs() -> None:
-    model = _model("sdpa", window=8)
+    model = _model("sdpa", char_window=8)
     a = greek_inputs(ILIAD_1)
     n = a["input_ids"].shape[1]
     padded = {k: torch.nn.functional.pad(t, (0, 7), value=0) for k, t in a.items()}
@@ -127,7 +127,7 @@ def test_chunked_inference_path_matches_plain(monkeypatch: pytest.MonkeyPatch) -
     import stoicheia_spacy.backbone.model as model_module
 
     monkeypatch.setattr(model_module, "CHUNK", 7)  # force the chunked path on a short batch
-    model = _model("sdpa", window=8)
+    model = _model("sdpa", char_window=8)
     inputs = random_inputs(2, 45, seed=5)
     seg = _segments(2, 45, [20])
     with torch.inference_mode():

@@ -18,7 +18,7 @@ from stoicheia_spacy.backbone import attention
 def test_segment_global_attention_accepts_bf16_sdpa_output(monkeypatch: pytest.MonkeyPatch) -> None:
     torch.manual_seed(0)
     seg = torch.tensor([[0] * 5 + [1] * 9 + [2] * 2])
-    plan = attention.build_plan(seg, window=8, backend="sdpa")
+    plan = attention.build_plan(seg, char_window=8, backend="sdpa")
     q, k, v = (torch.randn(1, seg.shape[1], 2, 8) for _ in range(3))
     ref = attention.segment_global_attention(q, k, v, plan)
     sdpa = attention.F.scaled_dot_product_attention
