@@ -23,7 +23,7 @@ torch.set_num_threads(2)
 try:
     nlp = spacy.load("grc_stoicheia_doc_clean")
 except OSError:
-    from stoicheia_spacy.cli.package import build_pipeline
+    from stoicheia_spacy.assembly import build_pipeline
     nlp = build_pipeline("embedded:grc_stoicheia_doc_clean")
 backbone = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)
 nlp.pipe_names"""),

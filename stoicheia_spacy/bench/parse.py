@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from ..assembly import DEFAULT_SOURCE
+
 #: The components timed on the stoicheia side (the shipped package's other components are disabled).
 PARSE_PIPES = ("stoicheia_encoder", "stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
 REPORTED = ("UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS")
@@ -64,9 +66,9 @@ def gold_run(nlp: Any, sents: list[Any]) -> tuple[float, dict[str, float]]:
     return sum(len(d) for d in preds) / seconds, {k: 100 * v.accuracy for k, v in scores.items()}
 
 
-def stoicheia_parse_pipeline(source: str = "embedded:grc_stoicheia_doc_clean") -> Any:
+def stoicheia_parse_pipeline(source: str = DEFAULT_SOURCE) -> Any:
     """The default package with only the encoder and the morphosyntax heads enabled."""
-    from ..cli.package import build_pipeline
+    from ..assembly import build_pipeline
     from ..morph.package import add_morphosyntax, default_morphosyntax_dir
 
     nlp = build_pipeline(source)

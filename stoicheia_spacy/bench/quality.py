@@ -2,7 +2,7 @@
 
 Prints, on the same held-out letters and the same fixed masks, the masked bpc of
 
-* the shipped backbone (``--model``, default: the embedded ``grc_stoicheia_doc_clean``),
+* the shipped backbone (``--source``, default: the embedded ``grc_stoicheia_doc_clean``),
 * a random-init backbone of the same shape (the control arm), and
 * an interpolated Kneser-Ney character n-gram LM trained on the pretraining text,
 
@@ -114,7 +114,7 @@ def model_bpc(model: object, dev: list[CharPlanes], masks: list[np.ndarray], chu
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stoicheia_spacy.bench quality", description=__doc__.splitlines()[0])
-    parser.add_argument("--model", type=Path, default=None, help="backbone directory (default: the embedded model)")
+    parser.add_argument("--source", type=Path, default=None, help="backbone checkpoint directory (default: the embedded model)")
     parser.add_argument("--dev", type=Path, default=None, help="held-out jsonl (default: the model's dev_sample.jsonl)")
     parser.add_argument("--train", type=Path, default=Path("projects/pretrain/corpus/doc_clean.jsonl"),
                         help="pretraining text for the n-gram baseline (built by projects/pretrain)")
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    model_dir = args.model or default_model_dir()
+    model_dir = args.source or default_model_dir()
     dev_path = args.dev or model_dir / "dev_sample.jsonl"
     dev = load_planes(dev_path, args.dev_letters)
     dev_ids = {rec["id"] for rec in _records(dev_path)}

@@ -7,29 +7,55 @@ top restoration of every gap (and, with ``--json``, the candidates)."""
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 
 import typer
 
-from .app import app
 
-_MODES = "keep | copy | predict | drop"
+class PlaneMode(StrEnum):
+    """What to do with one plane of the input (see :mod:`stoicheia_spacy.accent.predict`)."""
+
+    keep = "keep"
+    copy = "copy"
+    predict = "predict"
+    drop = "drop"
 
 
-@app.command("accentuate")
+class BoundaryMode(StrEnum):
+    """What to do with word division: a plane mode, or ``auto`` (resolved per Doc)."""
+
+    auto = "auto"
+    keep = "keep"
+    copy = "copy"
+    predict = "predict"
+    drop = "drop"
+
+
+class Notation(StrEnum):
+    """Gap markup read in the input."""
+
+    leiden = "leiden"
+    ddbdp = "ddbdp"
+    none = "none"
+
+
 def accentuate_command(
     text: str = typer.Argument(..., help="Greek text, e.g. unaccented scriptio continua"),
-    model: str = typer.Option(None, "--model", help="Backbone directory or hub id (default: embedded model)"),
-    boundary: str = typer.Option("auto", "--boundary",
-                                 help=f"Word division: auto (divide scriptio continua, keep spaced text) | {_MODES}"),
-    diacritics: str = typer.Option("keep", "--diacritics", help=f"Accents/breathings: {_MODES}"),
-    punctuation: str = typer.Option("keep", "--punctuation", help=f"Punctuation: {_MODES}"),
-    capitals: str = typer.Option("predict", "--capitals", help=f"Capitals: {_MODES}"),
+    source: str = typer.Option(None, "--source", help="Backbone checkpoint: hub id, directory or embedded:NAME (default: the embedded model)"),
+    boundary: BoundaryMode = typer.Option(BoundaryMode.auto, "--boundary",
+                                          help="Word division (auto: divide scriptio continua, keep spaced text)"),
+    diacritics: PlaneMode = typer.Option(PlaneMode.keep, "--diacritics", help="Accents and breathings"),
+    punctuation: PlaneMode = typer.Option(PlaneMode.keep, "--punctuation", help="Punctuation"),
+    capitals: PlaneMode = typer.Option(PlaneMode.predict, "--capitals", help="Capitals"),
     lowercase: bool = typer.Option(False, "--lowercase", help="Ignore the input's capitals"),
-    notation: str = typer.Option("leiden", "--notation", help="Gap markup: leiden | ddbdp | none"),
+    notation: Notation = typer.Option(Notation.leiden, "--notation", help="Gap markup"),
     restore: bool = typer.Option(False, "--restore", help="Also restore the gaps (encoder + restorer)"),
     as_json: bool = typer.Option(False, "--json", help="Print text, tokens and alignment as JSON"),
 ) -> None:
-    """Print the accentuated, word-divided rendering of TEXT."""
+    """Print the accentuated, word-divided rendering of TEXT.
+
+    Example: stoicheia accentuate "ΕΝΑΡΧΗΗΝΟΛΟΓΟΣ" --boundary predict --diacritics predict
+    """
     import spacy
 
     from ..accent.predict import PlaneControl
@@ -37,25 +63,23 @@ def accentuate_command(
     from ..errors import StoicheiaError
 
     try:
-        control = PlaneControl(boundary=boundary, diacritics=diacritics, punctuation=punctuation,
-                               capitals=capitals, lowercase=lowercase)
-        gaps = None if notation == "none" else notation
+        control = PlaneControl(boundary=boundary.value, diacritics=diacritics.value,
+                               punctuation=punctuation.value, capitals=capitals.value, lowercase=lowercase)
+        gaps = None if notation is Notation.none else notation.value
         if restore:
+            from ..assembly import build_pipeline
             from ..assets import default_model_dir
-            from ..pipeline import restorer  # noqa: F401  (registers the factory)
-            from .package import build_pipeline
-
-            source = model or str(default_model_dir())
             from ..models import torch_backbone
 
-            nlp = build_pipeline(source, components=False)
+            backbone = source or str(default_model_dir())
+            nlp = build_pipeline(backbone, components=False)
             shared = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)  # type: ignore[attr-defined]
-            nlp.tokenizer = StoicheiaSegmenter(nlp.vocab, model_source=source, model=shared, control=control,
+            nlp.tokenizer = StoicheiaSegmenter(nlp.vocab, model_source=backbone, model=shared, control=control,
                                                notation=gaps)  # one backbone for tokenizer and pipes
             nlp.add_pipe("stoicheia_restorer", config={"notation": gaps or "leiden"})
             doc = nlp(text)
         else:
-            doc = StoicheiaSegmenter(spacy.blank("grc").vocab, model_source=model, control=control,
+            doc = StoicheiaSegmenter(spacy.blank("grc").vocab, model_source=source, control=control,
                                      notation=gaps)(text)
     except StoicheiaError as err:
         typer.echo(f"error: {err}", err=True)

@@ -13,15 +13,13 @@ from typing import Any
 import typer
 from wasabi import Printer
 
-from .app import app
+from ..assembly import DEFAULT_SOURCE
 
 #: The shipped sample (the repository's ``assets/samples``); used when it is present.
 SAMPLE = Path(__file__).resolve().parents[2] / "assets" / "samples" / "bgu_1_100.txt"
 #: Fallback when the package is installed without the repository assets (same text, BGU I 100).
 FALLBACK = ("Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι Ὥρου χαίρειν. ὁμολογῶ πεπρακέναι σοι "
             "κάμηλον θήλειαν δευτερόβολον πυρρὰν κεχαραγμένο[ν] δεξιῷ σιαγόνι.")
-#: The embedded default backbone (``assets/models/grc_stoicheia_doc_clean``).
-DEFAULT_SOURCE = "embedded:grc_stoicheia_doc_clean"
 _RESTORED = re.compile(r"\[([^\]\[.\-–0-9]+)\]")
 
 
@@ -56,15 +54,17 @@ def _build_and_install(source: str, msg: Printer) -> str:
     return package_name("doc_clean")
 
 
-@app.command("demo")
 def demo_command(
     text_file: Path = typer.Option(None, "--text-file", help="Passage to show (default: the shipped sample)"),
-    pipeline: str = typer.Option(None, "--pipeline", help="Pipeline package or directory to run"),
+    model: str = typer.Option(None, "--model", help="Pipeline to run: installed package or directory (default: every installed grc_stoicheia_*)"),
     build: bool = typer.Option(False, "--build", help="(Re)build and install grc_stoicheia_doc_clean from --source first"),
     source: str = typer.Option(DEFAULT_SOURCE, "--source", help="Checkpoint used by --build"),
     letters: int = typer.Option(12, "--letters", help="How many letters of the planes to print"),
 ) -> None:
-    """Show the codec planes and Leiden gaps of a passage, then run an installed pipeline on it."""
+    """Show the codec planes and Leiden gaps of a passage, then run an installed pipeline on it.
+
+    Example: stoicheia demo --build --source embedded:grc_stoicheia_doc_clean
+    """
     from ..codec import encode_planes
     from ..leiden import parse_gaps
 
@@ -84,19 +84,17 @@ def demo_command(
     for gap in gapped.gaps:
         context = gapped.text[max(0, gap.start - 12): gap.start]
         print(f"  …{context}[{gap.kind}, width {gap.min_width}–{gap.max_width}]  (source {gap.source_start}:{gap.source_end})")
-    names = [pipeline] if pipeline else installed_pipelines()
-    if build and not pipeline:
+    names = [model] if model else installed_pipelines()
+    if build and not model:
         names = [_build_and_install(source, msg)]
     if not names:
         msg.info("No grc_stoicheia_* pipeline installed: run `stoicheia package SOURCE --name NAME` "
                  "and pip install the result, or `stoicheia demo --build`.")
         return
-    import spacy
-
-    import stoicheia_spacy.pipeline  # noqa: F401  (factories, if the entry points are absent)
+    from ..assembly import load_pipeline
 
     msg.divider(f"Pipeline {names[0]}")
-    nlp = spacy.load(names[0])
+    nlp = load_pipeline(names[0])
     doc = nlp(gapped.text)
     data = doc._.stoicheia
     msg.good(f"pipes {nlp.pipe_names}: {len(doc)} tokens, {data.n_letters} letters")

@@ -8,44 +8,10 @@ from typing import Any
 import typer
 from wasabi import Printer
 
-from .app import app
 
-INSTALLED = "grc_stoicheia_doc_clean"
-
-
-def load_restorer_pipeline(pipeline: str | None = None, *, beam_width: int = 20, n_candidates: int = 20) -> Any:
-    """``pipeline`` (a package or directory), else the installed ``grc_stoicheia_doc_clean``,
-    else one built from the embedded default model; a restorer is added when missing."""
-    import spacy
-
-    import stoicheia_spacy.pipeline
-    import stoicheia_spacy.pipeline.restorer  # noqa: F401
-
-    nlp = None
-    for name in ([pipeline] if pipeline else [INSTALLED]):
-        try:
-            nlp = spacy.load(name)
-            break
-        except OSError:
-            if pipeline:
-                raise
-    if nlp is None:  # the restoration-only preset: encoder + restorer
-        from ..restore.preset import restoration_pipeline
-
-        nlp = restoration_pipeline()
-    config = {"beam_width": beam_width, "n_candidates": n_candidates}
-    if "stoicheia_restorer" not in nlp.pipe_names:
-        nlp.add_pipe("stoicheia_restorer", config=config)
-    else:
-        restorer: Any = nlp.get_pipe("stoicheia_restorer")
-        restorer.cfg.update(config)
-    return nlp
-
-
-@app.command("restore")
 def restore_command(
     text: str = typer.Argument(..., help="Greek text with Leiden gaps, e.g. 'ἔδοξεν τῆι βουλῆι [---] δήμωι'"),
-    pipeline: str = typer.Option(None, "--pipeline", help="Pipeline package or directory (default: installed or embedded)"),
+    model: str = typer.Option(None, "--model", help="Pipeline: installed package or directory (default: grc_stoicheia_doc_clean, else the restoration preset)"),
     top: int = typer.Option(10, "--top", help="How many candidates to print per gap"),
     beam: int = typer.Option(20, "--beam", help="Beam width"),
     strip: bool = typer.Option(False, "--strip-restorations", help="Treat editorial restorations [αβγ] as gaps too"),
@@ -53,11 +19,15 @@ def restore_command(
     gap: list[int] = typer.Option(None, "--gap", help="Restore only gap N (1-based, text order; repeatable); "
                                   "the other lacunae stay unknown letters in the context"),
 ) -> None:
-    """Restore the gaps of TEXT and print the ranked candidates of each gap."""
+    """Restore the gaps of TEXT and print the ranked candidates of each gap.
+
+    Example: stoicheia restore "ἔδοξεν τῆι βουλῆι [---] δήμωι" --top 5 --html out.html
+    """
+    from ..assembly import restorer_pipeline
     from ..errors import StoicheiaError
 
     msg = Printer()
-    nlp = load_restorer_pipeline(pipeline, beam_width=beam, n_candidates=max(top, 1))
+    nlp = restorer_pipeline(model, beam_width=beam, n_candidates=max(top, 1))
     restorer: Any = nlp.get_pipe("stoicheia_restorer")
     restorer.cfg["strip_restorations"] = strip
     try:

@@ -1,7 +1,7 @@
 """``stoicheia scan``: scan and macronize Greek verse with the default package's scanner.
 
 Builds the default pipeline (embedded backbone + ``stoicheia_scanner`` heads from
-``<default model>/scanner``, see :func:`scanner_pipeline`) and prints, per verse, the
+``<default model>/scanner``, see :func:`stoicheia_spacy.assembly.scanner_pipeline`) and prints, per verse, the
 macronized line, its syllables with the – ⏑ pattern, and the detected metre.
 Without trained heads the rule-only scansion is printed (undetermined syllables ×).
 """
@@ -11,33 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from spacy.language import Language
 from spacy.tokens import Doc
 
-from .app import app
-
-DEFAULT_SOURCE = "embedded:grc_stoicheia_doc_clean"
-
-
-def scanner_dir() -> Path | None:
-    """The shipped scanner heads folder, or None when they are not trained/shipped."""
-    from ..assets import default_model_dir
-
-    path = Path(default_model_dir()) / "scanner"
-    return path if (path / "heads.safetensors").is_file() else None
-
-
-def scanner_pipeline(source: str = DEFAULT_SOURCE, heads: Path | None = None) -> Language:
-    """Encoder from ``source`` + ``stoicheia_scanner`` loaded from ``heads`` (default: shipped)."""
-    from ..pipeline import scanner as _scanner  # noqa: F401  (registers the factory)
-    from .package import build_pipeline
-
-    heads = heads or scanner_dir()
-    if heads is None:
-        raise typer.BadParameter("no trained scanner heads found (train with projects/meter)")
-    nlp = build_pipeline(source, components=False)  # only the encoder: the scanner is added below
-    nlp.add_pipe("stoicheia_scanner").from_disk(heads)  # type: ignore[attr-defined]
-    return nlp
+from ..assembly import DEFAULT_SOURCE
 
 
 def format_doc(doc: Doc) -> str:
@@ -54,17 +30,25 @@ def format_doc(doc: Doc) -> str:
     return "\n".join(lines)
 
 
-@app.command("scan")
-def scan(
+def scan_command(
     text: str = typer.Argument(..., help="Greek verse; separate lines with newlines"),
-    heads: Path = typer.Option(None, help="scanner heads folder (default: shipped)"),
-    source: str = typer.Option(DEFAULT_SOURCE, help="backbone checkpoint"),
-    abstain_below: float = typer.Option(0.0, help="leave macrons unmarked below this confidence"),
+    heads: Path = typer.Option(None, "--heads", help="Scanner heads folder (default: shipped)"),
+    source: str = typer.Option(DEFAULT_SOURCE, "--source", help="Backbone checkpoint: hub id, directory or embedded:NAME"),
+    abstain_below: float = typer.Option(0.0, "--abstain-below", help="Leave macrons unmarked below this confidence"),
 ) -> None:
-    """Scan, macronize and detect the metre of TEXT."""
+    """Scan, macronize and detect the metre of TEXT.
+
+    Example: stoicheia scan "ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον"
+    """
     import torch
 
+    from ..assembly import scanner_pipeline
+    from ..errors import ConfigError
+
     torch.set_num_threads(1)
-    nlp = scanner_pipeline(source, heads)
+    try:
+        nlp = scanner_pipeline(source, heads)
+    except ConfigError as err:
+        raise typer.BadParameter(str(err), param_hint="--heads") from err
     nlp.get_pipe("stoicheia_scanner").cfg["abstain_below"] = abstain_below  # type: ignore[attr-defined]
     typer.echo(format_doc(nlp(text.replace("\\n", "\n"))))

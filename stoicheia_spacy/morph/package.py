@@ -13,6 +13,7 @@ from typing import Any
 
 from spacy.language import Language
 
+
 #: Components in pipeline order (each one is added when its directory exists).
 COMPONENTS: tuple[str, ...] = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
 
@@ -20,10 +21,6 @@ COMPONENTS: tuple[str, ...] = ("stoicheia_morphologizer", "stoicheia_lemmatizer"
 def add_morphosyntax(nlp: Language, directory: str | Path) -> list[str]:
     """Add every component found under ``directory`` (``directory/<factory name>/``) after the
     encoder; returns the names added."""
-    from ..pipeline import lemmatizer as _lem  # noqa: F401  (registers the factories)
-    from ..pipeline import morphologizer as _morph  # noqa: F401
-    from ..pipeline import parser as _parser  # noqa: F401
-
     directory = Path(directory)
     added = []
     for name in COMPONENTS:
@@ -33,9 +30,6 @@ def add_morphosyntax(nlp: Language, directory: str | Path) -> list[str]:
         pipe: Any = nlp.add_pipe(name, config={"model": {"tok2vec": {"grad_factor": 0.0}}})
         pipe.from_disk(path)
         added.append(name)
-    link = getattr(nlp, "_link_components", None)
-    if callable(link):
-        link()
     return added
 
 

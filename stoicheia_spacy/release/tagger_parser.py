@@ -1,7 +1,7 @@
 """Released tagger-parser (``char_bert_joint``) -> morphologizer, lemmatizer and parser.
 
 Published formula (backbone under ``tagger.encoder.``): word vector ``w`` = mean over the
-word's letters of the released scalar mix (:mod:`stoicheia_spacy.release.pooling`);
+word's letters of the released scalar mix (:mod:`stoicheia_spacy.models.released_pooler`);
 ``xpos_p = tagger.xpos_heads.p · w`` (9 positions, classes in ``vocab.json``
 ``xpos_alpha[p]`` order), ``upos = tagger.head_upos · w`` (Perseus POS letters,
 ``vocab.json`` ``upos``), ``script = tagger.head_script · w``; parser (Dozat-Manning):
@@ -44,7 +44,6 @@ from ..morph.heads import torch_module
 from ..morph.ud import MORPH_GROUPS, UPOS_TAGS, XPOS_ALPHABETS, XPOS_GROUPS
 from ..treebanks.agdt_tags import is_valid_tag
 from ..treebanks.lemma_scripts import EditScript
-from . import pooling as _pooling  # noqa: F401  (registers stoicheia.ReleasedWordPooler.v1)
 from .detect import ReleasedCheckpoint
 
 #: Perseus POS letter (the release's ``upos``) -> UD UPOS.
@@ -132,9 +131,6 @@ def _init_pooler(pipe: Any, mix: torch.Tensor, norm: torch.Tensor) -> None:
 
 def add_tagger_parser(nlp: Language, ckpt: ReleasedCheckpoint) -> list[str]:
     """Add morphologizer, lemmatizer and parser holding the released heads."""
-    from ..pipeline import lemmatizer as _lem  # noqa: F401  (registers the factories)
-    from ..pipeline import morphologizer as _morph  # noqa: F401
-    from ..pipeline import parser as _parser  # noqa: F401
 
     vocab, deprels = read_vocab(ckpt.directory)
     cfg = ckpt.config
@@ -179,9 +175,6 @@ def add_tagger_parser(nlp: Language, ckpt: ReleasedCheckpoint) -> list[str]:
     _init_pooler(parser, mix, norm)
     parser.cfg["labels"] = list(deprels)
     _install(parser, d, parser_state(ckpt, d, len(deprels)))
-    link = getattr(nlp, "_link_components", None)
-    if callable(link):
-        link()
     return ["stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser"]
 
 

@@ -13,9 +13,8 @@ def restoration_pipeline(source: str | Path | None = None, **restorer_cfg: Any) 
     """``spacy.blank("grc")`` + the encoder holding ``source``'s weights (default: the
     embedded model) + ``stoicheia_restorer`` with the restorer settings and overlay that
     ship beside the checkpoint (``restorer/``), updated with ``restorer_cfg``."""
+    from ..assembly import build_pipeline
     from ..assets import default_model_dir
-    from ..cli.package import build_pipeline
-    from ..pipeline import restorer as _restorer  # noqa: F401  (registers the factory)
 
     directory = Path(source) if source is not None else default_model_dir()
     nlp = build_pipeline(str(directory), components=False)

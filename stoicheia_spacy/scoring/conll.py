@@ -139,12 +139,40 @@ def score_conll(
 
 
 def span_words(sent: Iterable[Any]) -> list[dict[str, Any]]:
-    """CoNLL-style words of a spaCy sentence (a ``Span`` or one-sentence ``Doc``): UPOS from
-    ``pos_``, XPOS from ``tag_``, feats from ``morph``, heads 1-based within the sentence
-    (0 = root), so predicted and gold Docs with the same words can be scored."""
-    return [{"form": t.text, "upos": t.pos_ or "_", "xpos": t.tag_ or "_", "feats": str(t.morph) or "_",
-             "lemma": t.lemma_ or "_", "head": 0 if t.head.i == t.i else t.head.i - t.sent.start + 1,
-             "deprel": t.dep_ or "_"} for t in sent]
+    """CoNLL-U words of a spaCy sentence (a ``Span`` or one-sentence ``Doc``), the ten fields
+    in CoNLL-U order: UPOS from ``pos_``, XPOS from ``tag_``, feats from ``morph``, heads
+    1-based within the sentence (0 = root), ``SpaceAfter=No`` in MISC; so predicted and gold
+    Docs with the same words can be scored, and a Doc written (:func:`to_conllu`)."""
+    words = list(sent)
+    last = len(words) - 1
+    return [{"id": k, "form": t.text, "lemma": t.lemma_ or "_", "upos": t.pos_ or "_", "xpos": t.tag_ or "_",
+             "feats": str(t.morph) or "_", "head": 0 if t.head.i == t.i else t.head.i - t.sent.start + 1,
+             "deprel": t.dep_ or "_", "deps": "_",
+             "misc": "_" if t.whitespace_ or k - 1 == last else "SpaceAfter=No"}
+            for k, t in enumerate(words, 1)]
+
+
+def to_conllu(doc: Any, doc_id: str | None = None) -> str:
+    """A Doc as CoNLL-U text (written with the ``conllu`` package), one block per sentence.
+
+    Sentences come from the parse (or sentence starts; else the whole Doc is one);
+    HEAD and DEPREL are ``_`` when the Doc has no dependency annotation.
+    """
+    import conllu
+
+    parsed = doc.has_annotation("DEP")
+    sents = list(doc.sents) if parsed or doc.has_annotation("SENT_START") else [doc[:]]
+    blocks = []
+    for k, sent in enumerate(sents, 1):
+        words = span_words(sent)
+        if not parsed:
+            for word in words:
+                word["head"] = None
+        metadata = {"newdoc id": doc_id} if doc_id and k == 1 else {}
+        metadata.update({"sent_id": f"{doc_id + '-' if doc_id else ''}{k}", "text": sent.text.strip()})
+        tokens = [conllu.models.Token(word) for word in words]
+        blocks.append(conllu.models.TokenList(tokens, metadata=conllu.models.Metadata(metadata)).serialize())
+    return "".join(blocks)
 
 
 def read_conllu(path: str | Path) -> list[list[dict[str, Any]]]:

@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 import spacy
 
-import stoicheia_spacy.pipeline.restorer  # noqa: F401  (registers the factory until the entry point exists)
 from stoicheia_spacy.accent.predict import PlaneControl, model_inputs
 from stoicheia_spacy.accent.segment import StoicheiaSegmenter, gap_width, gapped_planes
 from stoicheia_spacy.alphabet import BND_UNKNOWN, BND_WORD_END, DIA_UNKNOWN, MASK_ID, PUNCT_UNKNOWN
+from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.backbone import StoicheiaEncoder
-from stoicheia_spacy.cli.package import build_pipeline
 from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.errors import ConfigError, LeidenSyntaxError
 from stoicheia_spacy.leiden import parse_gaps
@@ -150,13 +149,12 @@ def test_cli_accentuate_restores_gaps() -> None:
 
     from typer.testing import CliRunner
 
-    from stoicheia_spacy.cli import accentuate  # noqa: F401  (registers the command)
-    from stoicheia_spacy.cli.app import app
+    from stoicheia_spacy.cli import app
 
-    res = CliRunner().invoke(app, ["accentuate", DECREE, "--model", str(TINY), "--restore", "--json"])
+    res = CliRunner().invoke(app, ["accentuate", DECREE, "--source", str(TINY), "--restore", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert "[.4]" in out["tokens"] and len(out["restorations"]) == 1
     assert out["restored"].count("[") == 1 and "[.4]" not in out["restored"]
-    bad = CliRunner().invoke(app, ["accentuate", DECREE, "--model", str(TINY), "--notation", "epidoc"])
-    assert bad.exit_code == 1 and "notation" in bad.output
+    bad = CliRunner().invoke(app, ["accentuate", DECREE, "--source", str(TINY), "--notation", "epidoc"])
+    assert bad.exit_code == 2 and "--notation" in bad.output  # not one of leiden, ddbdp, none

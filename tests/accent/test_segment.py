@@ -98,14 +98,13 @@ def test_lexicon_round_trip(tmp_path, ud_texts) -> None:  # type: ignore[no-unty
 
 
 def test_cli_accentuate() -> None:
-    from stoicheia_spacy.cli import accentuate  # noqa: F401  (registers the command)
-    from stoicheia_spacy.cli.app import app
+    from stoicheia_spacy.cli import app
 
-    res = CliRunner().invoke(app, ["accentuate", "εναρχηηνολογος", "--model", str(TINY), "--json"])
+    res = CliRunner().invoke(app, ["accentuate", "εναρχηηνολογος", "--source", str(TINY), "--json"])
     assert res.exit_code == 0, res.output
     assert '"source": "εναρχηηνολογος"' in res.output
-    bad = CliRunner().invoke(app, ["accentuate", "λογος", "--model", str(TINY), "--boundary", "guess"])
-    assert bad.exit_code == 1
+    bad = CliRunner().invoke(app, ["accentuate", "λογος", "--source", str(TINY), "--boundary", "guess"])
+    assert bad.exit_code == 2 and "--boundary" in bad.output  # not one of keep, copy, predict, drop
 
 
 def test_segmenter_control_object() -> None:

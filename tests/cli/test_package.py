@@ -13,9 +13,10 @@ import spacy
 from typer.testing import CliRunner
 
 from stoicheia_spacy import __version__
+from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.cli import app
 from stoicheia_spacy.cli.demo import mask_restorations, read_sample
-from stoicheia_spacy.cli.package import build_pipeline, package_pipeline
+from stoicheia_spacy.cli.package import package_pipeline
 from stoicheia_spacy.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]

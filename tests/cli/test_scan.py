@@ -2,8 +2,7 @@
 
 from typer.testing import CliRunner
 
-from stoicheia_spacy.cli import scan as _scan  # noqa: F401  (registers the command)
-from stoicheia_spacy.cli.app import app
+from stoicheia_spacy.cli import app
 
 
 def test_scan_prints_iliad_1_1_as_dactylic_hexameter_with_synizesis() -> None:

@@ -6,14 +6,15 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import conllu
 import numpy as np
 import torch
 from spacy import displacy
 from spacy.tokens import Doc
 
-from stoicheia_spacy.cli.parse import to_conllu
 from stoicheia_spacy.decoders.mst import is_tree
 from stoicheia_spacy.morph.training import sentence_lengths
+from stoicheia_spacy.scoring.conll import to_conllu
 
 _spec = importlib.util.spec_from_file_location("morph_helpers", Path(__file__).parents[1] / "morph" / "helpers.py")
 assert _spec and _spec.loader
@@ -52,10 +53,14 @@ def test_parser_learns_and_makes_one_tree_per_sentence(tmp_path: Path) -> None:
         assert len(list(pred.sents)) == 1
         _check_trees(pred, parser.labels)
     assert nlp.evaluate(egs)["dep_uas"] > 0.2
-    conllu = list(to_conllu(doc, "il"))
-    rows = [line.split("\t") for line in conllu if line and not line.startswith("#")]
+    written = to_conllu(doc, "il")
+    sents = conllu.parse(written)
+    rows = [line.split("\t") for line in written.splitlines() if line and not line.startswith("#")]
     assert len(rows) == len(doc) and all(len(r) == 10 for r in rows)
-    assert sum(r[6] == "0" for r in rows) == 2 and "# text = μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος οὐλομένην." in conllu
+    assert [len(s) for s in sents] == [7, 8] and sents[0].metadata["newdoc id"] == "il"
+    assert sum(t["head"] == 0 for s in sents for t in s) == 2
+    assert sents[0].metadata["text"] == "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος οὐλομένην."
+    assert [t["form"] for s in sents for t in s] == [t.text for t in doc]
     svg = displacy.render(doc, style="dep")
     assert svg.startswith("<svg") and "μῆνιν" in svg
     nlp.to_disk(tmp_path / "nlp")

@@ -10,9 +10,7 @@ import spacy
 import torch
 from typer.testing import CliRunner
 
-import stoicheia_spacy.pipeline
-import stoicheia_spacy.pipeline.restorer  # noqa: F401  (registers the factory until the entry point lands)
-from stoicheia_spacy.cli.package import build_pipeline
+from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.errors import ConfigError, LeidenSyntaxError
 from stoicheia_spacy.restore.render import render_html
 
@@ -113,17 +111,16 @@ def test_to_disk_and_spacy_load_keep_the_restorer(nlp: spacy.Language, tmp_path:
 
 def test_cli_prints_candidates(tmp_path: Path) -> None:
     from stoicheia_spacy.cli import app
-    from stoicheia_spacy.cli import restore as _restore  # noqa: F401  (registers the command)
 
     nlp = build_pipeline(str(TINY))
     nlp.to_disk(tmp_path / "p")
     runner = CliRunner()
-    out = runner.invoke(app, ["restore", "ἔδοξεν τῆι βουλῆι [.3] δήμωι", "--pipeline", str(tmp_path / "p"),
+    out = runner.invoke(app, ["restore", "ἔδοξεν τῆι βουλῆι [.3] δήμωι", "--model", str(tmp_path / "p"),
                               "--beam", "3", "--top", "3", "--html", str(tmp_path / "r.html")])
     assert out.exit_code == 0, out.output
     assert "gap 1: [.3]" in out.output and "candidate" in out.output
     assert (tmp_path / "r.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
-    bad = runner.invoke(app, ["restore", "τῆι [βουλῆι", "--pipeline", str(tmp_path / "p")])
+    bad = runner.invoke(app, ["restore", "τῆι [βουλῆι", "--model", str(tmp_path / "p")])
     assert bad.exit_code == 1 and "LeidenSyntaxError" in bad.output
 
 
@@ -132,7 +129,7 @@ def test_default_model_restores_a_formulaic_decree_phrase() -> None:
     from stoicheia_spacy.assets import default_model_dir
 
     nlp = build_pipeline(str(default_model_dir()), components=False)
-    nlp.add_pipe("stoicheia_restorer", config={"strip_restorations": True, "window": 64})
+    nlp.add_pipe("stoicheia_restorer", config={"strip_restorations": True, "context": 64})
     docs = list(nlp.pipe(["ἔδοξε τῆι β[ουλ]ῆι καὶ τῶι δήμωι", "ἔδοξε τῆι βουλῆι [καὶ] τῶι δήμωι"]))
     first = [c[0] for c in docs[0]._.restorations[0]["candidates"]]
     second = [c[0] for c in docs[1]._.restorations[0]["candidates"]]

@@ -9,9 +9,8 @@ import pytest
 import spacy
 import torch
 
-import stoicheia_spacy.pipeline.restorer  # noqa: F401  (registers the factory)
+from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.backbone import load_backbone
-from stoicheia_spacy.cli.package import build_pipeline
 from stoicheia_spacy.errors import CheckpointError
 from stoicheia_spacy.restore.overlay import (
     apply_overlay,

@@ -34,17 +34,16 @@ from meter_eval import PUBLISHED, rule_arm, score_annotated
 from train import encode, fit_temperature_on, mirror, train_heads
 
 from stoicheia_spacy.codec import encode_planes
-from stoicheia_spacy.scan.heads import rule_features
+from stoicheia_spacy.models.scanner import rule_features
 from stoicheia_spacy.scan.norma import position_counts, read_norma
 from stoicheia_spacy.scan.silver import build_silver
 
 
 def backbone_nlp(kind: str, backbone_seed: int):
     """Default pipeline; for ``rnd`` its backbone replaced by a seeded fresh ``StoicheiaEncoder``."""
-    import stoicheia_spacy.pipeline.scanner  # noqa: F401
+    from stoicheia_spacy.assembly import build_pipeline
     from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.backbone import StoicheiaEncoder
-    from stoicheia_spacy.cli.package import build_pipeline
     from stoicheia_spacy.models.encoder import set_backbone_weights, torch_backbone
 
     nlp = build_pipeline(str(default_model_dir()), components=False)

@@ -22,7 +22,7 @@ import numpy as np
 import srsly
 import torch
 
-from stoicheia_spacy.scan.heads import N_MACRON, ScannerHeads, rule_features
+from stoicheia_spacy.models.scanner import N_MACRON, ScannerHeads, rule_features
 from stoicheia_spacy.scan.norma import read_norma
 from stoicheia_spacy.scan.silver import build_silver
 
@@ -46,8 +46,8 @@ def encode(nlp, texts: list[str], batch: int = 16) -> list[np.ndarray]:
 
 
 def build_nlp(random_init: bool, seed: int):
+    from stoicheia_spacy.assembly import build_pipeline
     from stoicheia_spacy.assets import default_model_dir
-    from stoicheia_spacy.cli.package import build_pipeline
     from stoicheia_spacy.models.encoder import torch_backbone
 
     nlp = build_pipeline(str(default_model_dir()), components=False)  # encoder only

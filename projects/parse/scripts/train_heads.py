@@ -65,10 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 
-    import stoicheia_spacy.pipeline.lemmatizer
-    import stoicheia_spacy.pipeline.morphologizer
-    import stoicheia_spacy.pipeline.parser  # noqa: F401
-    from stoicheia_spacy.cli.package import build_pipeline
+    from stoicheia_spacy.assembly import build_pipeline
     from stoicheia_spacy.scoring.conll import format_scores, score_conll
 
     nlp = build_pipeline(args.backbone, components=False)
