@@ -39,7 +39,7 @@ def _run(step: Callable[[], Any]) -> None:
 def fetch_command(
     dest: Path = typer.Option(..., "--dest", help="Folder the assets are copied to"),
     mirror: Path = typer.Option(None, "--mirror", help="Asset mirror (default: $STOICHEIA_ASSET_MIRROR)"),
-    sources: list[SourceName] = typer.Option(None, "--sources", help="Sources to fetch (repeat; default: all)"),  # type: ignore[valid-type]
+    sources: list[SourceName] = typer.Option(None, "--sources", help="Sources to fetch (repeat; default: all)"),
 ) -> None:
     """Copy (from the mirror) or download the corpus assets.
 

@@ -1,4 +1,12 @@
-"""Thinc architectures of the Stoicheia backbone (registered on import)."""
+"""The registered Thinc architectures (the ``spacy_architectures`` entry points all point here):
+
+- ``stoicheia.CharEncoder.v1`` (:mod:`.encoder`), ``stoicheia.StoicheiaListener.v1``
+  (:mod:`.listener`), ``stoicheia.WordPooler.v1`` (:mod:`.pooler`),
+  ``stoicheia.BackboneLoader.v1`` (misc, :mod:`.loader`);
+- ``stoicheia.TokenHeads.v1`` and ``stoicheia.BiaffineParser.v1`` (:mod:`.morphosyntax`);
+- ``stoicheia.ScannerHeads.v1`` (:mod:`.scanner`);
+- ``stoicheia.ReleasedWordPooler.v1`` (:mod:`.released_pooler`).
+"""
 
 from __future__ import annotations
 

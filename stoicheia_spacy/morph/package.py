@@ -13,7 +13,6 @@ from typing import Any
 
 from spacy.language import Language
 
-
 #: Components in pipeline order (each one is added when its directory exists).
 COMPONENTS: tuple[str, ...] = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
 

@@ -41,7 +41,7 @@ def test_default_package_installs_and_loads_offline_by_name(sdist: Path, tmp_pat
                     "--target", str(target), str(sdist)], check=True)
     weights = next(target.rglob("stoicheia_encoder/model.safetensors"))
     assert weights.stat().st_size < 60 * 2**20  # bf16, as shipped
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(REPO)]),
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(REPO), os.environ.get("PYTHONPATH", "")]),
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     code = (
         "import json, spacy; nlp = spacy.load('grc_stoicheia_doc_clean'); "

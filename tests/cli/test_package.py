@@ -48,7 +48,7 @@ def test_installed_package_loads_by_name(packaged: Path, tmp_path: Path) -> None
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
                     "--target", str(target), str(sdist)], check=True)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(REPO)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(REPO), os.environ.get("PYTHONPATH", "")])}
     code = ("import spacy; nlp = spacy.load('grc_stoicheia_tiny'); "
             f"print(nlp({TEXT!r})._.stoicheia.hidden.shape)")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
@@ -63,7 +63,7 @@ def test_package_refuses_a_bad_name(tmp_path: Path, tiny_checkpoint: Path) -> No
 
 def test_demo_shows_planes_gaps_and_runs_a_pipeline(packaged: Path) -> None:
     data_dir = packaged / "grc_stoicheia_tiny" / f"grc_stoicheia_tiny-{__version__}"
-    result = CliRunner().invoke(app, ["demo", "--pipeline", str(data_dir)])
+    result = CliRunner().invoke(app, ["demo", "--model", str(data_dir)])
     assert result.exit_code == 0, result.output
     assert "Κόμων" in result.output and "diacritic" in result.output
     assert "Leiden gaps (restorations masked): 4" in result.output
