@@ -2,7 +2,7 @@
 
 ``iter_records(source, mirror_dir, limit)`` streams records of one mirrored source; the
 pipeline steps (``fetch``, ``normalize``, ``tiers``, ``folds``, ``doc-clean``, ``verify``,
-``report``) run through ``python -m stoicheia_spacy.corpus``.
+``report``) run through ``stoicheia corpus STEP`` (or ``python -m stoicheia_spacy.corpus STEP``).
 """
 
 from __future__ import annotations
