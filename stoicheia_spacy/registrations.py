@@ -24,6 +24,7 @@ MODULES: tuple[str, ...] = (
     "stoicheia_spacy.models.loader",
     "stoicheia_spacy.models.morphosyntax",
     "stoicheia_spacy.models.pooler",
+    "stoicheia_spacy.models.reference",
     "stoicheia_spacy.models.released_pooler",
     "stoicheia_spacy.models.scanner",
     "stoicheia_spacy.morph.optim",

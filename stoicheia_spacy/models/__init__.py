@@ -2,7 +2,8 @@
 
 - ``stoicheia.CharEncoder.v1`` (:mod:`.encoder`), ``stoicheia.StoicheiaListener.v1``
   (:mod:`.listener`), ``stoicheia.WordPooler.v1`` (:mod:`.pooler`),
-  ``stoicheia.BackboneLoader.v1`` (misc, :mod:`.loader`);
+  ``stoicheia.BackboneReference.v1`` (:mod:`.reference`), ``stoicheia.BackboneLoader.v1``
+  (misc, :mod:`.loader`);
 - ``stoicheia.TokenHeads.v1`` and ``stoicheia.BiaffineParser.v1`` (:mod:`.morphosyntax`);
 - ``stoicheia.ScannerHeads.v1`` (:mod:`.scanner`);
 - ``stoicheia.ReleasedWordPooler.v1`` (:mod:`.released_pooler`).

@@ -7,14 +7,11 @@ import torch
 torch.set_num_threads(1)
 
 
-
 @pytest.fixture()
 def tiny_nlp(tiny_model_config, tiny_checkpoint):  # type: ignore[no-untyped-def]
     """Build blank grc + stoicheia_encoder holding the golden tiny checkpoint (initialized)
     + the named components (``configs``: their configs)."""
     import spacy
-
-    import stoicheia_spacy.pipeline  # noqa: F401
 
     def build(*components: str, configs: dict | None = None, initialize: bool = True) -> spacy.Language:
         nlp = spacy.blank("grc")

@@ -71,7 +71,6 @@ def test_accentuator_renders_the_encoders_gaps_and_falls_back_on_bad_markup(tiny
 def test_accentuator_without_encoder_fails_clearly() -> None:
     import pytest
 
-    import stoicheia_spacy.pipeline  # noqa: F401
     from stoicheia_spacy.errors import ConfigError
 
     nlp = spacy.blank("grc")

@@ -106,8 +106,8 @@ def test_to_disk_load_and_to_bytes_from_bytes_keep_every_annotation(small_defaul
 
 
 def test_the_default_pipeline_holds_one_backbone_and_runs_it_once_per_batch(tmp_path: Path) -> None:
+    from stoicheia_spacy.assembly import build_pipeline
     from stoicheia_spacy.assets import default_model_dir
-    from stoicheia_spacy.cli.package import build_pipeline
 
     build_pipeline(str(default_model_dir())).to_disk(tmp_path / "default")
     nlp = spacy.load(tmp_path / "default")
