@@ -106,9 +106,9 @@ def test_default_pipe_and_cli_divide_scriptio_continua(shared_data, tmp_path,
                                                         monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from typer.testing import CliRunner
 
+    from stoicheia_spacy.assembly import build_pipeline
     from stoicheia_spacy.assets import default_model_dir
-    from stoicheia_spacy.cli.app import app
-    from stoicheia_spacy.cli.package import build_pipeline
+    from stoicheia_spacy.cli import app
 
     monkeypatch.setenv(lexasset.ENV_VAR, str(_small_real_lexicon(shared_data, JOHN_BARE, tmp_path / "l.npz")))
     nlp = build_pipeline(str(default_model_dir()))  # the default pipeline, as `make demo` packages it
