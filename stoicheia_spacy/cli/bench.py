@@ -20,6 +20,8 @@ bench_app = typer.Typer(name="bench", no_args_is_help=True, add_completion=False
 
 #: Summary and example arguments of the known benchmarks (others: their docstring's first line).
 KNOWN = {
+    "accent": ("Lexicon-lattice decoding letters/s and t(4N)/t(N), against the per-letter decode.",
+               "--letters 4000"),
     "backbone": ("Backbone letters/s and achieved FLOP/s against this machine's GEMM rate.",
                  "--sizes 1024,4096 --threads 2"),
     "codec": ("Codec MB/s (encode, decode, canonicalize) against plain NFD.", "--mb 2"),
