@@ -50,10 +50,7 @@ def _morph_helpers():
 @pytest.fixture(scope="module")
 def nlp(tiny_checkpoint: Path) -> spacy.Language:
     """The default components on the golden tiny backbone, heads initialised on 12 AGDT sentences."""
-    import stoicheia_spacy.pipeline.accentuator
-    import stoicheia_spacy.pipeline.restorer
-    import stoicheia_spacy.pipeline.scanner  # noqa: F401  (register the factories)
-    from stoicheia_spacy.cli.package import build_pipeline
+    from stoicheia_spacy.assembly import build_pipeline
 
     helpers = _morph_helpers()
     nlp = build_pipeline(str(tiny_checkpoint), max_length=48, overlap=12)

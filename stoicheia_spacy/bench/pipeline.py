@@ -97,7 +97,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
 
-    from ..cli.package import build_pipeline
+    from ..assembly import build_pipeline
     from ..models import torch_backbone
 
     texts, origin = sentences(args.data, args.n)

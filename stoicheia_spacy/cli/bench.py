@@ -27,8 +27,11 @@ KNOWN = {
     "codec": ("Codec MB/s (encode, decode, canonicalize) against plain NFD.", "--mb 2"),
     "parse": ("Words/s of tagging + lemmatizing + parsing against a spaCy CNN pipeline; scores with --data.",
               "--n 50 --data corpus/ud_perseus_test_agdt.spacy"),
+    "pipeline": ("Words/s of the full default pipeline against the encoder alone, both against the GEMM roofline.",
+                 "--n 200 --out bench_pipeline.json"),
     "quality": ("Masked bits-per-character of a backbone against a random-init control and an n-gram LM.",
                 "--source embedded:grc_stoicheia_doc_clean --dev-letters 5000"),
+    "roundtrip": ("Codec round trip on the UD test sets, failures listed by class.", "--data /path/to/mirror"),
     "restore": ("Restoration forwards per gap and gaps/s, batched beam against one forward per hypothesis.",
                 "--quick"),
 }

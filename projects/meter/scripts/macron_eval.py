@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from stoicheia_spacy.scan.heads import N_MACRON
+from stoicheia_spacy.models.scanner import N_MACRON
 from stoicheia_spacy.scan.macron_decoder import (
     N_VOTES,
     PRIOR_FEATURES,
@@ -70,7 +70,6 @@ def load_scanner(pipeline: Path | None = None):
     sys.path.insert(0, str(Path(__file__).parent))
     from train import build_nlp
 
-    import stoicheia_spacy.pipeline.scanner  # noqa: F401
     from stoicheia_spacy.assets import default_model_dir
 
     nlp = build_nlp(False, 0)
