@@ -27,10 +27,10 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
+from ..backbone.windows import pack_planes
 from ..errors import ConfigError
 from ..models.encoder import doc_inputs
 from ..models.masking import IGNORE, corrupt_planes
-from ..models.packing import pack_planes
 from ..models.reference import BackboneReference
 from .base import StoicheiaPipe
 

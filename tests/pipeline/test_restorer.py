@@ -129,7 +129,7 @@ def test_default_model_restores_a_formulaic_decree_phrase() -> None:
     from stoicheia_spacy.assets import default_model_dir
 
     nlp = build_pipeline(str(default_model_dir()), components=False)
-    nlp.add_pipe("stoicheia_restorer", config={"strip_restorations": True, "context": 64})
+    nlp.add_pipe("stoicheia_restorer", config={"strip_restorations": True, "window": 64})
     docs = list(nlp.pipe(["ἔδοξε τῆι β[ουλ]ῆι καὶ τῶι δήμωι", "ἔδοξε τῆι βουλῆι [καὶ] τῶι δήμωι"]))
     first = [c[0] for c in docs[0]._.restorations[0]["candidates"]]
     second = [c[0] for c in docs[1]._.restorations[0]["candidates"]]

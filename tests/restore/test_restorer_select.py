@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 import stoicheia_spacy
 import stoicheia_spacy.pipeline.restorer
-from stoicheia_spacy.cli.package import build_pipeline
+from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.restore.preset import restoration_pipeline
 from stoicheia_spacy.restore.render import render_html
 
@@ -68,7 +68,7 @@ SCRIPT = textwrap.dedent("""
     torch.set_num_threads(1)
     resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
     import stoicheia_spacy.pipeline.restorer
-    from stoicheia_spacy.cli.package import build_pipeline
+    from stoicheia_spacy.assembly import build_pipeline
     nlp = build_pipeline(sys.argv[1], components=False)
     nlp.add_pipe("stoicheia_restorer", config={"beam_width": 2, "n_candidates": 2})
     for text in ("ἔδοξε τῆι [ca. 100000] βουλῆι", "ἔδοξε τῆι [" + "-" * 300 + "] βουλῆι",

@@ -34,8 +34,9 @@ from spacy.training.initialize import init_nlp
 from spacy.training.loop import train
 from spacy.util import load_config, registry
 
-import stoicheia_spacy.pipeline  # noqa: F401  (factories, architectures)
+from stoicheia_spacy.registrations import register_all
 
+register_all()  # the factories and architectures, also where the entry points are not installed
 CALLBACK = "stoicheia_finetune.deadline.v1"
 
 

@@ -23,10 +23,11 @@ import numpy as np
 import spacy
 import torch
 
-import stoicheia_spacy.pipeline  # noqa: F401
+from stoicheia_spacy.registrations import register_all
 from stoicheia_spacy.scan.norma import read_norma
 from stoicheia_spacy.scoring.stats import sign_flip_test
 
+register_all()  # the factories and architectures, also where the entry points are not installed
 METER = Path(__file__).resolve().parents[2] / "meter" / "scripts" / "meter_eval.py"
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import spacy
 from spacy.tokens import DocBin
 
-import stoicheia_spacy.pipeline  # noqa: F401  (registers doc._.scan_gold)
+import stoicheia_spacy.pipeline.scanner  # noqa: F401  (registers doc._.scan_gold)
 
 
 def read_rows(path: Path, limit: int | None = None) -> list[dict]:

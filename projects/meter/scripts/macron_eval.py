@@ -63,7 +63,6 @@ def load_scanner(pipeline: Path | None = None):
     if pipeline is not None:
         import spacy
 
-        import stoicheia_spacy.pipeline
 
         nlp = spacy.load(pipeline)
         return nlp, nlp.get_pipe("stoicheia_scanner")
