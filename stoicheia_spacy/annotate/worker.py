@@ -40,11 +40,9 @@ def load_pipeline(model: str | None = None, components: list[str] | None = None)
     ``components``, only those run (plus the encoder they listen to)."""
     import spacy
 
-    import stoicheia_spacy.pipeline  # (factories, when the entry points are absent)
-    import stoicheia_spacy.pipeline.restorer
-    import stoicheia_spacy.pipeline.scanner  # noqa: F401  (registers the factory)
+    from ..registrations import register_all
 
-    from ..morph import package as _morph  # noqa: F401  (morphosyntax factories)
+    register_all()  # a worker may run where the entry points are not installed
 
     nlp: Language | None = None
     for name in [model] if model else [DEFAULT_PACKAGE]:
@@ -54,8 +52,8 @@ def load_pipeline(model: str | None = None, components: list[str] | None = None)
             if model:
                 raise ConfigError(f"cannot load pipeline {model!r}: {exc}") from exc
     if nlp is None:
+        from ..assembly import build_pipeline
         from ..assets import default_model_dir
-        from ..cli.package import build_pipeline
 
         nlp = build_pipeline(str(default_model_dir()))
     if components:

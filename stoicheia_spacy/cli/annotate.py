@@ -33,7 +33,10 @@ def annotate_command(
     unit: str = typer.Option("line", "--unit", help="Plain text: a document per line, paragraph or file"),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar"),
 ) -> None:
-    """Annotate SOURCE into OUT with a pipeline, resumably."""
+    """Annotate SOURCE into OUT with a pipeline, resumably.
+
+    Example: stoicheia annotate corpus.jsonl --out annotated
+    """
     from ..annotate import EngineConfig, annotate
     from ..errors import StoicheiaError
 

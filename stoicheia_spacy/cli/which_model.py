@@ -20,7 +20,10 @@ def which_model_command(
     work: str = typer.Option(None, "--work", help="The passage's work key, to ask --manifests"),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON"),
 ) -> None:
-    """Say whether the model read any word 5-gram of PASSAGE and which folds never read it."""
+    """Say whether the model read any word 5-gram of PASSAGE and which folds never read it.
+
+    Example: stoicheia which-model "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος οὐλομένην"
+    """
     from ..errors import StoicheiaError
     from ..provenance import which_model
 

@@ -27,8 +27,6 @@ def _helpers():
 
 @pytest.fixture(scope="session")
 def tiny_pipeline(tmp_path_factory, tiny_checkpoint: Path) -> Path:
-    import stoicheia_spacy.pipeline.restorer  # noqa: F401  (registers the factory)
-
     helpers = _helpers()
     nlp = helpers.tiny_nlp(*COMPONENTS)
     helpers.initialized(nlp)

@@ -68,7 +68,7 @@ def _imported_modules(path: Path, line: str) -> list[str]:
         dots, name, names = match.group(1), match.group(2), match.group(3)
         base = package.rsplit(".", len(dots) - 1)[0] if dots else ""
         root = ".".join(p for p in (base, name) if p)
-        return [root, *(f"{root}.{n.strip()}" for n in names.split(","))]
+        return [f"{root}.{n.strip()}" for n in names.split(",")]  # the names (modules or not)
     if match := re.match(r"\s*import\s+([\w.]+)", line):
         return [match.group(1)]
     return []
