@@ -7,7 +7,7 @@ Every call either returns a Doc whose ``text`` is the input or raises a
 :class:`stoicheia_spacy.errors.StoicheiaError`; no call takes longer than a generous
 per-position budget measured against a baseline sentence in the same test (CPU time,
 no absolute wall times).  The positions of a text are its characters plus the hidden
-letters its gap markup states (at most ``leiden.MAX_STATED_WIDTH`` per gap: fuzzing
+letters the encoder feeds for its gaps (at most ``models.gaps.MAX_GAP_WIDTH`` per gap: fuzzing
 found ``[ca. 100000]`` making the restorer allocate 100,000 slots).  Examples are derandomized so the
 suite is reproducible.
 """
@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from stoicheia_spacy.errors import LeidenSyntaxError, StoicheiaError
 from stoicheia_spacy.leiden import parse_gaps
+from stoicheia_spacy.models.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH
 
 torch.set_num_threads(1)
 
@@ -81,7 +82,7 @@ def positions(text: str) -> int:
         gaps = parse_gaps(text).gaps
     except StoicheiaError:
         return len(text)
-    return len(text) + sum(g.max_width or g.min_width for g in gaps)
+    return len(text) + sum(min(g.max_width or UNKNOWN_GAP_WIDTH, MAX_GAP_WIDTH) for g in gaps)
 
 
 def _timed(nlp: spacy.Language, text: str) -> tuple[object, float]:

@@ -8,12 +8,11 @@ every cleaned character back to the input; ``render_restorations`` is the invers
 from __future__ import annotations
 
 from stoicheia_spacy.leiden.model import GAP_KINDS, SPAN_KINDS, Gap, GappedText, Restoration, Span
-from stoicheia_spacy.leiden.parser import MAX_STATED_WIDTH, Notation, parse_gaps
+from stoicheia_spacy.leiden.parser import Notation, parse_gaps
 from stoicheia_spacy.leiden.render import format_gap, render_restorations
 
 __all__ = [
     "GAP_KINDS",
-    "MAX_STATED_WIDTH",
     "SPAN_KINDS",
     "Gap",
     "GappedText",

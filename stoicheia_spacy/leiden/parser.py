@@ -11,8 +11,10 @@ What is recognised (``notation="leiden"``, the default):
   ``[.5]``, ``[--5--]``, ``[- 5 -]`` = 5; ``[5±3]`` = 2..8; ``[5-8]`` = 5..8;
   ``[ca. 5]``/``[c. 5]``/``[c.5]`` = exactly 5 with ``approximate=True`` (no range is
   invented; :meth:`Gap.widths` with a caller's slack is the place for that);
-  ``[c. 5-8]`` = 5..8, approximate.  A stated width above :data:`MAX_STATED_WIDTH`
-  (1000 letters, e.g. ``[ca. 100000]``) is read as unknown width (documented fallback).
+  ``[c. 5-8]`` = 5..8, approximate.  A width is reported as stated, however large
+  (``[ca. 100000]``): the parser allocates nothing per letter; the encoder pipe feeds at most
+  ``models.gaps.MAX_GAP_WIDTH`` MASK letters per gap (flagged ``too_wide``) and the restorer
+  answers ``too_wide`` above its ``max_width``.
 * Restorations ``[αβγ]``: kept in the text, flagged by a ``restored`` span. Inside a
   restoration, runs of dots/dashes (and the whitespace around them) are gaps:
   ``[αβ . .]`` = restored ``αβ`` + a 2-letter lacuna. When such a run sits between
@@ -82,7 +84,7 @@ from stoicheia_spacy.leiden.model import (
 )
 from stoicheia_spacy.textcheck import validate_text
 
-__all__ = ["MAX_STATED_WIDTH", "Notation", "parse_gaps"]
+__all__ = ["Notation", "parse_gaps"]
 
 Notation = Literal["leiden", "ddbdp"]
 
@@ -232,20 +234,6 @@ class _Width:
     approximate: bool
 
 
-#: Widest gap a number may state, in letters.  A wider one (``[ca. 100000]``,
-#: ``|gap=5000|``) is read as a gap of unknown width, so that the positions a text
-#: asks for stay proportional to its length (no restorer searches 100,000 slots).  The
-#: encoder pipe feeds at most :data:`stoicheia_spacy.models.gaps.MAX_GAP_WIDTH` MASK letters
-#: per gap whatever the width.
-MAX_STATED_WIDTH: Final = 1000
-
-
-def _capped(width: _Width) -> _Width:
-    if width.max_width is not None and width.max_width > MAX_STATED_WIDTH:
-        return _Width(1, None, width.approximate)
-    return width
-
-
 def _bracket_width(inner: str, offset: int) -> _Width | None:
     """Width of a whole ``[...]`` lacuna, None when ``inner`` is a restoration.
 
@@ -270,7 +258,7 @@ def _bracket_width(inner: str, offset: int) -> _Width | None:
             raise LeidenSyntaxError(f"lacuna [{inner}] has minimum {low} > maximum {high}", offset)
         if low < 1:
             raise LeidenSyntaxError(f"lacuna [{inner}] allows a width below 1", offset)
-        return _capped(_Width(low, high, approximate))
+        return _Width(low, high, approximate)
     if _CA_PREFIX.match(inner):
         raise LeidenSyntaxError(f"'ca.' without a width in [{inner}]", offset)
     if _LOOKS_NUMERIC.fullmatch(inner):
@@ -471,7 +459,7 @@ class _Scanner:
         elif high is None or not 1 <= low <= high:
             raise LeidenSyntaxError(f"DDbDP gap tag |{body}| has an impossible width", start)
         else:
-            self.gap(_capped(_Width(low, high, False)), LACUNA, start, end)
+            self.gap(_Width(low, high, False), LACUNA, start, end)
 
     def fill(self, match: re.Match[str]) -> None:
         """A run of dots/dashes inside a restoration: a lacuna (plus maybe one space)."""
