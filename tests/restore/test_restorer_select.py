@@ -112,9 +112,9 @@ def test_cli_gap_option(tmp_path: Path) -> None:
     nlp = build_pipeline(str(TINY), components=False)
     nlp.add_pipe("stoicheia_restorer")
     nlp.to_disk(model_dir)
-    result = CliRunner().invoke(app, ["restore", TEXT, "--pipeline", str(model_dir), "--gap", "3", "--beam", "2",
+    result = CliRunner().invoke(app, ["restore", TEXT, "--model", str(model_dir), "--gap", "3", "--beam", "2",
                                       "--top", "2"])
     assert result.exit_code == 0, result.output
     assert "gap 1: [.2]" in result.output and "[.4]" in result.output.splitlines()[0]
-    bad = CliRunner().invoke(app, ["restore", TEXT, "--pipeline", str(model_dir), "--gap", "4"])
+    bad = CliRunner().invoke(app, ["restore", TEXT, "--model", str(model_dir), "--gap", "4"])
     assert bad.exit_code == 1 and "3 gap(s)" in bad.output
