@@ -24,7 +24,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stoicheia_spacy.errors import LeidenSyntaxError, StoicheiaError
+from stoicheia_spacy.errors import StoicheiaError
 from stoicheia_spacy.leiden import parse_gaps
 from stoicheia_spacy.models.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH
 
@@ -198,9 +198,12 @@ def test_pipe_keeps_every_text(nlp: spacy.Language) -> None:
     assert [d.text for d in docs] == texts
 
 
-def test_malformed_markup_raises_the_documented_error(nlp: spacy.Language) -> None:
-    """The restorer reads unbalanced brackets as an error (LeidenSyntaxError, with the offset);
-    in ``nlp.pipe`` that stops the batch unless an error handler is set."""
-    with pytest.raises(LeidenSyntaxError) as info:
-        nlp("λόγος (καὶ ἔργον")
-    assert info.value.offset == 6
+def test_malformed_markup_falls_back_to_plain_text(nlp: spacy.Language) -> None:
+    """Unbalanced brackets: the encoder reads the text as plain text and stores the parser's
+    message (with the offset); the restorer restores nothing and does not raise (documented
+    fallback), so ``nlp.pipe`` never stops on markup."""
+    text = "λόγος (καὶ ἔργον"
+    doc = nlp(text)
+    assert doc.text == text and doc._.restorations == [] and doc._.restored == text
+    assert "offset 6" in doc._.stoicheia.markup_error and not doc._.stoicheia.gaps
+    assert [d._.restorations for d in nlp.pipe([text, "ἔδοξε [.100] τῷ"])][0] == []

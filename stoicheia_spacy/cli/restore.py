@@ -31,17 +31,25 @@ def restore_command(
     restorer: Any = nlp.get_pipe("stoicheia_restorer")
     restorer.cfg["strip_restorations"] = strip
     try:
+        doc = nlp(text, disable=["stoicheia_restorer"])  # the encoder's single parse: planes + gaps
+        error = doc._.stoicheia.markup_error if doc._.stoicheia is not None else None
+        if error is not None:  # read as plain text: nothing to restore
+            msg.fail(f"LeidenSyntaxError: {error}", exits=1)
         only = None
         if gap:
-            from ..leiden import parse_gaps
-            from ..restore.select import target_indices
+            from ..restore.select import target_indices, target_runs
 
-            targets = target_indices(parse_gaps(text, notation=restorer.cfg["notation"], strip_restorations=strip))
+            if strip:  # the evaluation view: editorial restorations are gaps too
+                from ..leiden import parse_gaps
+
+                targets = target_indices(parse_gaps(text, notation=restorer.cfg["notation"], strip_restorations=True))
+            else:
+                targets = target_runs(doc._.stoicheia.gaps)
             bad = [n for n in gap if not 1 <= n <= len(targets)]
             if bad:
                 msg.fail(f"--gap {bad[0]}: the text has {len(targets)} gap(s) to restore", exits=1)
             only = [targets[n - 1] for n in gap]
-        doc = nlp(text, component_cfg={"stoicheia_restorer": {"restore_only": only}})
+        doc = restorer(doc, restore_only=only)
     except StoicheiaError as exc:
         msg.fail(f"{type(exc).__name__}: {exc}", exits=1)
     if not doc._.restorations:

@@ -6,15 +6,21 @@ connected when the pipeline is initialized or loaded (a restorer added afterward
 itself on first use with :func:`~stoicheia_spacy.pipeline.base.link_listeners`); the
 beam search (:func:`stoicheia_spacy.restore.beam_search`) runs that backbone, one batched
 forward per decoding step, and holds no copy of it. The Doc text
-is the input text WITH its Leiden markup; gaps come from ``parse_gaps(doc.text)`` or,
-with ``strip_restorations`` editorial restorations ``[αβγ]`` become
-gaps too (the evaluation view); when ``doc.spans[spans_key]`` exists, from those spans (each span's characters are
-hidden and become a gap of ``len(span.text)`` characters: an evaluation view).
+is the input text WITH its Leiden markup; the restorer does not parse it: the gaps are the
+encoder's single parse, ``doc._.stoicheia.gaps`` (the candidate widths come from each gap's
+markup, ``GapRun.gap``; the other gaps stay in the context as the MASK letters the encoder
+fed, over ``doc._.stoicheia.planes``). When the encoder read the text as plain text because
+its markup did not parse (``doc._.stoicheia.markup_error``), the restorer restores nothing
+(``doc._.restorations == []``) and logs the error once; it does not raise. Evaluation views:
+with ``strip_restorations`` editorial restorations ``[αβγ]`` become gaps too (the one case
+that re-reads the markup, with ``parse_gaps(..., strip_restorations=True)``); when
+``doc.spans[spans_key]`` exists, the gaps are those spans (each span's characters are
+hidden and become a gap of ``len(span.text)`` characters).
 
 ``doc._.restorations`` is a list (document order) of dicts::
 
     {"start": int, "end": int,        # the gap's markup (or span) in doc.text
-     "gap_index": int | None,         # index in parse_gaps(doc.text).gaps (None for spans)
+     "gap_index": int | None,         # GapRun.index: index in parse_gaps(doc.text).gaps (None for spans)
      "min_width": int, "max_width": int | None, "kind": str,
      "candidates": [(text, logprob, probability), ...],   # up to n_candidates, best first
      "abstain": bool,                 # top probability < abstain_below, or not restored
@@ -42,6 +48,7 @@ components keep reading the plain backbone. Serialization: parts ``cfg`` and ``m
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -56,6 +63,8 @@ from ..leiden import GappedText, parse_gaps, render_restorations
 from ..models.reference import BackboneReference
 from .base import SerializedPipe, link_listeners
 
+logger = logging.getLogger(__name__)
+
 if not Doc.has_extension("restorations"):
     Doc.set_extension("restorations", default=None)
 
@@ -64,6 +73,8 @@ def _restored(doc: Doc) -> str | None:
     items = doc._.restorations
     if items is None:
         return None
+    if not items:
+        return str(doc.text)
     if any(item["gap_index"] is None for item in items):  # span mode: splice into the text
         out, cursor = [], 0
         for item in sorted(items, key=lambda it: it["start"]):
@@ -158,6 +169,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         self.cfg: dict[str, Any] = {**DEFAULT_CONFIG, **cfg}
         self._check()
         self.forwards = 0
+        self._warned = False  # a markup error is logged once per pipe
         self.overlay: tuple[dict[str, Any], dict[str, str]] | None = None
 
     def _check(self) -> None:
@@ -199,14 +211,37 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         self.overlay = None if path is None else read_overlay(path)
 
     # ------------------------------------------------------------ gaps
-    def gapped(self, doc: Doc) -> tuple[GappedText, bool]:
-        """The gaps of ``doc`` (from ``doc.spans[spans_key]`` or its Leiden markup) and
-        whether they came from spans. Malformed markup raises ``LeidenSyntaxError``."""
-        key = self.cfg["spans_key"]
+    def plan(self, doc: Doc, only: list[int] | None = None) -> tuple[Any, bool]:
+        """The restoration plan of ``doc`` (:class:`~stoicheia_spacy.restore.select.Plan`) and
+        whether its gaps came from ``doc.spans[spans_key]``. Reads the encoder's parse
+        (``doc._.stoicheia``); None when the markup did not parse (``markup_error``)."""
+        from ..restore.select import plan, plan_runs
+
+        c = self.cfg
+        key = c["spans_key"]
         if key in doc.spans:
-            return _spans_gapped(doc, [(s.start_char, s.end_char) for s in doc.spans[key]]), True
-        return parse_gaps(doc.text, notation=self.cfg["notation"],
-                          strip_restorations=bool(self.cfg["strip_restorations"])), False
+            gapped = _spans_gapped(doc, [(s.start_char, s.end_char) for s in doc.spans[key]])
+            return plan(gapped, only=only, unknown_slots=c["unknown_slots"], approx_slack=c["approx_slack"],
+                        max_width=int(c["max_width"]), context_cap=int(c["window"])), True
+        data = doc._.stoicheia
+        if data is None:
+            raise ConfigError(f"stoicheia_restorer reads doc._.stoicheia: put the pipe {self.reference.upstream_name!r} "
+                              f"before it (pipeline: {self.nlp.pipe_names})")
+        if data.markup_error is not None:
+            if not self._warned:
+                logger.warning("stoicheia_restorer: markup did not parse, nothing restored (%s)", data.markup_error)
+                self._warned = True
+            return None, False
+        spans = None
+        if c["gaps_key"] in doc.spans:
+            spans = [(s.start_char, s.end_char) for s in doc.spans[c["gaps_key"]]]
+        if c["strip_restorations"]:  # the evaluation view: editorial restorations become gaps
+            gapped = parse_gaps(doc.text, notation=c["notation"], strip_restorations=True)
+            return plan(gapped, only=only, spans=spans, unknown_slots=c["unknown_slots"],
+                        approx_slack=c["approx_slack"], max_width=int(c["max_width"]),
+                        context_cap=int(c["window"])), False
+        return plan_runs(doc.text, data.planes, data.gaps, only=only, spans=spans, approx_slack=c["approx_slack"],
+                         max_width=int(c["max_width"])), False
 
     # ------------------------------------------------------------ running
     def __call__(self, doc: Doc, *, restore_only: Iterable[int] | None = None) -> Doc:
@@ -226,18 +261,13 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             yield from self._restore(batch, only)
 
     def _restore(self, docs: list[Doc], only: list[int] | None = None) -> list[Doc]:
-        from ..restore.select import plan, restore_targets
+        from ..restore.select import Plan, restore_targets
 
         c = self.cfg
         plans, flags = [], []
         for doc in docs:
-            gapped, from_spans = self.gapped(doc)
-            spans = None
-            if c["gaps_key"] in doc.spans and not from_spans:
-                spans = [(s.start_char, s.end_char) for s in doc.spans[c["gaps_key"]]]
-            plans.append(plan(gapped, only=only, spans=spans, unknown_slots=c["unknown_slots"],
-                              approx_slack=c["approx_slack"], max_width=int(c["max_width"]),
-                              context_cap=int(c["window"])))
+            p, from_spans = self.plan(doc, only)
+            plans.append(Plan() if p is None else p)
             flags.append(from_spans)
         backbone = self.backbone() if any(p.decode for p in plans) else None
         results, forwards = restore_targets(backbone, plans, c, from_spans=flags)

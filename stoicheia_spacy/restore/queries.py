@@ -15,6 +15,11 @@ memory stays bounded whatever width the markup declares.
 
 ``only`` restricts the targets to the given gap indices (``GappedText.gaps``); every
 other lacuna stays in the context as unknown letters.
+
+:func:`queries_from_runs` builds the same queries from the encoder's single parse
+(``doc._.stoicheia.planes`` and ``.gaps``): the context is those planes without the
+target's MASK letters, the other gaps keep the MASK letters the encoder fed (its width
+convention), and the target's candidate widths come from its markup (``GapRun.gap``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,7 +37,10 @@ from ..leiden import Gap, GappedText
 from .beam import GapQuery, mask_slots
 from .widths import MAX_WIDTH
 
-__all__ = ["TARGET_KINDS", "GapTarget", "build_queries", "gap_widths", "hide_spans"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..models.gaps import GapRun
+
+__all__ = ["TARGET_KINDS", "GapTarget", "build_queries", "gap_widths", "hide_spans", "queries_from_runs"]
 
 TARGET_KINDS = ("lacuna", "target", "restored")
 
@@ -99,6 +108,29 @@ def build_queries(
         widths = gap_widths(gap, approx_slack=approx_slack, max_width=max_width)
         query = GapQuery(CharPlanes.concat(parts), insert_at, widths, left, right)
         out.append(GapTarget(i, gap, query))
+    return out
+
+
+def queries_from_runs(
+    text: str, planes: CharPlanes, runs: list[GapRun], *, approx_slack: int = 2,
+    only: Collection[int] | None = None, max_width: int = MAX_WIDTH,
+) -> list[GapTarget]:
+    """One query per target gap of the encoder's ``runs`` (``doc._.stoicheia.gaps``) over its
+    ``planes`` of ``text`` (``doc.text``), or per gap index (``GapRun.index``) in ``only``."""
+    base = planes.copy()
+    for run in runs:  # a gap touching a letter: a word break may fall at its left edge
+        if run.start > 0 and run.source_start > 0 and _is_letter(text[run.source_start - 1]):
+            base.boundary[run.start - 1] = BND_UNKNOWN
+    out = []
+    for run in runs:
+        gap = run.gap
+        if gap is None or gap.kind not in TARGET_KINDS or (only is not None and run.index not in only):
+            continue
+        context = CharPlanes.concat([base[: run.start], base[run.start + run.width :]])
+        left = run.source_start > 0 and _is_letter(text[run.source_start - 1])
+        right = run.source_end < len(text) and _is_letter(text[run.source_end])
+        widths = gap_widths(gap, approx_slack=approx_slack, max_width=max_width)
+        out.append(GapTarget(run.index, gap, GapQuery(context, run.start, widths, left, right)))
     return out
 
 

@@ -2,7 +2,8 @@
 with its ranked candidates and their calibrated probabilities (normalised over the
 candidate set, temperature per width bucket). Abstentions (top probability under
 ``abstain_below``) and gaps not restored (too wide) are greyed out, in the text and in
-their candidate table."""
+their candidate table. The gaps are the restorer's items, i.e. the encoder's parse
+(``doc._.stoicheia.gaps``); when that markup did not parse the page says so."""
 
 from __future__ import annotations
 
@@ -70,6 +71,9 @@ def render_html(docs: Any, *, page: bool = True, path: str | Path | None = None)
             body.append(_gap_span(text, item, number))
             cursor = item["end"]
         body.append(html.escape(text[cursor:]))
+        data = getattr(doc._, "stoicheia", None)
+        if data is not None and data.markup_error:  # read as plain text: nothing restored, say why
+            body.append(f'<p class="error">markup did not parse, nothing restored: {html.escape(data.markup_error)}</p>')
         tables = "".join(_table(item, n, text) for n, item in
                          enumerate(sorted(restorations, key=lambda it: it["start"]), start=1))
         parts.append(f'<div class="stoicheia-restore"><p class="text">{"".join(body)}</p>{tables}</div>')

@@ -1,6 +1,7 @@
 """Which gaps of a document to restore, and the restorer pipe's work as plain functions.
 
-:func:`plan` turns a parsed text into beam-search targets (all target gaps, only those
+:func:`plan_runs` (the pipe: the encoder's planes and gap runs, ``doc._.stoicheia``) and
+:func:`plan` (a :class:`~stoicheia_spacy.leiden.GappedText`) turn a text into beam-search targets (all target gaps, only those
 whose markup overlaps the given character spans, or only the given gap indices; the other
 lacunae stay in the context as unknown letters) and sets aside the gaps that are too wide
 to decode. :func:`restore_targets` runs one batched beam search over the targets of many
@@ -15,19 +16,21 @@ from typing import Any
 
 import torch
 
+from ..codec import CharPlanes
 from ..leiden import GappedText
+from ..models.gaps import GapRun
 from .beam import ModelScorer, beam_search
-from .queries import GapTarget, build_queries
+from .queries import GapTarget, build_queries, queries_from_runs
 from .widths import MAX_WIDTH, WidthPrior, too_wide
 
-__all__ = ["Plan", "plan", "restore_targets", "target_indices"]
+__all__ = ["Plan", "plan", "plan_runs", "restore_targets", "target_indices", "target_runs"]
 
 
 @dataclass
 class Plan:
     """The targets of one document: ``decode`` go to the beam search, ``too_wide`` do not."""
 
-    gapped: GappedText
+    gapped: GappedText | None = None
     decode: list[GapTarget] = field(default_factory=list)
     too_wide: list[GapTarget] = field(default_factory=list)
 
@@ -40,20 +43,48 @@ def target_indices(gapped: GappedText) -> list[int]:
     return [i for i, g in enumerate(gapped.gaps) if g.kind in TARGET_KINDS]
 
 
+def target_runs(runs: Sequence[GapRun]) -> list[int]:
+    """:func:`target_indices` of the encoder's gaps (``doc._.stoicheia.gaps``): the
+    ``GapRun.index`` of each gap a restorer restores, in text order."""
+    from .queries import TARGET_KINDS
+
+    return [r.index for r in runs if r.gap is not None and r.gap.kind in TARGET_KINDS]
+
+
 def plan(gapped: GappedText, *, only: Collection[int] | None = None,
          spans: Sequence[tuple[int, int]] | None = None, unknown_slots: int = 5, approx_slack: int = 2,
          max_width: int = MAX_WIDTH, context_cap: int = 512) -> Plan:
     """Targets of ``gapped``: every target gap, or the gap indices in ``only``, further
     restricted to gaps whose markup overlaps one of ``spans`` (character offsets of the
     input text) when given."""
-    chosen: set[int] | None = None if only is None else {int(i) for i in only}
-    if spans is not None:
-        hit = {i for i, g in enumerate(gapped.gaps)
-               if any(s < max(g.source_end, g.source_start + 1) and g.source_start < e for s, e in spans)}
-        chosen = hit if chosen is None else chosen & hit
+    chosen = _chosen(gapped.gaps, range(len(gapped.gaps)), only, spans)
     targets = build_queries(gapped, unknown_slots=unknown_slots, approx_slack=approx_slack, only=chosen,
                             max_width=max_width, context_cap=context_cap)
-    out = Plan(gapped)
+    return _split(Plan(gapped), targets, max_width)
+
+
+def plan_runs(text: str, planes: CharPlanes, runs: list[GapRun], *, only: Collection[int] | None = None,
+              spans: Sequence[tuple[int, int]] | None = None, approx_slack: int = 2,
+              max_width: int = MAX_WIDTH) -> Plan:
+    """:func:`plan` over the encoder's single parse: ``planes`` and gap ``runs`` of ``text``
+    (``doc._.stoicheia.planes`` / ``.gaps`` of ``doc.text``); ``only`` holds ``GapRun.index``."""
+    chosen = _chosen([r.gap for r in runs], [r.index for r in runs], only, spans)
+    targets = queries_from_runs(text, planes, runs, approx_slack=approx_slack, only=chosen, max_width=max_width)
+    return _split(Plan(), targets, max_width)
+
+
+def _chosen(gaps: Sequence[Any], indices: Collection[int], only: Collection[int] | None,
+            spans: Sequence[tuple[int, int]] | None) -> set[int] | None:
+    """Gap indices picked by ``only`` and by overlap of their markup with ``spans``."""
+    chosen: set[int] | None = None if only is None else {int(i) for i in only}
+    if spans is not None:
+        hit = {i for i, g in zip(indices, gaps, strict=True) if g is not None
+               and any(s < max(g.source_end, g.source_start + 1) and g.source_start < e for s, e in spans)}
+        chosen = hit if chosen is None else chosen & hit
+    return chosen
+
+
+def _split(out: Plan, targets: list[GapTarget], max_width: int) -> Plan:
     for target in targets:
         (out.too_wide if too_wide(target.query.widths, max_width) else out.decode).append(target)
     return out

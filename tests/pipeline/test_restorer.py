@@ -11,7 +11,7 @@ import torch
 from typer.testing import CliRunner
 
 from stoicheia_spacy.assembly import build_pipeline
-from stoicheia_spacy.errors import ConfigError, LeidenSyntaxError
+from stoicheia_spacy.errors import ConfigError
 from stoicheia_spacy.restore.render import render_html
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
@@ -81,10 +81,40 @@ def test_no_gaps_and_malformed_markup(nlp: spacy.Language) -> None:
     doc = nlp("ἔδοξε τῆι βουλῆι")
     assert doc._.restorations == []
     assert doc._.restored == "ἔδοξε τῆι βουλῆι"
-    with pytest.raises(LeidenSyntaxError):
-        nlp("ἔδοξε τῆι [βουλῆι")
+    bad = nlp("ἔδοξε τῆι [βουλῆι")  # read as plain text by the encoder: nothing restored, no exception
+    assert bad.text == "ἔδοξε τῆι [βουλῆι" and bad._.restorations == [] and bad._.restored == bad.text
+    assert "[" in bad._.stoicheia.markup_error
+    assert "markup did not parse" in render_html(bad)
     with pytest.raises(ConfigError):
         nlp.add_pipe("stoicheia_restorer", name="bad", config={"mode": "sideways"})
+
+
+def test_the_restorer_reads_the_encoders_single_parse(nlp: spacy.Language, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One Leiden parse per Doc, in the encoder: the restorer takes doc._.stoicheia.gaps."""
+    from stoicheia_spacy.leiden import parser
+
+    text = "ἔδοξε τῆι βουλῆι [c. 2-3] τῶι δήμωι [.4] ἐπεστάτει [---] ὁ"
+    calls = []
+    run = parser._Scanner.run
+
+    def counted(self):
+        calls.append(self)
+        return run(self)
+
+    monkeypatch.setattr(parser._Scanner, "run", counted)
+    doc = nlp.get_pipe("stoicheia_encoder")(nlp.make_doc(text))
+    assert len(calls) == 1 and [g.markup for g in doc._.stoicheia.gaps] == ["[ca. 2-3]", "[.4]", "[---]"]
+
+    def forbidden(self):
+        raise AssertionError("the restorer parsed the markup again")
+
+    monkeypatch.setattr(parser._Scanner, "run", forbidden)
+    items = nlp.get_pipe("stoicheia_restorer")(doc)._.restorations
+    assert [doc.text[it["start"] : it["end"]] for it in items] == ["[c. 2-3]", "[.4]", "[---]"]
+    assert [(it["min_width"], it["max_width"]) for it in items] == [(2, 3), (4, 4), (1, None)]
+    assert {len(c[0]) for c in items[0]["candidates"]} <= {2, 3} and {len(c[0]) for c in items[1]["candidates"]} == {4}
+    [only] = nlp.get_pipe("stoicheia_restorer")(doc, restore_only=[1])._.restorations
+    assert only["gap_index"] == 1 and doc.text[only["start"] : only["end"]] == "[.4]"
 
 
 def test_needs_the_encoder_pipe() -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import torch
 
+from stoicheia_spacy.restore.formats import parse_chat, plain
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "projects" / "restore" / "scripts"
 TINY = REPO / "tests" / "fixtures" / "char_bert_tiny"
@@ -32,8 +34,12 @@ def test_samples_finetune_and_restore_eval(shared_data: Path, tmp_path: Path) ->
                               "--limit", "4000", "--out", str(samples)]) == 0
     test = [json.loads(x) for x in (samples / "test.jsonl").read_text(encoding="utf-8").splitlines()]
     assert sorted(r["L"] for r in test) == list(range(1, 11))
-    for r in test:  # the record format of the paper: the gold is the text at start
-        assert set(r) == {"id", "L", "start", "gold", "text"} and r["text"][r["start"] : r["start"] + r["L"]] == r["gold"]
+    chat = [json.loads(x) for x in (samples / "test.chat.jsonl").read_text(encoding="utf-8").splitlines()]
+    for r, c in zip(test, chat, strict=True):  # the Ithaca record format: ? x L at start, only there
+        assert set(r) == {"id", "L", "start", "gold", "text"} and len(r["gold"]) == r["L"]
+        assert r["text"][r["start"] : r["start"] + r["L"]] == "?" * r["L"] and r["text"].count("?") == r["L"]
+        _, start, letters, gold = parse_chat(c)  # the chat format: N letters (spaces not counted)
+        assert start == r["start"] and letters == len(r["gold"].replace(" ", "")) and gold == plain(r["gold"])
 
     overlay = tmp_path / "training"
     assert finetune.main(["--mirror", mirror, "--fold", "3", "--init", str(TINY), "--top-layers", "1",
@@ -44,19 +50,24 @@ def test_samples_finetune_and_restore_eval(shared_data: Path, tmp_path: Path) ->
 
     out = tmp_path / "results"
     assert restore_eval.main(["evaluate", "--samples", str(samples), "--mirror", mirror, "--fold", "3",
-                              "--model", str(TINY), "--overlay", str(overlay), "--quick", "--quick-per-length", "1",
+                              "--model", str(TINY), "--overlay", str(overlay), "--per-length", "1", "--dev-per-length", "1",
+                              "--beam", "5", "--window", "24",
                               "--ngram-docs", "300", "--out", str(out)]) == 0
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert list(metrics["arms"]) == ["finetuned", "pretrained", "random_init", "ngram"]
-    assert metrics["main_arm"] == "finetuned" and len(metrics["mcnemar"]) == 6
+    assert list(metrics["widths"]) == ["known", "hidden", "range", "chat"]
+    compared = [*metrics["arms"], "finetuned (hidden)", "finetuned (range)", "finetuned (chat)"]
+    assert metrics["main_arm"] == "finetuned"  # McNemar on every pair of arms and width modes
+    assert list(metrics["mcnemar"]) == [f"{a} vs {b}" for i, a in enumerate(compared) for b in compared[i + 1 :]]
     for arm, s in metrics["arms"].items():
         assert 0 <= s["overall"]["top1"] <= s["overall"]["top20"] <= 100, arm
         assert s["overall"]["cer"] >= 0 and set(s["per_L"]) == {str(L) for L in range(1, 11)}
     mean_L = sum(r["L"] for r in test) / len(test)
     for arm in ("finetuned", "pretrained", "random_init"):  # the batched beam: at most L + 1 forwards a gap
-        assert metrics["forwards_per_gap"][arm] <= mean_L + 2
+        assert metrics["speed"][f"test/{arm}/known"]["forwards_per_gap"] <= mean_L + 2
     table = (out / "results.md").read_text(encoding="utf-8")
-    assert all(f"| {arm} |" in table for arm in metrics["arms"]) and "finetuned, width hidden" in table
+    assert all(f"| {row} |" in table for row in [*metrics["arms"], *metrics["widths"]])
+    assert "| finetuned: width |" in table and metrics["command"].startswith("python scripts/restore_eval.py evaluate ")
     assert (out / "cer_by_L.png").stat().st_size > 1000 and (out / "reliability.png").stat().st_size > 1000
 
 
@@ -78,6 +89,6 @@ def test_a_users_inscriptions_are_held_out_by_phi_digit(tmp_path: Path) -> None:
     test = [json.loads(x) for x in (out / "test.jsonl").read_text(encoding="utf-8").splitlines()]
     dev = [json.loads(x) for x in (out / "dev.jsonl").read_text(encoding="utf-8").splitlines()]
     assert test and all(r["id"].endswith("3") for r in test) and all(r["id"].endswith("4") for r in dev)
-    assert all(r["text"][r["start"] : r["start"] + r["L"]] == r["gold"] for r in test)
+    assert all(r["text"][r["start"] : r["start"] + r["L"]] == "?" * r["L"] and r["gold"] in decree for r in test)
     train = list(itertools.islice(finetune.records("", 3, 0.0, None, 0, str(corpus)), 100))
     assert len(train) == 32  # 40 documents minus the 8 of digits 3 and 4

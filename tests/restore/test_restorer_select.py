@@ -42,7 +42,8 @@ def test_restore_only_decodes_just_the_asked_gaps(nlp: spacy.Language) -> None:
     assert pipe.forwards - before == 4 + 1  # one gap of 4 letters, not three beam searches
     restored = doc._.restored
     assert "[---]" in restored and "[.2]" in restored and "[.4]" not in restored
-    assert [it["gap_index"] for it in pipe(nlp.make_doc(TEXT))._.restorations] == [0, 1, 2]
+    encoded = nlp.get_pipe("stoicheia_encoder")(nlp.make_doc(TEXT))  # the restorer reads the encoder's gaps
+    assert [it["gap_index"] for it in pipe(encoded)._.restorations] == [0, 1, 2]
 
 
 def test_gaps_in_doc_spans_are_the_ones_restored(nlp: spacy.Language) -> None:
@@ -54,13 +55,15 @@ def test_gaps_in_doc_spans_are_the_ones_restored(nlp: spacy.Language) -> None:
 
 
 def test_absurd_widths_are_reported_not_allocated(nlp: spacy.Language) -> None:
-    doc = nlp("ἔδοξε τῆι [ca. 100000] βουλῆι [.3] δήμωι")
+    """Wider than the restorer's max_width (64) but stated (the parser reads widths above
+    leiden.MAX_STATED_WIDTH as unknown): too_wide, no beam search."""
+    doc = nlp("ἔδοξε τῆι [ca. 500] βουλῆι [.3] δήμωι")
     wide, ok = doc._.restorations
     assert wide["status"] == "too_wide" and wide["candidates"] == [] and wide["abstain"]
     assert ok["status"] == "restored" and ok["candidates"]
     html = render_html(doc)
     assert "not restored: too wide" in html and "class='cands abstain'" in html
-    assert "[ca. 100000]" in doc._.restored
+    assert "[ca. 500]" in doc._.restored
 
 
 SCRIPT = textwrap.dedent("""
@@ -71,8 +74,9 @@ SCRIPT = textwrap.dedent("""
     from stoicheia_spacy.assembly import build_pipeline
     nlp = build_pipeline(sys.argv[1], components=False)
     nlp.add_pipe("stoicheia_restorer", config={"beam_width": 2, "n_candidates": 2})
-    for text in ("ἔδοξε τῆι [ca. 100000] βουλῆι", "ἔδοξε τῆι [" + "-" * 300 + "] βουλῆι",
-                 "ἔδοξε τῆι " + "-" * 300 + " βουλῆι [.2] δήμωι", "ἔδοξε [100000-200000] τῆι"):
+    for text in ("ἔδοξε τῆι [ca. 900] βουλῆι", "ἔδοξε τῆι [" + "-" * 300 + "] βουλῆι",
+                 "ἔδοξε τῆι " + "-" * 300 + " βουλῆι [.2] δήμωι", "ἔδοξε [500-900] τῆι",
+                 "ἔδοξε τῆι [ca. 100000] βουλῆι"):
         items = nlp(text)._.restorations
         print([(it["status"], len(it["candidates"])) for it in items])
 """)
@@ -91,6 +95,7 @@ def test_huge_widths_stay_within_a_memory_limit(tmp_path: Path) -> None:
     assert lines[1] == "[('restored', 2)]"  # 300 dashes in brackets: an unknown width, decoded
     assert lines[2] == "[('restored', 2)]"  # 300 Ithaca dashes: lost letters in the context only
     assert lines[3] == "[('too_wide', 0)]"
+    assert lines[4] == "[('restored', 2)]"  # above leiden.MAX_STATED_WIDTH: read as an unknown width
 
 
 def test_restoration_only_preset_has_two_pipes_and_the_shipped_settings() -> None:

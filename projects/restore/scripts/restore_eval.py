@@ -360,7 +360,7 @@ def evaluate(args: argparse.Namespace) -> int:
     metrics: dict = {
         "n_test": len(test), "n_dev": len(dev), "fold": args.fold, "beam": args.beam, "window": args.window,
         "slack": args.slack, "max_letters": args.max_letters, "main_arm": main_arm,
-        "command": "python scripts/restore_eval.py " + " ".join(sys.argv[1:]),
+        "command": "python scripts/restore_eval.py " + " ".join(args.argv),
         "arms": {arm: score(test, tops[("test", arm, "known")]) for arm in arms},
         "widths": {mode: score(test, tops[("test", main_arm, mode)]) for mode in modes},
         "widths_dev": {mode: score(dev, tops[("dev", main_arm, mode)]) for mode in dev_modes},
@@ -497,6 +497,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="only decode the --arms' known widths into OUT/cache (to run arms in parallel)")
     e.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else list(argv)  # the command recorded in metrics.json
     if args.cmd == "samples":
         data = make_samples(args.mirror, args.fold, args.per_length, args.seed, args.limit, args.corpus)
         for split, rows in data.items():
