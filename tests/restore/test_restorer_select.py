@@ -56,7 +56,7 @@ def test_gaps_in_doc_spans_are_the_ones_restored(nlp: spacy.Language) -> None:
 
 def test_absurd_widths_are_reported_not_allocated(nlp: spacy.Language) -> None:
     """Wider than the restorer's max_width (64) but stated (the parser reads widths above
-    leiden.MAX_STATED_WIDTH as unknown): too_wide, no beam search."""
+    above max_width): too_wide, no beam search."""
     doc = nlp("ἔδοξε τῆι [ca. 500] βουλῆι [.3] δήμωι")
     wide, ok = doc._.restorations
     assert wide["status"] == "too_wide" and wide["candidates"] == [] and wide["abstain"]
@@ -95,7 +95,7 @@ def test_huge_widths_stay_within_a_memory_limit(tmp_path: Path) -> None:
     assert lines[1] == "[('restored', 2)]"  # 300 dashes in brackets: an unknown width, decoded
     assert lines[2] == "[('restored', 2)]"  # 300 Ithaca dashes: lost letters in the context only
     assert lines[3] == "[('too_wide', 0)]"
-    assert lines[4] == "[('restored', 2)]"  # above leiden.MAX_STATED_WIDTH: read as an unknown width
+    assert lines[4] == "[('too_wide', 0)]"  # the issue's case: reported, never allocated
 
 
 def test_restoration_only_preset_has_two_pipes_and_the_shipped_settings() -> None:

@@ -78,7 +78,7 @@ def test_temperatures_per_bucket_flatten_overconfident_buckets() -> None:
 
 
 def test_too_wide_gaps_are_reported_and_cost_nothing() -> None:
-    gapped = parse_gaps("ἔδοξεν τῆι [ca. 900] καὶ τῶι [.3] δήμωι")  # stated (<= leiden.MAX_STATED_WIDTH)
+    gapped = parse_gaps("ἔδοξεν τῆι [ca. 900] καὶ τῶι [.3] δήμωι")  # a stated width above max_width
     p = plan(gapped, max_width=64)
     assert [t.gap.min_width for t in p.too_wide] == [900]
     assert [t.gap.min_width for t in p.decode] == [3]
