@@ -44,7 +44,7 @@ def main() -> None:
     nlp = build(args.random_init)
     pooled, ids, start = [], [], time.time()
     texts = frame[args.text_column].fillna("").astype(str).str.strip()
-    for i, doc in enumerate(nlp.pipe(texts, batch_size=8)):
+    for i, doc in enumerate(nlp.pipe(texts, batch_size=1)):  # one Doc per row: packing several makes attention quadratic in the row
         data = doc._.stoicheia
         hidden = np.asarray(data.hidden, dtype=np.float32) if data is not None and data.hidden is not None else None
         if hidden is None or hidden.shape[1] == 0:
