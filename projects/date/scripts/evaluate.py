@@ -31,6 +31,7 @@ from stoicheia_spacy.dating import DEFAULT_LAYERS
 
 ALPHAS = np.logspace(-2, 5, 15)
 LEVEL = 0.9
+GREEK = "[\u0370-\u03ff\u1f00-\u1fff]"
 PUBLISHED_MAE = 54.0  # Pavlopoulos et al. (ACL 2023), leave-one-out over PaDoC
 
 
@@ -103,6 +104,9 @@ def cross_validate(arm: str, x: object, y: np.ndarray, groups: np.ndarray, folds
 
 
 def in_the_wild(arm: str, x: object, y: np.ndarray, wild_x: object, limits: np.ndarray) -> dict:
+    if isinstance(wild_x, np.ndarray):  # a papyrus whose letters the codec did not read: left out
+        keep = np.isfinite(wild_x).all(axis=1)
+        wild_x, limits = wild_x[keep], limits[keep]
     model = make_model(arm).fit(x, y)
     pred = model.predict(wild_x)
     r_low, _ = fold_interval(arm, x, y, seed=0)
@@ -118,7 +122,7 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--pretrained", type=Path)
     parser.add_argument("--random-init", type=Path)
-    parser.add_argument("--pretrained-wild", type=Path, help="Without it the in-the-wild set is not scored")
+    parser.add_argument("--pretrained-wild", type=Path, help="Cached states of the in-the-wild papyri")
     parser.add_argument("--random-init-wild", type=Path, help="Without it the random-init arm skips the wild set")
     parser.add_argument("--arms", default="tfidf,pretrained,random-init")
     parser.add_argument("--folds", type=int, default=5)
@@ -126,18 +130,16 @@ def main() -> None:
     args = parser.parse_args()
     frame = pd.read_csv(args.padoc)
     wild = pd.read_csv(args.wild)
-    wild = wild[wild["text_raw"].fillna("").str.strip().str.len() > 0].reset_index(drop=True)
+    wild = wild[wild["text_raw"].fillna("").str.contains(GREEK)].reset_index(drop=True)  # letters to read
     caches = {"pretrained": (args.pretrained, args.pretrained_wild),
               "random-init": (args.random_init, args.random_init_wild), "tfidf": (None, None)}
-    if args.pretrained_wild is not None:  # papyri with letters to read
-        wild = wild[np.isfinite(features("pretrained", wild, args.pretrained_wild)).all(axis=1)].reset_index(drop=True)
     y, groups = years(frame), frame["tm"].to_numpy()
     limits = np.array([upper_limit(v) for v in wild["Date_notAfter"]])
     arms = {}
     for arm in args.arms.split(","):
         x = features(arm, frame, caches[arm][0])
         arms[arm] = cross_validate(arm, x, y, groups, args.folds, args.repeats)
-        if args.pretrained_wild is not None and (arm == "tfidf" or caches[arm][1] is not None):
+        if arm == "tfidf" or caches[arm][1] is not None:
             arms[arm]["in_the_wild"] = in_the_wild(arm, x, y, features(arm, wild, caches[arm][1]), limits)
     metrics = {"command": "spacy project run date-eval", "n_documents": int(len(frame)),
                "protocol": f"{args.repeats}x repeated {args.folds}-fold CV grouped by TM number",

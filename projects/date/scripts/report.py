@@ -1,4 +1,4 @@
-"""Render RESULTS.md from metrics/date_eval.json (every figure comes from that file)."""
+"""Merge the per-arm metrics into metrics/date_eval.json and render RESULTS.md from it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("metrics", type=Path)
     parser.add_argument("out", type=Path)
+    parser.add_argument("--arms", type=Path, nargs="*", help="Per-arm files of evaluate.py to merge into METRICS")
     args = parser.parse_args()
+    if args.arms:
+        parts = [json.loads(path.read_text()) for path in args.arms]
+        merged = {**parts[0], "arms": {arm: r for part in parts for arm, r in part["arms"].items()}}
+        args.metrics.write_text(json.dumps(merged, indent=2) + "\n")
     m = json.loads(args.metrics.read_text())
     level = f"{m['level']:.0%}"
     lines = [
