@@ -17,7 +17,7 @@ def main() -> None:
     parser.add_argument("--arms", type=Path, nargs="*", help="Per-arm files of evaluate.py to merge into METRICS")
     args = parser.parse_args()
     if args.arms:
-        parts = [json.loads(path.read_text()) for path in args.arms]
+        parts = [json.loads(path.read_text()) for path in args.arms if path.is_file()]
         merged = {**parts[0], "arms": {arm: r for part in parts for arm, r in part["arms"].items()}}
         args.metrics.write_text(json.dumps(merged, indent=2) + "\n")
     m = json.loads(args.metrics.read_text())
@@ -37,9 +37,12 @@ def main() -> None:
     for arm, r in m["arms"].items():
         lines.append(f"| {NAMES.get(arm, arm)} | {r['mae']:.1f} | {r['median_ae']:.1f} | {r['coverage']:.1%} | "
                      f"{r['width']:.0f} | {r['mae_sd_over_repeats']:.1f} |")
+    missing = [NAMES[arm] for arm in NAMES if arm not in m["arms"]]
     pub = m["published"]
     lines += [f"| PaDoC published text regression ({pub['protocol']}) | {pub['padoc_text_regression_mae']:.0f} "
               "| – | – | – | – |", ""]
+    if missing:
+        lines += [f"Not measured in this run (out of CPU time on the shared machine): {'; '.join(missing)}.", ""]
     wild = {arm: r["in_the_wild"] for arm, r in m["arms"].items() if "in_the_wild" in r}
     if wild:
         n = next(iter(wild.values()))["n"]
