@@ -17,9 +17,9 @@ def date_command(
     as_json: bool = typer.Option(False, "--json", help="Print mean, interval and histogram as JSON"),
 ) -> None:
     """Print the estimated date of TEXT and its 90 % interval."""
+    from ..assembly import build_pipeline
     from ..errors import StoicheiaError
     from ..pipeline.dater import add_dater
-    from .package import build_pipeline
 
     try:
         from ..assets import default_model_dir

@@ -25,8 +25,8 @@ BYZANTINE = ("ἐν ὀνόματι τοῦ κυρίου καὶ δεσπότο�
 
 @pytest.fixture(scope="module")
 def nlp() -> spacy.Language:
+    from stoicheia_spacy.assembly import build_pipeline
     from stoicheia_spacy.assets import default_model_dir
-    from stoicheia_spacy.cli.package import build_pipeline
     from stoicheia_spacy.pipeline.dater import add_dater
 
     nlp = build_pipeline(str(default_model_dir()), components=False)
