@@ -12,11 +12,14 @@ import typer
 
 def date_command(
     text: str = typer.Argument(..., help="Greek text, e.g. a documentary papyrus"),
-    model: str = typer.Option(None, "--model", help="Backbone directory or hub id (default: embedded model)"),
+    source: str = typer.Option(None, "--source", help="Backbone checkpoint: hub id, directory or embedded:NAME (default: embedded model)"),
     weights: Path = typer.Option(None, "--weights", help="A stoicheia_dater folder (default: packaged PaDoC fit)"),
     as_json: bool = typer.Option(False, "--json", help="Print mean, interval and histogram as JSON"),
 ) -> None:
-    """Print the estimated date of TEXT and its 90 % interval."""
+    """Print the estimated date of TEXT and its 90 % interval.
+
+    Example: stoicheia date "Ἀρίστων Ζήνωνι χαίρειν. ἔρρωσο. ἔτους η, Μεχεὶρ θ."
+    """
     from ..assembly import build_pipeline
     from ..errors import StoicheiaError
     from ..pipeline.dater import add_dater
@@ -24,7 +27,7 @@ def date_command(
     try:
         from ..assets import default_model_dir
 
-        nlp = build_pipeline(model or str(default_model_dir()), components=False)
+        nlp = build_pipeline(source or str(default_model_dir()), components=False)
         add_dater(nlp, weights)
         estimate = nlp(text)._.date
     except StoicheiaError as err:
