@@ -14,6 +14,7 @@ import typer
 from .accentuate import accentuate_command
 from .bench import bench_app
 from .corpus import corpus_app
+from .date import date_command
 from .demo import demo_command
 from .package import package_command
 from .parse import parse_command
@@ -31,6 +32,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command("accentuate")(accentuate_command)
+app.command("date")(date_command)
 app.command("demo")(demo_command)
 app.command("package")(package_command)
 app.command("parse")(parse_command)

@@ -1,0 +1,39 @@
+"""``stoicheia date TEXT``: the estimated date of a Greek document with its 90 % interval.
+
+Runs the encoder and ``stoicheia_dater`` (weights: the packaged PaDoC fit, or ``--weights``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+
+def date_command(
+    text: str = typer.Argument(..., help="Greek text, e.g. a documentary papyrus"),
+    source: str = typer.Option(None, "--source", help="Backbone checkpoint: hub id, directory or embedded:NAME (default: embedded model)"),
+    weights: Path = typer.Option(None, "--weights", help="A stoicheia_dater folder (default: packaged PaDoC fit)"),
+    as_json: bool = typer.Option(False, "--json", help="Print mean, interval and histogram as JSON"),
+) -> None:
+    """Print the estimated date of TEXT and its 90 % interval.
+
+    Example: stoicheia date "Ἀρίστων Ζήνωνι χαίρειν. ἔρρωσο. ἔτους η, Μεχεὶρ θ."
+    """
+    from ..assembly import build_pipeline
+    from ..errors import StoicheiaError
+    from ..pipeline.dater import add_dater
+
+    try:
+        from ..assets import default_model_dir
+
+        nlp = build_pipeline(source or str(default_model_dir()), components=False)
+        add_dater(nlp, weights)
+        estimate = nlp(text)._.date
+    except StoicheiaError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from err
+    if estimate is None:
+        typer.echo("error: the text has no Greek letters to date", err=True)
+        raise typer.Exit(1)
+    typer.echo(json.dumps(estimate.to_dict()) if as_json else str(estimate))

@@ -1,0 +1,29 @@
+"""``stoicheia date TEXT`` prints the estimate and its 90 % interval of a real papyrus."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from stoicheia_spacy.cli import app
+
+#: PaDoC TM 78696 (Oxyrhynchus, Apion estate; 625 CE in PaDoC).
+BYZANTINE = ("ἐν ὀνόματι τοῦ κυρίου καὶ δεσπότου Ἰησοῦ Χριστοῦ τοῦ θεοῦ καὶ σωτῆρος ἡμῶν. μηνὶ Παχὼν κζ, "
+             "ἰνδικτίωνος ι. τῷ ἐνδόξῳ οἴκῳ ποτὲ Ἀπίωνος τοῦ ἐν εὐκλεεῖ τῇ μνήμῃ καὶ κατὰ τὴν Ὀξυρυγχιτῶν "
+             "πόλιν Αὐρήλιος Ἀνοῦπ υἱὸς τοῦ μακαρίου Παύλου ἑξῆς ὑπογράφων")
+
+
+def test_date_command_prints_estimate_interval_and_json() -> None:
+    result = CliRunner().invoke(app, ["date", BYZANTINE, "--json"])
+    assert result.exit_code == 0, result.output
+    estimate = json.loads(result.output)
+    assert estimate["low"] < estimate["mean"] < estimate["high"] and estimate["level"] == 0.9
+    assert estimate["mean"] > 300  # a Byzantine contract, not a Ptolemaic one
+    plain = CliRunner().invoke(app, ["date", "ἔτους η, Μεχεὶρ θ. Ἀρίστων Ζήνωνι χαίρειν."])
+    assert plain.exit_code == 0 and "interval" in plain.output and ("BCE" in plain.output or "CE" in plain.output)
+
+
+def test_date_command_rejects_text_without_greek_letters() -> None:
+    result = CliRunner().invoke(app, ["date", "12345 ..."])
+    assert result.exit_code == 1
