@@ -55,8 +55,7 @@ def test_gaps_in_doc_spans_are_the_ones_restored(nlp: spacy.Language) -> None:
 
 
 def test_absurd_widths_are_reported_not_allocated(nlp: spacy.Language) -> None:
-    """Wider than the restorer's max_width (64) but stated (the parser reads widths above
-    above max_width): too_wide, no beam search."""
+    """Wider than the restorer's max_width (64): too_wide, no beam search."""
     doc = nlp("ἔδοξε τῆι [ca. 500] βουλῆι [.3] δήμωι")
     wide, ok = doc._.restorations
     assert wide["status"] == "too_wide" and wide["candidates"] == [] and wide["abstain"]
