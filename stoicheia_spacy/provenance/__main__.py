@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("--corpus", type=Path, action="append", required=True)
     build.add_argument("--out", type=Path, required=True)
     build.add_argument("--name", default=DEFAULT_MODEL)
-    build.add_argument("--dev-fraction", type=float, default=0.0, help="leave out the trainer's dev records (pretrain.data.is_dev)")
+    build.add_argument("--dev-fraction", type=float, default=0.0, help="leave out the trainer's dev records (the trainer's dev rule, as pretrain.data.is_dev)")
     zones = sub.add_parser("zones", help="zone index of a projects/corpus output folder")
     zones.add_argument("--corpus-dir", type=Path, required=True)
     zones.add_argument("--out", type=Path, required=True)

@@ -30,10 +30,19 @@ def zone_keys(keys: np.ndarray, zone: int) -> np.ndarray:
         return mix64(np.asarray(keys, np.uint64) ^ mix64(np.full(len(keys), zone + 1, np.uint64)))
 
 
+def is_trainer_dev(record_id: str, fraction: float) -> bool:
+    """Whether the pretraining trainer held this record out as dev: the same rule as
+    ``pretrain.data.is_dev`` (blake2b-64 of the id below ``fraction``), restated here because
+    the package never imports ``pretrain``; a test checks that the two agree."""
+    import hashlib
+
+    digest = hashlib.blake2b(record_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return fraction > 0.0 and int.from_bytes(digest, "big") / 2.0**64 < fraction
+
+
 def iter_texts(path: Path, dev_fraction: float = 0.0) -> Iterator[str]:
     """Texts of a JSON-lines corpus; with ``dev_fraction``, minus the records the pretraining
-    trainer held out as dev (``pretrain.data.is_dev`` on the record id)."""
-    from pretrain.data import is_dev
+    trainer held out as dev (:func:`is_trainer_dev` on the record id)."""
     try:
         with path.open(encoding="utf-8") as handle:
             for n, line in enumerate(handle, 1):
@@ -43,7 +52,7 @@ def iter_texts(path: Path, dev_fraction: float = 0.0) -> Iterator[str]:
                     rec = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise CorpusError(f"{path}:{n}: not JSON ({exc})") from exc
-                if dev_fraction and is_dev(str(rec.get("id", "")), dev_fraction):
+                if dev_fraction and is_trainer_dev(str(rec.get("id", "")), dev_fraction):
                     continue
                 yield rec["text"]
     except OSError as exc:

@@ -28,3 +28,13 @@ def test_the_toolkit_never_imports_pretrain() -> None:
                 [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
             offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] == "pretrain"]
     assert offenders == []
+
+
+def test_which_model_uses_the_trainers_dev_rule() -> None:
+    """provenance restates pretrain.data.is_dev (the package may not import pretrain)."""
+    from pretrain.data import is_dev
+    from stoicheia_spacy.provenance.index import is_trainer_dev
+
+    ids = [f"urn:cts:greekLit:tlg{n:04d}.tlg001" for n in range(2000)] + ["", "Ἰλιάς"]
+    for fraction in (0.0, 0.005, 0.5):
+        assert [is_trainer_dev(i, fraction) for i in ids] == [is_dev(i, fraction) for i in ids]
