@@ -72,11 +72,16 @@ class StoicheiaLemmatizer(HeadPipe):
         self.scorer = scorer
         self._index: dict[EditScript, int] | None = None
         self._lexicon: frozenset[str] | None = None
+        self._scripts: tuple[Any, list[EditScript]] | None = None
 
     @property
     def scripts(self) -> list[EditScript]:
-        """The script vocabulary (class ``i`` of the head is ``scripts[i]``)."""
-        return [EditScript.from_list(s) for s in self.cfg["scripts"]]
+        """The script vocabulary (class ``i`` of the head is ``scripts[i]``), parsed once per
+        ``cfg["scripts"]`` list (``init_labels`` and loading replace the list)."""
+        raw = self.cfg["scripts"]
+        if self._scripts is None or self._scripts[0] is not raw:
+            self._scripts = (raw, [EditScript.from_list(s) for s in raw])
+        return self._scripts[1]
 
     def _script_index(self) -> dict[EditScript, int]:
         if self._index is None or len(self._index) != len(self.cfg["scripts"]):
@@ -117,7 +122,8 @@ class StoicheiaLemmatizer(HeadPipe):
         if not scripts or not len(forms):
             return list(forms)
         k = min(int(self.cfg["top_k"]), len(scripts))
-        top = np.argsort(-logits, axis=1)[:, :k]
+        top = np.argpartition(-logits, k - 1, axis=1)[:, :k] if k < logits.shape[1] else np.argsort(-logits, axis=1)
+        top = np.take_along_axis(top, np.argsort(-np.take_along_axis(logits, top, axis=1), axis=1), axis=1)
         if self._lexicon is None:
             self._lexicon = frozenset(self.cfg["lexicon"])
         lexicon = self._lexicon if self.cfg["use_lexicon"] else frozenset()
