@@ -10,7 +10,7 @@ Three different spans are called a "window" in the paper; here each has its own 
   takes its output from the window where it sits at least ``overlap // 2`` letters away
   from a cut whenever possible;
 * the **restoration context** is the letters the restorer keeps on each side of a gap
-  (its ``window`` setting, :mod:`stoicheia_spacy.restore.beam`), not a window of this module.
+  (its ``context`` setting, :mod:`stoicheia_spacy.restore.beam`), not a window of this module.
 
 :func:`pack_planes` packs the codec planes of a batch of Docs into the rows of one forward:
 every Doc (or window of a long Doc) is one segment; segments are packed greedily into rows

@@ -76,13 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     for name, make in (("batched", lambda: ModelScorer(model)), ("naive", lambda: NaiveScorer(ModelScorer(model)))):
         scorer = make()
         start = time.process_time()
-        results = beam_search(scorer, queries, beam=beam, window=args.window)
+        results = beam_search(scorer, queries, beam=beam, context=args.window)
         seconds = time.process_time() - start
         rows.append((name, scorer.forwards, seconds, [r[0].text for r in results]))
     (_, fb, tb, top_b), (_, fn, tn, top_n) = rows
     hidden = [type(q)(q.context, q.insert_at, None, q.left_open, q.right_open) for q in queries]
     start = time.process_time()
-    beam_search(ModelScorer(model), hidden, beam=beam, window=args.window, max_letters=max(widths))
+    beam_search(ModelScorer(model), hidden, beam=beam, context=args.window, max_letters=max(widths))
     th = time.process_time() - start
     n = len(queries)
     which = "default model" + (" + restoration overlay" if overlay.is_file() and not args.plain else "")

@@ -104,7 +104,7 @@ upstream = "stoicheia_encoder"
 DEFAULT_CONFIG: dict[str, Any] = {
     "beam_width": 20,
     "n_candidates": 20,
-    "window": 512,
+    "context": 512,
     "mode": "any",
     "space_ratio": 0.25,
     "elastic_slots": 12,
@@ -134,7 +134,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     default_config={"model": Config().from_str(DEFAULT_RESTORER_MODEL)["model"], **DEFAULT_CONFIG},
 )
 def make_stoicheia_restorer(
-    nlp: Language, name: str, model: Model, beam_width: int, n_candidates: int, window: int,
+    nlp: Language, name: str, model: Model, beam_width: int, n_candidates: int, context: int,
     mode: str, space_ratio: float, elastic_slots: int, unknown_slots: int, approx_slack: int,
     temperature: float, temperatures: dict[str, float], unknown: str, max_letters: int, max_width: int,
     rank: str, length_bonus: float, width_log_prior: list[float], abstain_below: float, notation: str,
@@ -142,7 +142,7 @@ def make_stoicheia_restorer(
 ) -> StoicheiaRestorer:
     """Create the ``stoicheia_restorer`` pipe (see the module docstring for the options)."""
     return StoicheiaRestorer(
-        nlp, name, model=model, beam_width=beam_width, n_candidates=n_candidates, window=window,
+        nlp, name, model=model, beam_width=beam_width, n_candidates=n_candidates, context=context,
         mode=mode, space_ratio=space_ratio, elastic_slots=elastic_slots, unknown_slots=unknown_slots,
         approx_slack=approx_slack, temperature=temperature, temperatures=temperatures, unknown=unknown,
         max_letters=max_letters, max_width=max_width, rank=rank, length_bonus=length_bonus,
@@ -222,7 +222,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         if key in doc.spans:
             gapped = _spans_gapped(doc, [(s.start_char, s.end_char) for s in doc.spans[key]])
             return plan(gapped, only=only, unknown_slots=c["unknown_slots"], approx_slack=c["approx_slack"],
-                        max_width=int(c["max_width"]), context_cap=int(c["window"])), True
+                        max_width=int(c["max_width"]), context_cap=int(c["context"])), True
         data = doc._.stoicheia
         if data is None:
             raise ConfigError(f"stoicheia_restorer reads doc._.stoicheia: put the pipe {self.reference.upstream_name!r} "
@@ -239,7 +239,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             gapped = parse_gaps(doc.text, notation=c["notation"], strip_restorations=True)
             return plan(gapped, only=only, spans=spans, unknown_slots=c["unknown_slots"],
                         approx_slack=c["approx_slack"], max_width=int(c["max_width"]),
-                        context_cap=int(c["window"])), False
+                        context_cap=int(c["context"])), False
         return plan_runs(doc.text, data.planes, data.gaps, only=only, spans=spans, approx_slack=c["approx_slack"],
                          max_width=int(c["max_width"])), False
 
@@ -280,7 +280,10 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
 
     # ------------------------------------------------------------ serialization
     def set_cfg(self, cfg: dict[str, Any]) -> None:
-        """Settings read back (a stored ``encoder`` name of older pipelines is ignored)."""
+        """Settings read back (a stored ``encoder`` name of older pipelines is ignored; their
+        ``window`` is the restoration ``context``)."""
+        if "window" in cfg and "context" not in cfg:
+            cfg = {**cfg, "context": cfg["window"]}
         self.cfg.update({k: v for k, v in cfg.items() if k in DEFAULT_CONFIG})
         self._check()
 

@@ -12,7 +12,7 @@ at the first step): at step s every live hypothesis has committed s letters, so 
 summed log-probabilities compare directly; hypotheses whose template is full leave the
 beam as finished candidates. Duplicates reached through different commit orders keep
 their best score. All live hypotheses of all gaps go through ONE batched forward per
-step, with the context cropped to ``window`` letters on each side of the gap. A gap
+step, with the context cropped to ``context`` letters on each side of the gap. A gap
 therefore costs at most ``max(k) + 1`` forwards and about ``beam × max(k)`` rows,
 however many widths it has (the cost of an unknown width is that of its widest
 letter count). One last forward over the finished fillings reads the boundary head to
@@ -205,12 +205,12 @@ def bucket_temperature(temperature: float | Mapping[str, float], bucket: str) ->
     return float(temperature)
 
 
-def _layouts(queries: Sequence[GapQuery], window: int, space_ratio: float, elastic_slots: int,
+def _layouts(queries: Sequence[GapQuery], context: int, space_ratio: float, elastic_slots: int,
              unknown: str, max_letters: int, max_width: int) -> list[_Layout]:
     out = []
     for qi, q in enumerate(queries):
-        lo = max(0, q.insert_at - window)
-        hi = min(len(q.context), q.insert_at + window)
+        lo = max(0, q.insert_at - context)
+        hi = min(len(q.context), q.insert_at + context)
         left, right = q.context[lo : q.insert_at], q.context[q.insert_at : hi]
         if q.left_open and len(left):
             left = CharPlanes.concat([left])
@@ -245,7 +245,7 @@ def beam_search(
     *,
     beam: int = 20,
     n_best: int = 20,
-    window: int = 512,
+    context: int = 512,
     mode: Mode = "any",
     space_ratio: float = 0.25,
     elastic_slots: int = 12,
@@ -272,7 +272,7 @@ def beam_search(
     if not queries:
         return []
     prior = prior or WidthPrior()
-    layouts = _layouts(queries, window, space_ratio, elastic_slots, unknown, max_letters, max_width)
+    layouts = _layouts(queries, context, space_ratio, elastic_slots, unknown, max_letters, max_width)
     G = len(layouts)
     tmpl = planes_to_tensors([lay.planes for lay in layouts])
     S = max(lay.template.slots for lay in layouts)

@@ -107,7 +107,7 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: M
                     *, from_spans: Sequence[bool] | None = None) -> tuple[list[list[dict[str, Any]]], int]:
     """Result dicts (document order) for each plan, and the forwards made.
 
-    ``cfg`` holds the restorer options (``beam_width``, ``n_candidates``, ``window``, ``mode``,
+    ``cfg`` holds the restorer options (``beam_width``, ``n_candidates``, ``context``, ``mode``,
     ``space_ratio``, ``elastic_slots``, ``unknown``, ``max_letters``, ``max_width``, ``rank``,
     ``length_bonus``, ``width_log_prior``, ``temperature``, ``temperatures``, ``abstain_below``).
     ``status`` is ``restored``, or ``too_wide`` (no candidates: the gap exceeds ``max_width``)."""
@@ -122,7 +122,7 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: M
         prior = WidthPrior(cfg.get("rank", "total"), float(cfg.get("length_bonus", 0.0)),
                            tuple(float(x) for x in cfg.get("width_log_prior") or ()))
         results = beam_search(scorer, queries, beam=int(cfg["beam_width"]), n_best=int(cfg["n_candidates"]),
-                              window=int(cfg["window"]), mode=cfg["mode"], space_ratio=float(cfg["space_ratio"]),
+                              context=int(cfg["context"]), mode=cfg["mode"], space_ratio=float(cfg["space_ratio"]),
                               elastic_slots=int(cfg["elastic_slots"]), temperature=temps,
                               unknown=cfg.get("unknown", "enumerate"), max_letters=int(cfg.get("max_letters", 10)),
                               max_width=int(cfg.get("max_width", MAX_WIDTH)), prior=prior)

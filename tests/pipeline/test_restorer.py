@@ -159,10 +159,20 @@ def test_default_model_restores_a_formulaic_decree_phrase() -> None:
     from stoicheia_spacy.assets import default_model_dir
 
     nlp = build_pipeline(str(default_model_dir()), components=False)
-    nlp.add_pipe("stoicheia_restorer", config={"strip_restorations": True, "window": 64})
+    nlp.add_pipe("stoicheia_restorer", config={"strip_restorations": True, "context": 64})
     docs = list(nlp.pipe(["ἔδοξε τῆι β[ουλ]ῆι καὶ τῶι δήμωι", "ἔδοξε τῆι βουλῆι [καὶ] τῶι δήμωι"]))
     first = [c[0] for c in docs[0]._.restorations[0]["candidates"]]
     second = [c[0] for c in docs[1]._.restorations[0]["candidates"]]
     assert len(first) == 20 and first[0] == "ουλ"
     assert "και" in second[:3]
     assert nlp.get_pipe("stoicheia_restorer").forwards == 3 + 1  # both gaps in one beam search
+
+
+def test_restoration_context_is_called_context_and_old_window_settings_still_load(nlp: spacy.Language) -> None:
+    """The letters kept on each side of a gap are the restorer's ``context`` (distinct from the
+    backbone's ``char_window`` and the encoder's long-document windows); a pipeline saved
+    with the older ``window`` key reads it as the context."""
+    restorer = nlp.get_pipe("stoicheia_restorer")
+    assert "context" in restorer.cfg and "window" not in restorer.cfg
+    restorer.set_cfg({"window": 24})
+    assert restorer.cfg["context"] == 24 and "window" not in restorer.cfg

@@ -149,6 +149,6 @@ def test_letter_counts_and_bad_queries() -> None:
 def test_window_crops_context() -> None:
     long = CharPlanes.concat([CONTEXT] * 20)
     model = TableModel(_table(5, T=400))
-    beam_search(ModelScorer(model), [GapQuery(long, 140, (2,))], beam=2, window=16)
+    beam_search(ModelScorer(model), [GapQuery(long, 140, (2,))], beam=2, context=16)
     assert model.seen[0].shape[1] == 16 + 2 + 16
     assert int(np.asarray(long.boundary)[139]) != BND_UNKNOWN

@@ -21,7 +21,7 @@ from stoicheia_spacy.restore.formats import (
 )
 from stoicheia_spacy.restore.select import plan, restore_targets, target_indices
 
-CFG = {"beam_width": 5, "n_candidates": 5, "window": 32, "mode": "any", "space_ratio": 0.25,
+CFG = {"beam_width": 5, "n_candidates": 5, "context": 32, "mode": "any", "space_ratio": 0.25,
        "elastic_slots": 12, "temperature": 1.0}
 
 

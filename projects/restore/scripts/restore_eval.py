@@ -196,7 +196,7 @@ def decode(scorer, records: list[dict], mode: str, args: argparse.Namespace, cac
     cpu, wall, forwards0 = time.process_time(), time.perf_counter(), getattr(scorer, "forwards", 0)
     for i in range(0, len(records), args.chunk):
         qs = [query(r, mode, args.slack) for r in records[i : i + args.chunk]]
-        res = beam_search(scorer, qs, beam=args.beam, n_best=200, window=args.window, max_letters=args.max_letters)
+        res = beam_search(scorer, qs, beam=args.beam, n_best=200, context=args.window, max_letters=args.max_letters)
         out.extend([[(c.text, c.logprob, c.width) for c in cands] for cands in res])
     data = {"cands": out, "cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
             "forwards": getattr(scorer, "forwards", 0) - forwards0, "n": len(records)}
