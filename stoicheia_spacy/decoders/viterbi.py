@@ -74,21 +74,36 @@ def _incidence(meter: Meter) -> np.ndarray:
     return inc
 
 
+@functools.lru_cache(maxsize=64)
+def _predecessors(meter: Meter) -> tuple[np.ndarray, np.ndarray]:
+    """(S, D) rows of the incidence that feed each state, ascending, padded with row 0, and
+    the (S, D) mask of real entries: the recursion then costs O(S·D), not O(2S·S)."""
+    inc = _incidence(meter)
+    feeds = [np.nonzero(inc[:, s])[0] for s in range(inc.shape[1])]
+    width = max(1, max((len(f) for f in feeds), default=1))
+    pred = np.zeros((inc.shape[1], width), dtype=np.int64)
+    valid = np.zeros((inc.shape[1], width), dtype=bool)
+    for s, f in enumerate(feeds):
+        pred[s, : len(f)] = f
+        valid[s, : len(f)] = True
+    return pred, valid
+
+
 def _viterbi_same_length(scores: np.ndarray, meter: Meter) -> tuple[np.ndarray, np.ndarray]:
     """Batched recursion over (B, n, 2) scores: (paths (B, n), costs (B,)); inf cost = no path."""
     b, n, _ = scores.shape
-    inc = _incidence(meter)
+    pred, valid = _predecessors(meter)
     n_states = meter.n_states
     alpha = np.full((b, n_states), -np.inf)
     alpha[:, 0] = 0.0
     back = np.empty((n, b, n_states), dtype=np.int64)
-    rows = np.arange(b)[:, None]
-    cols = np.arange(n_states)[None, :]
-    for t in range(n):  # over syllables; lines, states and weights are vectorised
-        cand = (alpha[:, None, :] + scores[:, t, :, None]).reshape(b, -1)  # (B, 2S)
-        table = np.where(inc[None], cand[:, :, None], -np.inf)  # (B, 2S, S)
-        back[t] = np.argmax(table, axis=1)
-        alpha = table[rows, back[t], cols]
+    states = np.arange(n_states)[None, :]
+    for t in range(n):  # over syllables; lines, states and their predecessors are vectorised
+        cand = (alpha[:, None, :] + scores[:, t, :, None]).reshape(b, -1)  # (B, 2S), row w*S + s
+        table = np.where(valid[None], cand[:, pred], -np.inf)  # (B, S, D)
+        best = np.argmax(table, axis=2)  # first of equal maxima = lowest row, as a dense argmax
+        back[t] = pred[states, best]
+        alpha = np.take_along_axis(table, best[:, :, None], axis=2)[:, :, 0]
     final = np.where(meter.accepting[None], alpha, -np.inf)
     state = np.argmax(final, axis=1)
     found = np.isfinite(final[np.arange(b), state])
