@@ -33,12 +33,9 @@ for _name in ("source_text", "source_alignment", "accent_planes"):
 
 def view_words(text: str) -> tuple[list[str], list[bool]]:
     """spaCy ``words``/``spaces`` of an accentuated rendering (see the module doc)."""
-    words: list[str] = []
-    spaces: list[bool] = []
-    for m in _TOKEN.finditer(text):
-        words.append(m.group())
-        spaces.append(m.end() < len(text) and text[m.end()].isspace())
-    return words, spaces
+    from .segment import words_and_spaces  # segment imports this module to register the view
+
+    return words_and_spaces(text, _TOKEN)
 
 
 def accent_doc(doc: Doc) -> Doc | None:

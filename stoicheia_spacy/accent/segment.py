@@ -81,11 +81,12 @@ _PUNCT_CHARS = "".join(sorted({c for c in PUNCT_OUT if c}))
 _TOKEN = re.compile(rf"[^\s{re.escape(_PUNCT_CHARS)}]+|[{re.escape(_PUNCT_CHARS)}]")
 
 
-def words_and_spaces(text: str) -> tuple[list[str], list[bool]]:
-    """spaCy ``words``/``spaces`` of rendered text: words and punctuation marks."""
+def words_and_spaces(text: str, pattern: re.Pattern[str] = _TOKEN) -> tuple[list[str], list[bool]]:
+    """spaCy ``words``/``spaces`` of rendered text: the matches of ``pattern`` (by default a
+    word or one punctuation mark), each followed by a space or not."""
     words: list[str] = []
     spaces: list[bool] = []
-    for m in _TOKEN.finditer(text):
+    for m in pattern.finditer(text):
         words.append(m.group())
         spaces.append(m.end() < len(text) and text[m.end()].isspace())
     return words, spaces

@@ -58,17 +58,8 @@ def timed_words(nlp: Any, texts: list[str], batch_size: int, repeats: int) -> tu
 
 
 def gemm_rate_cpu(repeats: int = 3) -> float:
-    """Best fp32 ``torch.matmul`` FLOP/s (CPU time) over 1024^3 and 2048^3 products: the rate
-    of :func:`~stoicheia_spacy.bench.backbone.gemm_flops`, timed like the pipelines."""
-    best = 0.0
-    for n in (1024, 2048):
-        a, b = torch.randn(n, n), torch.randn(n, n)
-        torch.matmul(a, b)
-        for _ in range(repeats):
-            t0 = time.process_time()
-            torch.matmul(a, b)
-            best = max(best, 2 * n**3 / max(time.process_time() - t0, 1e-9))
-    return best
+    """:func:`~stoicheia_spacy.bench.backbone.gemm_flops` in CPU time, as the pipelines are timed."""
+    return gemm_flops(repeats, clock=time.process_time)
 
 
 def roofline_seconds(backbone: torch.nn.Module, texts: list[str], gemm: float) -> tuple[float, float]:
