@@ -243,6 +243,20 @@ def _first_fit(pending: list[Any], space: int) -> int:
     return -1
 
 
+def pack_first_fit(pending: list[Any], row_len: int) -> list[dict[str, np.ndarray]]:
+    """Pack examples into rows, filling each row first-fit in order (consumes ``pending``)."""
+    rows = []
+    while pending:
+        chosen = []
+        space = row_len
+        while (i := _first_fit(pending, space)) >= 0:
+            ex = pending.pop(i)
+            chosen.append(ex)
+            space -= _length(ex)
+        rows.append(pack_row(chosen, row_len))
+    return rows
+
+
 def _shuffled(items: Iterable[Record], buffer: int, rng: np.random.Generator) -> Iterator[Record]:
     """Seeded streaming shuffle through a buffer of ``buffer`` records."""
     if buffer <= 1:
@@ -412,13 +426,4 @@ def build_dev_rows(
             letters += _length(ex)
         if letters >= cfg.dev_max_letters:
             break
-    rows = []
-    while pending:
-        chosen = []
-        space = cfg.row_len
-        while (i := _first_fit(pending, space)) >= 0:
-            ex = pending.pop(i)
-            chosen.append(ex)
-            space -= _length(ex)
-        rows.append(pack_row(chosen, cfg.row_len))
-    return rows
+    return pack_first_fit(pending, cfg.row_len)

@@ -27,7 +27,7 @@ from stoicheia_spacy.errors import CorpusError
 
 from .batched import FIELDS, corrupt_batch
 from .config import TIER_NAMES, DataConfig
-from .data import PAD_VALUES, _first_fit, pack_row, window_bounds
+from .data import PAD_VALUES, pack_first_fit, window_bounds
 from .sampling import Sampler, make_example
 
 PLANE_NAMES: tuple[str, ...] = ("letters", "boundary", "diacritics", "capitals", "punctuation")
@@ -145,16 +145,7 @@ def dev_rows_from_planes(corpus: PlaneCorpus, cfg: DataConfig, sampler: Sampler,
             letters += len(ex.input_ids)
         if letters >= cfg.dev_max_letters:
             break
-    rows = []
-    while pending:
-        chosen = []
-        space = cfg.row_len
-        while (i := _first_fit(pending, space)) >= 0:
-            ex = pending.pop(i)
-            chosen.append(ex)
-            space -= len(ex.input_ids)
-        rows.append(pack_row(chosen, cfg.row_len))
-    return rows
+    return pack_first_fit(pending, cfg.row_len)
 
 
 class PlaneStream:
