@@ -24,13 +24,18 @@ def build_word_pooler() -> Model[list[StoicheiaDocData], list[Floats2d]]:
                  params={"mix": None, "empty": None})
 
 
-def _init(model: Model, X: list[StoicheiaDocData] | None = None, Y: object = None) -> None:
+def set_state_dims(model: Model, X: list[StoicheiaDocData] | None) -> None:
+    """Infer ``n_layers`` and ``nO`` from a sample of encoder outputs, where not yet set."""
     if X:
         first = X[0].hidden
         if not model.has_dim("n_layers"):
             model.set_dim("n_layers", int(first.shape[0]))
         if not model.has_dim("nO"):
             model.set_dim("nO", int(first.shape[2]))
+
+
+def _init(model: Model, X: list[StoicheiaDocData] | None = None, Y: object = None) -> None:
+    set_state_dims(model, X)
     model.set_param("mix", model.ops.alloc1f(model.get_dim("n_layers")))
     model.set_param("empty", model.ops.alloc1f(model.get_dim("nO")))
 

@@ -29,6 +29,7 @@ from ..codec import CharPlanes
 from ..morph.heads import build_torch_head, ensure_torch_head, torch_module
 from ..scan.syllabify import HEAVY, LIGHT, dichrona_mask, syllabify
 from .listener import StoicheiaListener
+from .pooler import set_state_dims
 from .types import StoicheiaDocData
 
 N_MACRON, N_SCAN = 2, 4
@@ -124,12 +125,7 @@ def make_heads(node: Model, n_layers: int, d_model: int, module: ScannerHeads | 
 
 
 def _heads_init(model: Model, X: list[StoicheiaDocData] | None = None, Y: Any = None) -> None:
-    if X:
-        first = X[0].hidden
-        if not model.has_dim("n_layers"):
-            model.set_dim("n_layers", int(first.shape[0]))
-        if not model.has_dim("nO"):
-            model.set_dim("nO", int(first.shape[2]))
+    set_state_dims(model, X)
     if not model.layers:
         make_heads(model, model.get_dim("n_layers"), model.get_dim("nO"))
 
