@@ -42,7 +42,7 @@ SHIPPED_SHAPE = {"d_model": 384, "n_heads": 6, "depth": 12}
 
 def _add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True, help="a training bundle (python -m pretrain bundle)")
-    p.add_argument("--run", default="/tmp/stoicheia_chain", help="run directory on the machine's disk")
+    p.add_argument("--run", default=".chain/run", help="run directory on the machine's disk (git-ignored .chain/)")
     p.add_argument("--out", required=True, help="what comes back (the device's $OUT)")
     p.add_argument("--restore", help="parts that came back from the previous call (used when RUN is lost)")
     p.add_argument("--call-s", type=float, default=480.0, help="seconds of this call's training")
