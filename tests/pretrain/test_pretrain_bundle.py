@@ -176,7 +176,9 @@ def test_chain_on_cpu_survives_a_lost_machine_and_installs(bundle: Path, tmp_pat
     (tmp_path / "run" / "last.pt").unlink()
     assert main_chain([*common, "--out", str(tmp_path / "out2"), "--call-s", "60", "--restore", str(tmp_path / "out1")]) == 0
     second = json.loads((tmp_path / "out2" / "status.json").read_text())
-    assert second["finished"] and 100000 > second["step"] == second["max_steps"] > first["step"]  # budget -> steps
+    # the time budget sets the planned steps (far below max_steps=100000); a slower moment than the
+    # calibration may end the budget a little before them, so the plan bounds the steps taken
+    assert second["finished"] and 100000 > second["max_steps"] >= second["step"] > first["step"]
     assert second["returned"] == ["best", "resume"]
     assert len(list((tmp_path / "out2").iterdir())) <= 8
     dest = tmp_path / "assets" / "models" / "new"
