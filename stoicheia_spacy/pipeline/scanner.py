@@ -27,7 +27,8 @@ the whole Doc):
    pipe says so once and uses the head alone.
 
 Writes ``token._.macronized`` (U+0304 long, U+0306 short), ``doc._.macrons`` (one dict
-per dichronon: ``offset``, ``p_long``, ``length`` 1/0/None), ``span._.scansion``
+per dichronon: ``offset``, ``p_long``, ``length`` 1/0/None, ``metre`` vote +1/-1/0 and
+``metre_margin``, the nats by which the metre holds that weight, 20 where it forces it), ``span._.scansion``
 (``syllables``, ``pattern`` in – ⏑, ``synizesis``: rule-syllable indices ``k`` merged
 with ``k + 1``) and ``span._.meter`` (``name``, ``cost`` nats per
 syllable, ``used``) on ``doc._.verses``. Gold for ``update`` is
@@ -59,7 +60,13 @@ from ..errors import CheckpointError, InvalidExampleError
 from ..models.gaps import select_letters
 from ..models.listener import _zeros
 from ..models.scanner import N_MACRON, ScannerHeads, heads_node, make_heads, torch_heads
-from ..scan.lattice import correption_mask, decode_lattice, expand_weights, synizesis_candidates
+from ..scan.lattice import (
+    correption_mask,
+    decode_lattice,
+    expand_weights,
+    synizesis_candidates,
+    weight_margins,
+)
 from ..scan.macron_decoder import MacronDecoder
 from ..scan.macron_lexicon import MacronLexicon, find_macron_lexicon
 from ..scan.syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_text, syllabify
@@ -190,6 +197,8 @@ class ScannerPipe(StoicheiaPipe):
             p_long = decoder.prior(doc.text, planes, p_long, dich)
         lengths = np.where(dich, (p_long > 0.5).astype(np.int64), -1)
         metre_vote = np.zeros(n, dtype=np.int64)
+        metre_margin = np.zeros(n, dtype=np.float64)
+        verse_metre = np.zeros(n, dtype=np.float64)
         abstain = float(self.cfg.get("abstain_below", 0.0))
         offsets = np.asarray(planes.offsets)
         verses = self.verses(doc)
@@ -224,6 +233,7 @@ class ScannerPipe(StoicheiaPipe):
                 meter_info = {"name": res.meter, "cost": float(res.cost), "used": bool(res.used_viterbi),
                               "synizesis": [int(k) for k in merged]}
                 if res.used_viterbi:
+                    verse_metre[lo:hi] = 1.0
                     open_dich = (syl.weights == UNKNOWN) & dich[lo:hi][syl.nucleus] & ~syl.muta_cum_liquida
                     open_dich[-1] = False
                     for k in merged:  # a dichronon inside a synizesis gets no length from the metre
@@ -231,6 +241,9 @@ class ScannerPipe(StoicheiaPipe):
                     idx = syl.nucleus[open_dich] + lo
                     lengths[idx] = np.where(weights[open_dich] == HEAVY, 1, 0)
                     metre_vote[idx] = 2 * lengths[idx] - 1
+                    metre_margin[idx] = weight_margins(logp, merged, self.meters[res.meter],
+                                                       np.nonzero(open_dich)[0],
+                                                       rule_eps=float(self.cfg.get("rule_eps", 0.02)))
             disp = syllabify(sub, text=doc.text, weights=weights)
             sub_off = np.asarray(sub.offsets)
             keep = np.ones(len(disp), dtype=bool)
@@ -243,12 +256,14 @@ class ScannerPipe(StoicheiaPipe):
             span._.scansion = {"syllables": sylls, "pattern": syl.pattern(shown), "synizesis": list(merged)}
             span._.meter = meter_info
         if decoder is not None:
-            p_long = decoder.posterior(p_long, metre_vote, dich)
+            p_long = decoder.posterior(p_long, metre_vote, dich, margin=metre_margin, planes=planes,
+                                       verse_metre=verse_metre)
             lengths = np.where(dich, (p_long > 0.5).astype(np.int64), -1)
         conf = np.maximum(p_long, 1 - p_long)
         lengths = np.where(dich & (conf < abstain), -1, lengths)
         doc._.verses = verses
         doc._.macrons = [{"offset": int(offsets[i]), "p_long": float(p_long[i]), "metre": int(metre_vote[i]),
+                          "metre_margin": float(metre_margin[i]),
                           "length": None if lengths[i] < 0 else int(lengths[i])} for i in np.nonzero(dich)[0]]
         for tok in doc:
             sl = slice(int(token_ends[tok.i - 1]) if tok.i else 0, int(token_ends[tok.i]))

@@ -147,3 +147,35 @@ def decode_lattice(
     if not used:
         return LatticeResult(name, cost / logp.shape[0], (), "".join("HL"[i] for i in np.argmax(logp, 1)), False)
     return LatticeResult(name, cost / logp.shape[0], sets[j], path, True)
+
+
+def weight_margins(logp: np.ndarray, merged: tuple[int, ...], meter: Meter, syllables: np.ndarray, *,
+                   rule_eps: float = 0.02, cap: float = 20.0) -> np.ndarray:
+    """How firmly the metre holds each of ``syllables`` (original indices) at its decoded weight.
+
+    Nats the best path of ``meter`` over the line (``merged`` applied) costs more when that
+    syllable is forced to the other weight; ``cap`` where no accepted path has it (the metre
+    forced the weight). Merged syllables get 0. A max-marginal: the metre's own log-odds.
+    """
+    heavy = (float(np.log1p(-rule_eps)), float(np.log(rule_eps)))
+    reduced = merge_logp(logp, merged, heavy)
+    keep = np.ones(logp.shape[0], dtype=bool)
+    idx = np.asarray(merged, dtype=np.int64)
+    keep[idx + 1] = False
+    in_merge = np.zeros(logp.shape[0], dtype=bool)
+    in_merge[idx] = in_merge[idx + 1] = True
+    src = np.cumsum(keep) - 1
+    best = viterbi_batch([reduced], meter)[0]
+    out = np.zeros(len(syllables), dtype=np.float64)
+    if best.path is None:
+        return out
+    todo = [j for j, k in enumerate(np.asarray(syllables).tolist()) if not in_merge[k]]
+    variants = []
+    for j in todo:
+        r = int(src[int(syllables[j])])
+        v = reduced.copy()
+        v[r, "HL".index(best.path[r])] = -1e6  # forbid the decoded weight
+        variants.append(v)
+    for j, res in zip(todo, viterbi_batch(variants, meter) if variants else [], strict=True):
+        out[j] = min(cap, res.cost - best.cost) if np.isfinite(res.cost) else cap
+    return out

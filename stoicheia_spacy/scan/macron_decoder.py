@@ -14,11 +14,14 @@ Per dichronon the decoder reads three kinds of evidence:
   inside a word, ``κἀγώ``, ``τἄρα``) is long;
 * in verse, the metre: the scanner's Viterbi path through the metre automata fixes the
   weight of an open syllable and so the length of its dichronon (``vote`` +1 long,
-  -1 short, 0 where the metre was not used).
+  -1 short, 0 where the metre was not used) and how firmly it holds that weight
+  (:func:`~.lattice.weight_margins`, capped at :data:`MARGIN_CAP` where it forces it).
 
 Two logistic stages, fitted on Norma's ``dev.txt`` (:func:`fit_logistic`), turn this
 into a calibrated probability: :meth:`MacronDecoder.prior` (head + lexicon; this is what
-the metre decoder sees) and :meth:`MacronDecoder.posterior` (prior + metre vote). Where
+the metre decoder sees) and :meth:`MacronDecoder.posterior` (prior, metre vote and margin,
+the letter's position: :data:`POSTERIOR_FEATURES`; which columns a fitted stage uses is
+in its ``features``, chosen on dev by ``meter-eval``). Where
 the lexicon has no pattern, only the head speaks; without a lexicon the ``backbone``
 calibration is used. ``abstain_below`` in the scanner leaves a vowel unmarked when
 ``max(p, 1 - p)`` is below it.
@@ -38,6 +41,7 @@ from .macron_lexicon import SOURCES, MacronLexicon, form_key
 from .syllabify import (
     ELISION_MARKS,
     LONG_VOWELS,
+    VOWELS,
     _features,
     _letters,
     diphthong_second,
@@ -49,7 +53,11 @@ _WORD = re.compile(r"[^\W\d_]+")
 PRIOR_FEATURES = ("backbone", "hypotactic", "lsj", "wiktionary", "covered", "ambiguous_x_backbone", "accent",
                   "suffix", "eta", "hypotactic_final")
 N_VOTES = 7
-POSTERIOR_FEATURES = ("prior", "metre")
+POSTERIOR_FEATURES = ("prior", "metre", "metre_margin", "metre_forced", "alpha", "iota", "last_vowel",
+                      "first_vowel", "last_vowel_x_prior", "next_vowel", "verse_metre")
+#: Posterior feature groups the meter-eval selection tries (columns of :func:`posterior_features`).
+POSTERIOR_GROUPS = {"base": (0, 1), "margin": (2, 3), "position": (4, 5, 6, 7, 8, 9, 10)}
+MARGIN_CAP = 20.0
 
 
 _ID_EPSILON, _ID_OMICRON = ALPHABET.index("ε"), ALPHABET.index("ο")
@@ -163,9 +171,44 @@ def prior_features(p_backbone: np.ndarray, votes: np.ndarray, accent: np.ndarray
                             votes[:, 4], votes[:, 5], votes[:, 6]])
 
 
-def posterior_features(p_prior: np.ndarray, metre: np.ndarray) -> np.ndarray:
-    """(n, 2) design matrix of the posterior stage."""
-    return np.column_stack([_logit(p_prior), np.asarray(metre, dtype=np.float64)])
+def position_features(planes: CharPlanes) -> np.ndarray:
+    """(n, 5) per letter: is α, is ι, last vowel of its word, first vowel of its word, next letter
+    of the word a vowel."""
+    n = len(planes)
+    out = np.zeros((n, 5), dtype=np.float64)
+    if n == 0:
+        return out
+    letters = _letters(planes)
+    vowel = np.isin(letters, VOWELS)
+    ends = word_ends(planes)
+    word = np.concatenate([[0], np.cumsum(ends)[:-1]])  # word index of each letter
+    out[:, 0] = letters == ALPHABET.index("α")
+    out[:, 1] = letters == ALPHABET.index("ι")
+    vw = np.nonzero(vowel)[0]
+    if vw.size:
+        w = word[vw]
+        out[vw[np.r_[w[1:] != w[:-1], True]], 2] = 1.0
+        out[vw[np.r_[True, w[1:] != w[:-1]]], 3] = 1.0
+    out[:-1, 4] = vowel[1:] & ~ends[:-1].astype(bool)
+    return out
+
+
+def posterior_features(p_prior: np.ndarray, metre: np.ndarray, margin: np.ndarray | None = None,
+                       position: np.ndarray | None = None, verse_metre: np.ndarray | None = None) -> np.ndarray:
+    """(n, len(POSTERIOR_FEATURES)) design matrix of the posterior stage.
+
+    ``margin``: the metre's max-marginal margin in nats (:func:`~.lattice.weight_margins`);
+    ``position``: :func:`position_features`; ``verse_metre``: 1 where the letter's verse was
+    decoded through a metre. Missing parts are zeros (a stage fitted without them ignores them).
+    """
+    z = _logit(p_prior)
+    n = len(z)
+    m = np.asarray(metre, dtype=np.float64)
+    mg = np.zeros(n) if margin is None else np.minimum(np.asarray(margin, dtype=np.float64), MARGIN_CAP)
+    pos = np.zeros((n, 5)) if position is None else np.asarray(position, dtype=np.float64)
+    vm = np.zeros(n) if verse_metre is None else np.asarray(verse_metre, dtype=np.float64)
+    return np.column_stack([z, m, m * mg / MARGIN_CAP, m * (mg >= MARGIN_CAP), pos[:, 0], pos[:, 1], pos[:, 2],
+                            pos[:, 3], pos[:, 2] * z, pos[:, 4], vm])
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, iters: int = 50) -> dict[str, list[float] | float]:
@@ -219,10 +262,18 @@ class MacronDecoder:
         x = prior_features(p_backbone, votes, accent_votes(text, planes, dich))
         return np.where(dich, _apply(params, x), p_backbone)
 
-    def posterior(self, p_prior: np.ndarray, metre: np.ndarray, dich: np.ndarray) -> np.ndarray:
-        """Prior + metre vote (+1 long, -1 short, 0 none) -> calibrated probability of long."""
+    def posterior(self, p_prior: np.ndarray, metre: np.ndarray, dich: np.ndarray, *,
+                  margin: np.ndarray | None = None, planes: CharPlanes | None = None,
+                  verse_metre: np.ndarray | None = None) -> np.ndarray:
+        """Prior + metre vote (+1 long, -1 short, 0 none) and, where the fitted stage uses them,
+        the metre's margin and the letter's position -> calibrated probability of long.
+
+        A stage without ``features`` uses the first columns (older cfgs: prior and metre).
+        """
         params = self._stages.get("posterior")
         if params is None:
             return np.where(metre > 0, np.maximum(p_prior, 0.5 + 1e-6),
                             np.where(metre < 0, np.minimum(p_prior, 0.5 - 1e-6), p_prior))
-        return np.where(dich, _apply(params, posterior_features(p_prior, metre)), p_prior)
+        position = None if planes is None else position_features(planes)
+        x = posterior_features(p_prior, metre, margin, position, verse_metre)
+        return np.where(dich, _apply(params, x), p_prior)

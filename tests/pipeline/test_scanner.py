@@ -90,6 +90,11 @@ def test_default_package_scans_iliad_1_1_as_hexameter() -> None:
     doc = nlp("ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον, ὃς μάλα πολλὰ")
     meter = doc._.verses[0]._.meter
     assert meter is not None and meter["name"] == "dactylic_hexameter"
+    # 17 syllables: five dactyls, so the metre forces the open α of ἄνδρα, μοῦσα, μάλα (twice) short
+    by_metre = [(doc.text[m["offset"]], m["length"], m["metre_margin"]) for m in doc._.macrons if m["metre"]]
+    assert by_metre == [("α", 0, 20.0), ("α", 0, 20.0), ("ά", 0, 20.0), ("α", 0, 20.0)]
+    assert all(m["metre_margin"] == 0.0 for m in doc._.macrons if not m["metre"])  # ἄν closed, λύ before τρ
+    assert all(m["p_long"] < 0.5 for m in doc._.macrons if m["metre"])
 
 
 def test_heads_are_stepped_by_the_training_optimizer(tiny_model_config, tiny_checkpoint) -> None:
@@ -120,6 +125,7 @@ def test_lexicon_decoder_decides_where_the_lexicon_is_sure_and_travels_with_the_
     nlp.initialize(lambda: _examples(nlp))
     pipe = nlp.get_pipe("stoicheia_scanner")
     text = "μυρία ἄλγε θεά"
+    monkeypatch.setenv("STOICHEIA_MACRON_LEXICON", "none")  # as if stoicheia-lexicon-grc were not installed
     with pytest.warns(UserWarning, match="no macron lexicon"):
         nlp(text)
     lex = MacronLexicon()

@@ -11,6 +11,7 @@ from stoicheia_spacy.scan.lattice import (
     expand_weights,
     merge_logp,
     synizesis_candidates,
+    weight_margins,
 )
 from stoicheia_spacy.scan.syllabify import HEAVY, LIGHT, syllabify
 
@@ -98,3 +99,30 @@ def test_no_merge_when_the_line_scans_without_one() -> None:
     res = decode_lattice(logp, np.array([2, 9]), meters, theta=0.1, n_units=len(planes))  # forced candidates
     assert res is not None and res.merged == () and res.meter == "dactylic_hexameter"
     assert res.path == gold
+
+
+def test_weight_margins_show_what_the_hexameter_forces() -> None:
+    meters = load_meters()
+    text = "ἄνδρα μοι ἔννεπε, Μοῦσα, πολύτροπον, ὃς μάλα πολλὰ"
+    gold = "HLLHLLHLLHLLHLLHH"  # Odyssey 1.1
+    assert len(_syl(text)[0]) == len(gold)
+    p = np.array([0.9 if c == "H" else 0.1 for c in gold])
+    logp = np.log(np.stack([p, 1 - p], axis=1))
+    margins = weight_margins(logp, (), meters["dactylic_hexameter"], np.arange(len(gold)))
+    # 17 syllables: five dactyls, every weight forced; only the final anceps may flip, at its own cost
+    assert margins[:-1].tolist() == [20.0] * 16
+    assert margins[-1] == pytest.approx(np.log(0.9 / 0.1))
+    # a metre that cannot take the line says nothing
+    assert not weight_margins(logp, (), meters["iambic_trimeter"], np.arange(len(gold))).any()
+
+
+def test_weight_margins_leave_merged_syllables_out() -> None:
+    meters = load_meters()
+    syl, planes = _syl(ILIAD_1_1)
+    logp = _rule_logp(syl)
+    cands = synizesis_candidates(syl, planes, ILIAD_1_1)
+    res = decode_lattice(logp, cands, {"h": meters["dactylic_hexameter"]}, theta=0.1, n_units=len(planes))
+    assert res is not None and res.merged
+    k = res.merged[0]
+    margins = weight_margins(logp, res.merged, meters["dactylic_hexameter"], np.array([k, k + 1, 0]))
+    assert margins[0] == 0.0 and margins[1] == 0.0 and margins[2] > 0.0

@@ -1,0 +1,61 @@
+"""meter-eval's dev-only choice of the macron posterior stage, and the committed figures."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+from stoicheia_spacy.scan.macron_decoder import POSTERIOR_FEATURES, POSTERIOR_GROUPS
+
+REPO = Path(__file__).resolve().parents[2]
+METER = REPO / "projects" / "meter"
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+E = _load(METER / "scripts" / "macron_eval.py", "macron_eval")
+
+
+def test_accuracy_at_coverage_answers_the_most_confident_first() -> None:
+    gold = np.array([1, 0, 0, 1, 0])
+    p = np.array([0.99, 0.02, 0.6, 0.45, 0.1])  # the two unsure ones are wrong
+    assert E.accuracy_at(gold, p, 0.6) == 100.0
+    assert E.accuracy_at(gold, p, 1.0) == 60.0
+
+
+def test_selection_takes_the_metre_margin_when_it_carries_the_signal() -> None:
+    rng = np.random.default_rng(1)
+    n = 900
+    gold = rng.random(n) < 0.3
+    vote = np.where(rng.random(n) < 0.5, 0, np.where(gold, 1, -1))  # the metre's vote, where used
+    forced = (vote != 0) & (rng.random(n) < 0.5)
+    vote = np.where(forced | (rng.random(n) < 0.6), vote, -vote)  # only forced votes are reliable
+    prior = np.clip(np.where(gold, 0.6, 0.4) + rng.normal(0, 0.15, n), 0.01, 0.99)
+    margin = np.where(forced, 20.0, 1.0)
+    x = E.posterior_features(prior, vote, margin)
+    stage, table = E.select_posterior(x, gold.astype(float), np.arange(n) // 10, repeats=1, folds=3)
+    chosen = next(r for r in table if r.get("chosen"))
+    assert "margin" in chosen["groups"] and stage["features"] == chosen["features"]
+    assert len(table) == 16 and sum(bool(r.get("chosen")) for r in table) == 1
+    assert POSTERIOR_FEATURES.index("metre_forced") in POSTERIOR_GROUPS["margin"]
+
+
+def test_committed_figures_and_shipped_calibration_come_from_the_metrics() -> None:
+    res = json.loads((METER / "metrics" / "macron.json").read_text())
+    assert res["protocol"]["positions"] == 1916 and round(res["protocol"]["all_short"], 2) == 83.14
+    at80 = next(c for c in res["coverage"]["both"] if c["coverage"] == 0.8)
+    assert at80["accuracy"] == res["at_80_coverage"]["both"]
+    text = (METER / "RESULTS.md").read_text()
+    assert f"**{res['arms']['both']['accuracy']:.2f}**" in text and f"{at80['accuracy']:.3f}" in text
+    cfg = json.loads((REPO / "assets" / "models" / "grc_stoicheia_doc_clean" / "scanner" / "cfg").read_text())
+    assert cfg["macron_calibration"] == res["calibration"]
