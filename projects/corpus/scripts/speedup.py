@@ -5,11 +5,12 @@ Usage (repo root, after the workflow's ``tiers`` step wrote ``corpus/tiered/lite
     python projects/corpus/scripts/speedup.py --tiered projects/corpus/corpus/tiered/literary.jsonl \
         --records 120 --baseline-rev e28f9d2 --out projects/corpus/metrics_full/speedup.json
 
-The package as of ``--baseline-rev`` (``git archive``) and the working tree's package each run
-``folds``, ``doc-clean`` and ``verify`` in a fresh process on a copy of the first ``--records``
-tiered records (under cProfile); the script records wall seconds, peak RSS and the top
-functions of each, the speed ratio per step, and whether the two output trees are
-byte-identical.
+The package as of ``--baseline-rev`` and as of ``--after-rev`` (``git archive`` of each) run
+``folds``, ``doc-clean`` and ``verify`` in fresh processes on copies of the first ``--records``
+tiered records and ``--doc-records`` documentary records (under cProfile), the two arms
+alternating step by step. The script records wall and CPU seconds, peak RSS and the top
+functions of each, the speed ratio per step (by CPU time: the machine is shared), and whether
+the two output trees are byte-identical.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ prof.runcall(call)
 seconds = time.perf_counter() - t
 stats = pstats.Stats(prof)
 top = sorted(((v[3], v[2], f"{k[0].rsplit('/', 2)[-1]}:{k[2]}") for k, v in stats.stats.items()), reverse=True)
-print(json.dumps({"seconds": round(seconds, 2), "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+use = resource.getrusage(resource.RUSAGE_SELF)
+import stoicheia_spacy
+print(json.dumps({"package": stoicheia_spacy.__file__, "seconds": round(seconds, 2), "cpu_seconds": round(use.ru_utime + use.ru_stime, 2), "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                   "top_cumulative": [{"function": f, "cumulative_s": round(c, 2), "own_s": round(o, 2)} for c, o, f in top[2:14]]}))
 """
 
@@ -71,8 +74,9 @@ def _head(path: Path, n: int) -> list[str]:
 
 def _run(package_root: Path, corpus: Path, step: str, blocklist: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(package_root), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    # cwd is the package root: ``python -c`` puts the cwd first on sys.path
     out = subprocess.run([sys.executable, "-c", _CHILD, str(corpus), step, str(blocklist)], env=env,
-                         capture_output=True, text=True, check=True)
+                         cwd=package_root, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -96,20 +100,22 @@ def main() -> None:
         normalized = args.tiered.parent.parent / "normalized"
         documentary = {f.name: _head(f, args.doc_records) for f in sorted(normalized.glob("*.jsonl"))
                        if f.stem in DOCUMENTARY}
-        results: dict[str, Any] = {}
-        for arm, pkg in pkgs.items():
+        results: dict[str, Any] = {arm: {} for arm in pkgs}
+        for arm in pkgs:
             corpus = tmp / arm
             (corpus / "tiered").mkdir(parents=True)
             (corpus / "tiered" / "literary.jsonl").write_text("".join(lines), encoding="utf-8")
             (corpus / "normalized").mkdir()
             for name, doc_lines in documentary.items():
                 (corpus / "normalized" / name).write_text("".join(doc_lines), encoding="utf-8")
-            results[arm] = {}
-            for step in STEPS:
-                results[arm][step] = _run(pkg, corpus, step, args.blocklist)
+        for step in STEPS:  # arms alternate step by step, so a change of machine load hits both
+            for arm, pkg in pkgs.items():
+                results[arm][step] = _run(pkg, tmp / arm, step, args.blocklist)
+                assert results[arm][step]["package"].startswith(str(pkg)), results[arm][step]["package"]
                 print(arm, step, results[arm][step]["seconds"], "s", flush=True)
         identical = _same_tree(tmp / "before", tmp / "after")
     total = {arm: round(sum(r["seconds"] for r in results[arm].values()), 2) for arm in results}
+    cpu = {arm: round(sum(r["cpu_seconds"] for r in results[arm].values()), 2) for arm in results}
     report = {
         "command": "python projects/corpus/scripts/speedup.py " + " ".join(sys.argv[1:]),
         "subset": {"records": len(lines), "whitespace_words": words, "source": str(args.tiered.name),
@@ -119,15 +125,18 @@ def main() -> None:
         "baseline_rev": args.baseline_rev,
         "outputs_identical": identical,
         "seconds": {arm: {s: results[arm][s]["seconds"] for s in STEPS} | {"total": total[arm]} for arm in results},
-        "speedup": {s: round(results["before"][s]["seconds"] / results["after"][s]["seconds"], 2) for s in STEPS}
-        | {"total": round(total["before"] / total["after"], 2)},
+        "cpu_seconds": {arm: {s: results[arm][s]["cpu_seconds"] for s in STEPS} | {"total": cpu[arm]} for arm in results},
+        "speedup_cpu": {s: round(results["before"][s]["cpu_seconds"] / results["after"][s]["cpu_seconds"], 2)
+                        for s in STEPS} | {"total": round(cpu["before"] / cpu["after"], 2)},
+        "speedup_wall": {s: round(results["before"][s]["seconds"] / results["after"][s]["seconds"], 2)
+                         for s in STEPS} | {"total": round(total["before"] / total["after"], 2)},
         "peak_rss_mib": {arm: max(r["peak_rss_mib"] for r in results[arm].values()) for arm in results},
         "profiles": results,
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(json.dumps({k: report[k] for k in ("subset", "outputs_identical", "seconds", "speedup")}))
+    print(json.dumps({k: report[k] for k in ("subset", "outputs_identical", "cpu_seconds", "speedup_cpu")}))
 
 
 if __name__ == "__main__":
