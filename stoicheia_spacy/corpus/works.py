@@ -15,6 +15,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from datasketch import MinHash, MinHashLSH
@@ -85,11 +86,16 @@ class ChunkIndex:
     chunk_record: np.ndarray  # (n,)
     hashes: list[MinHash]
 
+    GROUP: ClassVar[int] = 4096  # chunks whose shingles are hashed together
+
     @classmethod
     def build(cls, flat: FlatCorpus, chunk_words: int = 200) -> ChunkIndex:
         chunks = flat.chunks(chunk_words)
         rec = flat.sent_record[chunks[:, 0]] if len(chunks) else np.zeros(0, np.int64)
-        return cls(chunks, rec, minhash_batch(*flat.chunk_shingles(chunks)))
+        hashes: list[MinHash] = []
+        for first in range(0, len(chunks), cls.GROUP):  # bounded temporaries on a large corpus
+            hashes += minhash_batch(*flat.chunk_shingles(chunks[first:first + cls.GROUP]))
+        return cls(chunks, rec, hashes)
 
     def pairs(self, threshold: float) -> np.ndarray:
         """(m, 2) chunk index pairs (i < j, different records) whose estimated Jaccard of word
