@@ -51,8 +51,8 @@ def steps_from_monitor(path: Path) -> dict[str, dict[str, float]]:
     steps: dict[str, dict[str, float]] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         parts = line.split()
-        if len(parts) != 3:
-            continue
+        if len(parts) != 3 or parts[1] not in STEP_NAMES or not parts[2].isdigit():
+            continue  # a sample of some other process
         t, step, rss = float(parts[0]), parts[1], float(parts[2]) / 1024
         s = steps.setdefault(step, {"start": t, "end": t, "peak_rss_mib": 0.0})
         s["end"] = t
@@ -99,6 +99,29 @@ def steps_from_logs(logs: list[str]) -> dict[str, dict[str, float]]:
     return {k: steps[k] for k in STEP_NAMES if k in steps and "seconds" in steps[k]}
 
 
+def collect_counts(corpus: Path) -> dict[str, Any]:
+    """Records, letters and words per source, fold split and doc-clean split; tier, works,
+    fold and verify statistics of a corpus folder."""
+    stats = corpus / "stats"
+    norm = _load(stats / "normalize.json") or {}
+    sources = {k: {f: v.get(f) for f in ("records", "letters", "words", "sentences", "kind")}
+               for k, v in norm.items() if isinstance(v, dict) and "records" in v}
+    folds = {d.name: {s: _jsonl_counts(d / f"{s}.jsonl") for s in ("train", "dev", "test")}
+             for d in sorted(corpus.glob("fold_*"), key=lambda d: int(d.name.split("_")[1]))}
+    doc_clean = {s: _jsonl_counts(corpus / "doc_clean" / f"{s}.jsonl") for s in ("train", "dev")}
+    counts = {
+        "sources": sources,
+        "tiers": _load(stats / "tiers.json"),
+        "works": _load(stats / "works.json"),
+        "folds_stats": _load(stats / "folds.json"),
+        "doc_clean_stats": _load(stats / "doc_clean.json"),
+        "folds": folds,
+        "doc_clean": doc_clean,
+        "verify": _load(corpus / "manifests" / "verify.json"),
+    }
+    return counts
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--corpus", type=Path, required=True)
@@ -108,26 +131,16 @@ def main() -> None:
     p.add_argument("--machine", default="2 CPU cores shared with ~8 other jobs (timings are upper bounds)")
     p.add_argument("--monitor", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--keep-counts", action="store_true", help="reuse OUT/counts.json (the slow part) when present")
     args = p.parse_args()
-    stats = args.corpus / "stats"
-    norm = _load(stats / "normalize.json") or {}
-    sources = {k: {f: v.get(f) for f in ("records", "letters", "words", "sentences", "kind")}
-               for k, v in norm.items() if isinstance(v, dict) and "records" in v}
-    folds = {d.name: {s: _jsonl_counts(d / f"{s}.jsonl") for s in ("train", "dev", "test")}
-             for d in sorted(args.corpus.glob("fold_*"), key=lambda d: int(d.name.split("_")[1]))}
-    doc_clean = {s: _jsonl_counts(args.corpus / "doc_clean" / f"{s}.jsonl") for s in ("train", "dev")}
-    counts = {
-        "sources": sources,
-        "tiers": _load(stats / "tiers.json"),
-        "works": _load(stats / "works.json"),
-        "folds_stats": _load(stats / "folds.json"),
-        "doc_clean_stats": _load(stats / "doc_clean.json"),
-        "folds": folds,
-        "doc_clean": doc_clean,
-        "verify": _load(args.corpus / "manifests" / "verify.json"),
-    }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "counts.json").write_text(json.dumps(counts, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    counts_path = args.out / "counts.json"
+    if args.keep_counts and counts_path.is_file():
+        counts = json.loads(counts_path.read_text(encoding="utf-8"))
+    else:
+        counts = collect_counts(args.corpus)
+        args.out.mkdir(parents=True, exist_ok=True)
+        counts_path.write_text(json.dumps(counts, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    sources, doc_clean = counts["sources"], counts["doc_clean"]
 
     logs = [path.read_text(encoding="utf-8", errors="replace") for path in args.log]
     monitor = steps_from_monitor(args.monitor) if args.monitor.is_file() else {}
