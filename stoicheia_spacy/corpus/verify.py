@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ContaminationError, CorpusError
-from .flat import FlatCorpus, ngram_hashes, valid_ngram_starts
+from .flat import FlatCorpus, distinct, ngram_hashes, valid_ngram_starts
 from .readers import Record
 
 
@@ -45,17 +45,17 @@ class NgramSet:
     """Word n-gram hashes of a record collection, with a shared vocabulary for lookups."""
 
     def __init__(self, records: Iterable[Record], n: int, vocab: dict[str, int]) -> None:
-        self.flat = FlatCorpus.build(records, np.zeros(0, np.int64), vocab=vocab)
+        self.flat = FlatCorpus.build(records, np.zeros(0, np.int64), vocab=vocab, sentences=False)
         self.n = n
         self.starts = valid_ngram_starts(self.flat.record_word_start, n)
         self.hashes = ngram_hashes(self.flat.word_hash, self.starts, n)
 
     def unique(self) -> np.ndarray:
-        return np.unique(self.hashes)
+        return distinct(self.hashes)
 
     def leaks(self, other: np.ndarray, limit: int = 5) -> tuple[int, list[str]]:
         """How many distinct n-grams are shared with ``other`` and a few of them as text."""
-        shared = np.intersect1d(self.unique(), other)
+        shared = np.intersect1d(self.unique(), other, assume_unique=True)
         if not len(shared):
             return 0, []
         words = {i: w for w, i in self.flat.vocab.items()}
@@ -73,7 +73,7 @@ def split_counts(path: Path) -> dict[str, Any]:
 def verify_fold(fold_dir: Path, n: int = 5) -> dict[str, Any]:
     """Manifest of one fold plus its leak check (``leaked_ngrams`` must be 0)."""
     vocab: dict[str, int] = {}
-    held = np.unique(np.concatenate([
+    held = distinct(np.concatenate([
         NgramSet(read_jsonl(fold_dir / "test.jsonl"), n, vocab).unique(),
         NgramSet(read_jsonl(fold_dir / "dev.jsonl"), n, vocab).unique()]))
     train = NgramSet(read_jsonl(fold_dir / "train.jsonl"), n, vocab)

@@ -15,6 +15,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from datasketch import MinHash, MinHashLSH
@@ -31,12 +32,50 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text).strip("_")
 
 
+_FMIX = (np.uint64(33), np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
+
+
 def minhash(shingles: np.ndarray, num_perm: int = NUM_PERM) -> MinHash:
-    """A datasketch MinHash of precomputed 64-bit shingle hashes."""
+    """A datasketch MinHash of precomputed 64-bit shingle hashes (the one-chunk reference of
+    ``minhash_batch``)."""
     m = MinHash(num_perm=num_perm, seed=1, hashfunc=int, scheme="affine64")
     if len(shingles):
         m.update_batch(shingles.tolist())
     return m
+
+
+def _fmix64(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3 64-bit finaliser, the pre-mix of datasketch's ``affine64`` scheme."""
+    shift, m1, m2 = _FMIX
+    with np.errstate(over="ignore"):
+        h = (h ^ (h >> shift)) * m1
+        h = (h ^ (h >> shift)) * m2
+        return h ^ (h >> shift)
+
+
+def minhash_batch(hashes: np.ndarray, offsets: np.ndarray, num_perm: int = NUM_PERM,
+                  block: int = 1 << 18) -> list[MinHash]:
+    """``minhash(hashes[offsets[i]:offsets[i + 1]])`` for every segment ``i``, vectorised:
+    the permutations of datasketch's ``affine64`` scheme (taken from a template MinHash) are
+    applied to blocks of about ``block`` shingles and min-reduced per segment in numpy, instead
+    of one Python-level MinHash update per chunk."""
+    template = MinHash(num_perm=num_perm, seed=1, hashfunc=int, scheme="affine64")
+    a, b = template.permutations
+    n = len(offsets) - 1
+    values = np.tile(template.hashvalues, (n, 1))
+    first = 0
+    while first < n:  # segments [first, last) hold about `block` shingles
+        last = max(int(np.searchsorted(offsets, offsets[first] + block, side="right")) - 1, first + 1)
+        lo, hi = int(offsets[first]), int(offsets[last])
+        if hi > lo:
+            with np.errstate(over="ignore"):
+                phv = _fmix64(hashes[lo:hi].astype(np.uint64))[:, None] * a + b
+            seg = np.arange(first, last)
+            nonempty = seg[offsets[first:last] < offsets[first + 1:last + 1]]
+            values[nonempty] = np.minimum.reduceat(phv, offsets[nonempty] - lo, axis=0)
+        first = last
+    return [MinHash(num_perm=num_perm, seed=1, hashfunc=int, scheme="affine64", hashvalues=v,
+                    permutations=template.permutations) for v in values]
 
 
 @dataclass
@@ -47,11 +86,16 @@ class ChunkIndex:
     chunk_record: np.ndarray  # (n,)
     hashes: list[MinHash]
 
+    GROUP: ClassVar[int] = 4096  # chunks whose shingles are hashed together
+
     @classmethod
     def build(cls, flat: FlatCorpus, chunk_words: int = 200) -> ChunkIndex:
         chunks = flat.chunks(chunk_words)
         rec = flat.sent_record[chunks[:, 0]] if len(chunks) else np.zeros(0, np.int64)
-        return cls(chunks, rec, [minhash(flat.shingles(int(a), int(b))) for a, b in chunks])
+        hashes: list[MinHash] = []
+        for first in range(0, len(chunks), cls.GROUP):  # bounded temporaries on a large corpus
+            hashes += minhash_batch(*flat.chunk_shingles(chunks[first:first + cls.GROUP]))
+        return cls(chunks, rec, hashes)
 
     def pairs(self, threshold: float) -> np.ndarray:
         """(m, 2) chunk index pairs (i < j, different records) whose estimated Jaccard of word
