@@ -19,6 +19,16 @@ letter count). One last forward over the finished fillings reads the boundary he
 place word breaks: the L−k best break slots by log-odds for a fixed width, every slot
 whose break probability exceeds 0.5 for a free or elastic template.
 
+Speed: rows are scored grouped by length, so no padding is run (:class:`ModelScorer`).
+Two options trade exactness for forwards (both off by default): ``unmask = u > 1`` commits
+letters at the ``u`` most confident open slots of a hypothesis per forward (confidence-
+ordered parallel unmasking, as in masked-diffusion sampling; children are the ``beam``
+best joint fillings, scored by the sum of the slots' log-probabilities from the same
+forward; elastic layouts still commit one), so a gap of ``k`` letters costs ``ceil(k/u)``
+steps; ``final_forward=False`` reads the word breaks of a finished filling from the
+forward that committed its last letter (that letter still masked) instead of one more
+forward over all finished fillings.
+
 Scores: ``logprob`` = Σ log P(committed letter) + Σ log P(break decision) over the
 break slots. Candidates of a gap are ranked by ``score`` = :meth:`~.widths.WidthPrior.key`
 (``logprob`` plus a dev-fitted length bonus and log prior of the candidate's width, or
