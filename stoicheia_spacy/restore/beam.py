@@ -25,7 +25,8 @@ letters at the ``u`` most confident open slots of a hypothesis per forward (conf
 ordered parallel unmasking, as in masked-diffusion sampling; children are the ``beam``
 best joint fillings, scored by the sum of the slots' log-probabilities from the same
 forward; elastic layouts still commit one), so a gap of ``k`` letters costs ``ceil(k/u)``
-steps; ``final_forward=False`` reads the word breaks of a finished filling from the
+steps (a hypothesis with fewer than ``u`` open slots commits what is left, and competes in
+its gap's beam with one letter fewer summed); ``final_forward=False`` reads the word breaks of a finished filling from the
 forward that committed its last letter (that letter still masked) instead of one more
 forward over all finished fillings.
 
