@@ -92,8 +92,8 @@ class AttentionPlan:
         if "groups" not in self._cache:
             B, T = self.shape
             groups: list[tuple[int, torch.Tensor | None]] = []
-            if B == 1 and len(self.runs) == 1:
-                groups.append((T, None))
+            if len(self.runs) == B and all(length == T for _, length in self.runs):
+                groups.append((T, None))  # one segment per row: attention over the whole rows
             else:
                 by_len: dict[int, list[int]] = {}
                 for start, length in self.runs:

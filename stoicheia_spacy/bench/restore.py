@@ -1,21 +1,38 @@
-"""Restoration decoding speed: gaps per CPU-second at beam 20 of the batched beam search
-(the whole beam of every gap in one forward per step, context cropped to ``--window``
-letters a side) beside a one-forward-per-hypothesis baseline measured in the same run
-(same beam, same results), forwards per gap, the cost of a hidden width against the
-known one, and the projected CPU-hours of the 3,000-gap protocol; on the default model
-with its shipped restoration overlay (``--plain``: without)
-(``python -m stoicheia_spacy.bench restore [--quick] [--plain] [--dtype bfloat16]``)."""
+"""Restoration decoding speed at beam 20 on gaps of widths 1–10 in equal numbers (the
+protocol's mix), one thread, process CPU time.
+
+Three decoders run on the same gaps in the same process: ``naive`` (the baseline: the
+same beam search, one forward per hypothesis row), ``batched`` (the whole beam of every
+gap in one forward per step, rows grouped by length so that no padding is run: the same
+results as ``naive``) and ``fast`` (``batched`` plus the approximations the restorer may
+switch on: ``--unmask`` letters per forward at the most confident slots, and the word
+breaks read from the forward that committed the last letter instead of one more forward).
+It prints gaps per CPU-second, tokens (positions run) per gap, forwards per gap, the
+projected CPU-hours of the 3,000-gap protocol (300 gaps per width) for each decoder, the
+fp32 and bf16 GEMM rates and the backbone's rate against them, and the cost of a hidden
+width against the known one; on the default model with its shipped restoration overlay
+(``--plain``: without).
+
+``python -m stoicheia_spacy.bench restore [--quick] [--per-width N] [--dtype bfloat16] [--json F]``
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
+#: Two documentary sentences (a camel sale, P.Lond. II 320-like) to cut gaps from.
 PASSAGE = ("Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι Ὥρου χαίρειν. ὁμολογῶ πεπρακέναι σοι "
-           "κάμηλον θήλειαν δευτερόβολον πυρρὰν κεχαραγμένην δεξιῷ σιαγόνι.")
+           "κάμηλον θήλειαν δευτερόβολον πυρρὰν κεχαραγμένην δεξιῷ σιαγόνι καὶ ἀπέχειν "
+           "παρὰ σοῦ τὴν συνπεφωνημένην τιμὴν ἀργυρίου δραχμὰς τετρακοσίας καὶ βεβαιώσω "
+           "σοι πάσῃ βεβαιώσει ἀπὸ πάντων.")
+_GAP = re.compile(r"^[^\W\d_]+(?: [^\W\d_]+)*$")
+PROTOCOL_GAPS = 3000
 
 
 class NaiveScorer:
@@ -25,6 +42,10 @@ class NaiveScorer:
         self.inner = inner
         self.forwards = 0
 
+    @property
+    def tokens(self) -> int:
+        return int(self.inner.tokens)
+
     def __call__(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         parts = []
         for row in range(batch["input_ids"].shape[0]):
@@ -33,18 +54,45 @@ class NaiveScorer:
         return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
 
 
-def _queries(widths: list[int]) -> list[Any]:
+def gap_queries(per_width: int, widths: range = range(1, 11), text: str = PASSAGE) -> list[Any]:
+    """``per_width`` gaps of each width (characters, spaces count) cut from ``text`` at
+    spread positions, at least 24 characters from either end, as known-width queries."""
     from ..leiden import parse_gaps
     from ..restore import build_queries
+    from ..restore.formats import ithaca_text
 
     out: list[Any] = []
-    words = PASSAGE.split(" ")
-    for i, L in enumerate(widths):
-        word = words[(3 * i + 1) % len(words)]
-        cut = min(len(word), L)
-        text = PASSAGE.replace(word, f"[.{cut}]" + word[cut:], 1)
-        out.extend(t.query for t in build_queries(parse_gaps(text)))
+    for L in widths:
+        found, start = 0, 24 + 7 * L
+        while found < per_width:
+            if start + L > len(text) - 24:
+                start = 24 + found  # wrap around (short texts, many gaps)
+            gold = text[start : start + L]
+            if _GAP.match(gold):  # letters and single inner spaces, as the protocol's gaps
+                itext, _ = ithaca_text(text, start, L)
+                [target] = [t for t in build_queries(parse_gaps(itext)) if t.gap.kind == "target"]
+                out.append(target.query)
+                found += 1
+            start += 29
     return out
+
+
+def _gemm_rate(dtype: torch.dtype, n: int = 2048) -> float:
+    """Best of three ``n``^3 products in ``dtype`` (FLOP per CPU-second)."""
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    torch.matmul(a, b)
+    best = 0.0
+    for _ in range(3):
+        t0 = time.process_time()
+        torch.matmul(a, b)
+        best = max(best, 2 * n**3 / max(time.process_time() - t0, 1e-9))
+    return best
+
+
+def _run(decode: Callable[[Any], list[Any]], scorer: Any) -> tuple[float, list[Any]]:
+    start = time.process_time()
+    results = decode(scorer)
+    return time.process_time() - start, results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,16 +101,19 @@ def main(argv: list[str] | None = None) -> int:
     from ..restore import ModelScorer, beam_search
 
     parser = argparse.ArgumentParser(prog="python -m stoicheia_spacy.bench restore")
-    parser.add_argument("--quick", action="store_true", help="two short gaps (same beam)")
+    parser.add_argument("--quick", action="store_true", help="one gap per width (default two)")
+    parser.add_argument("--per-width", type=int, default=None, help="gaps per width 1..10")
     parser.add_argument("--beam", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--plain", action="store_true", help="the backbone without the restoration overlay")
-    parser.add_argument("--window", type=int, default=32, help="context letters a side")
-    parser.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
+    parser.add_argument("--window", type=int, default=24, help="context letters a side")
+    parser.add_argument("--unmask", type=int, default=2, help="letters per forward of the fast decoder")
+    parser.add_argument("--chunk", type=int, default=20, help="gaps per batched beam search")
+    parser.add_argument("--dtype", choices=("float32", "bfloat16"), default="bfloat16")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    widths = [2, 3] if args.quick else [1, 2, 3, 4, 5]
+    per_width = args.per_width or (1 if args.quick else 2)
     beam = args.beam
     model = load_backbone(str(default_model_dir()))
     overlay = default_model_dir() / "restorer" / "overlay.safetensors"
@@ -70,43 +121,68 @@ def main(argv: list[str] | None = None) -> int:
         from ..restore.overlay import apply_overlay, read_overlay
 
         model = apply_overlay(model, *read_overlay(overlay))
-    model = model.to(getattr(torch, args.dtype))
-    queries = _queries(widths)
-    rows = []
-    for name, make in (("batched", lambda: ModelScorer(model)), ("naive", lambda: NaiveScorer(ModelScorer(model)))):
-        scorer = make()
-        start = time.process_time()
-        results = beam_search(scorer, queries, beam=beam, context=args.window)
-        seconds = time.process_time() - start
-        rows.append((name, scorer.forwards, seconds, [r[0].text for r in results]))
-    (_, fb, tb, top_b), (_, fn, tn, top_n) = rows
-    hidden = [type(q)(q.context, q.insert_at, None, q.left_open, q.right_open) for q in queries]
-    start = time.process_time()
-    beam_search(ModelScorer(model), hidden, beam=beam, context=args.window, max_letters=max(widths))
-    th = time.process_time() - start
+    model = model.to(getattr(torch, args.dtype)).eval()
+    queries = gap_queries(per_width)
     n = len(queries)
+
+    def decoder(**options: Any) -> Callable[[Any], list[Any]]:
+        def decode(scorer: Any) -> list[Any]:
+            out: list[Any] = []
+            for i in range(0, n, args.chunk):
+                out += beam_search(scorer, queries[i : i + args.chunk], beam=beam, context=args.window, **options)
+            return out
+        return decode
+
+    fast_options = {"unmask": args.unmask, "final_forward": False}
+    runs: dict[str, dict[str, Any]] = {}
+    tops: dict[str, list[str]] = {}
+    for name, make, options in (("batched", lambda: ModelScorer(model), {}),
+                                ("naive", lambda: NaiveScorer(ModelScorer(model)), {}),
+                                ("fast", lambda: ModelScorer(model), fast_options)):
+        scorer = make()
+        seconds, results = _run(decoder(**options), scorer)
+        tops[name] = [r[0].text if r else "" for r in results]
+        runs[name] = {"cpu_s": seconds, "gaps_per_cpu_s": n / seconds, "cpu_s_per_gap": seconds / n,
+                      "forwards": scorer.forwards, "tokens_per_gap": scorer.tokens / n,
+                      "projected_cpu_hours_3000": PROTOCOL_GAPS * seconds / n / 3600, "options": options}
+    hidden = [type(q)(q.context, q.insert_at, None, q.left_open, q.right_open) for q in queries]
+    hidden_s = {}
+    for name, options in (("batched", {}), ("fast", fast_options)):
+        hidden_s[name], _ = _run(lambda sc, o=options: [c for i in range(0, n, args.chunk)  # type: ignore[misc]
+                                 for c in beam_search(sc, hidden[i : i + args.chunk], beam=beam,
+                                                      context=args.window, max_letters=10, **o)],
+                                 ModelScorer(model))
+    gemm = {"float32": _gemm_rate(torch.float32), "bfloat16": _gemm_rate(torch.bfloat16)}
+    linear = sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
+    b = runs["batched"]
+    rate = 2 * linear * b["tokens_per_gap"] * n / b["cpu_s"]  # linear-layer FLOP per CPU-second
+    same = tops["batched"] == tops["naive"]
     which = "default model" + (" + restoration overlay" if overlay.is_file() and not args.plain else "")
-    print(f"gaps: {n} (widths {widths}), beam {beam}, {args.window} letters a side, {which}, {args.dtype}, "
-          f"{args.threads} thread(s); times are process CPU seconds")
-    print(f"batched: {fb} forwards for all gaps (max L + 1 = {max(widths) + 1}); "
-          f"{fb / n:.2f} forwards/gap amortised; {n / tb:.3f} gaps/CPU-s")
-    print(f"naive:   {fn} forwards ({fn / n:.1f} per gap); {n / tn:.3f} gaps/CPU-s")
-    print(f"speed-up batched/naive: {tn / tb:.2f}x; same top-1: {top_b == top_n}")
-    print(f"hidden width (letter counts 1..{max(widths)} in one beam): {n / th:.3f} gaps/CPU-s, "
-          f"cost {th / tb:.2f}x the known width")
-    print(f"projected: 3,000 gaps like these at beam {beam}: {3000 * tb / n / 3600:.2f} CPU-hours batched, "
-          f"{3000 * tn / n / 3600:.2f} naive")
+    print(f"gaps: {n} ({per_width} per width 1..10), beam {beam}, {args.window} letters a side, {which}, "
+          f"{args.dtype}, {args.threads} thread(s); times are process CPU seconds")
+    for name, r in runs.items():
+        print(f"{name:>8}: {n / r['cpu_s']:.3f} gaps/CPU-s, {r['cpu_s_per_gap']:.2f} CPU-s/gap, "
+              f"{r['forwards'] / n:.1f} forwards/gap, {r['tokens_per_gap']:.0f} tokens/gap -> "
+              f"{r['projected_cpu_hours_3000']:.2f} CPU-hours for 3,000 gaps {r['options'] or ''}")
+    print(f"batched/naive: {runs['naive']['cpu_s'] / b['cpu_s']:.2f}x, same top-1: {same}; "
+          f"fast/naive: {runs['naive']['cpu_s'] / runs['fast']['cpu_s']:.2f}x, "
+          f"top-1 as batched on {sum(a == c for a, c in zip(tops['fast'], tops['batched'], strict=True))}/{n} gaps")
+    print(f"GEMM fp32 {gemm['float32'] / 1e9:.0f}, bf16 {gemm['bfloat16'] / 1e9:.0f} GFLOP/CPU-s; batched "
+          f"decoder's linear layers {rate / 1e9:.0f} GFLOP/CPU-s = {rate / gemm[args.dtype]:.2f} of the {args.dtype} GEMM")
+    print(f"hidden width (letter counts 1..10 in one beam): cost {hidden_s['batched'] / b['cpu_s']:.2f}x the known "
+          f"width (batched), {hidden_s['fast'] / runs['fast']['cpu_s']:.2f}x (fast)")
     if args.json:
         import json
         from pathlib import Path
 
         Path(args.json).write_text(json.dumps({
-            "command": "python -m stoicheia_spacy.bench restore " + " ".join(argv or []), "gaps": n, "widths": widths,
-            "beam": beam, "window": args.window, "dtype": args.dtype, "overlay": which,
-            "batched": {"forwards": fb, "cpu_s": tb, "gaps_per_cpu_s": n / tb},
-            "naive": {"forwards": fn, "cpu_s": tn, "gaps_per_cpu_s": n / tn},
-            "speedup": tn / tb, "same_top1": top_b == top_n,
-            "hidden": {"cpu_s": th, "gaps_per_cpu_s": n / th, "cost_vs_known": th / tb},
-            "projected_cpu_hours_3000": {"batched": 3000 * tb / n / 3600, "naive": 3000 * tn / n / 3600},
+            "command": "python -m stoicheia_spacy.bench restore " + " ".join(argv or []), "gaps": n,
+            "per_width": per_width, "beam": beam, "window": args.window, "dtype": args.dtype, "overlay": which,
+            **runs, "speedup_batched_vs_naive": runs["naive"]["cpu_s"] / b["cpu_s"],
+            "speedup_fast_vs_naive": runs["naive"]["cpu_s"] / runs["fast"]["cpu_s"], "same_top1": same,
+            "gemm_gflops_per_cpu_s": {k: v / 1e9 for k, v in gemm.items()},
+            "batched_linear_gflops_per_cpu_s": rate / 1e9,
+            "hidden": {"cpu_s_batched": hidden_s["batched"], "cost_vs_known_batched": hidden_s["batched"] / b["cpu_s"],
+                       "cpu_s_fast": hidden_s["fast"], "cost_vs_known_fast": hidden_s["fast"] / runs["fast"]["cpu_s"]},
         }, indent=1), encoding="utf-8")
-    return 0 if top_b == top_n else 1
+    return 0 if same else 1

@@ -36,7 +36,10 @@ itself lives in :mod:`stoicheia_spacy.restore.select` (functions of the backbone
 
 ``doc._.restored`` is ``doc.text`` with every non-abstained gap filled by its top
 candidate in Leiden brackets (``render_restorations``). Width conventions, scores and
-probabilities: see :mod:`stoicheia_spacy.restore.beam` and :mod:`~.restore.widths`.
+probabilities: see :mod:`stoicheia_spacy.restore.beam` and :mod:`~.restore.widths`. Speed
+options (defaults: the exact beam): ``unmask`` letters committed per forward at each
+hypothesis's most confident slots, and ``final_forward = false`` to read the word breaks
+from the step that committed the last letter instead of one more forward.
 
 A restoration overlay (the fine-tuned top blocks and heads, :mod:`~.restore.overlay`) read
 by ``from_disk`` from ``overlay.safetensors`` (or given to :meth:`StoicheiaRestorer.set_overlay`)
@@ -106,6 +109,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "n_candidates": 20,
     "context": 512,
     "mode": "any",
+    "unmask": 1,
+    "final_forward": True,
     "space_ratio": 0.25,
     "elastic_slots": 12,
     "unknown_slots": 5,
@@ -135,16 +140,18 @@ DEFAULT_CONFIG: dict[str, Any] = {
 )
 def make_stoicheia_restorer(
     nlp: Language, name: str, model: Model, beam_width: int, n_candidates: int, context: int,
-    mode: str, space_ratio: float, elastic_slots: int, unknown_slots: int, approx_slack: int,
-    temperature: float, temperatures: dict[str, float], unknown: str, max_letters: int, max_width: int,
+    mode: str, unmask: int, final_forward: bool, space_ratio: float, elastic_slots: int, unknown_slots: int,
+    approx_slack: int, temperature: float, temperatures: dict[str, float], unknown: str, max_letters: int,
+    max_width: int,
     rank: str, length_bonus: float, width_log_prior: list[float], abstain_below: float, notation: str,
     spans_key: str, gaps_key: str, strip_restorations: bool, use_overlay: bool,
 ) -> StoicheiaRestorer:
     """Create the ``stoicheia_restorer`` pipe (see the module docstring for the options)."""
     return StoicheiaRestorer(
         nlp, name, model=model, beam_width=beam_width, n_candidates=n_candidates, context=context,
-        mode=mode, space_ratio=space_ratio, elastic_slots=elastic_slots, unknown_slots=unknown_slots,
-        approx_slack=approx_slack, temperature=temperature, temperatures=temperatures, unknown=unknown,
+        mode=mode, unmask=unmask, final_forward=final_forward, space_ratio=space_ratio,
+        elastic_slots=elastic_slots, unknown_slots=unknown_slots, approx_slack=approx_slack,
+        temperature=temperature, temperatures=temperatures, unknown=unknown,
         max_letters=max_letters, max_width=max_width, rank=rank, length_bonus=length_bonus,
         width_log_prior=width_log_prior, abstain_below=abstain_below,
         notation=notation, spans_key=spans_key, gaps_key=gaps_key,
@@ -176,6 +183,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         c = self.cfg
         if c["mode"] not in ("any", "confident"):
             raise ConfigError(f"mode must be 'any' or 'confident', got {c['mode']!r}")
+        if int(c["unmask"]) < 1:
+            raise ConfigError(f"unmask must be >= 1, got {c['unmask']!r}")
         if not 0.0 <= float(c["abstain_below"]) <= 1.0:
             raise ConfigError("abstain_below must be in [0, 1]")
         if float(c["temperature"]) <= 0 or any(float(t) <= 0 for t in (c["temperatures"] or {}).values()):

@@ -19,6 +19,17 @@ letter count). One last forward over the finished fillings reads the boundary he
 place word breaks: the L−k best break slots by log-odds for a fixed width, every slot
 whose break probability exceeds 0.5 for a free or elastic template.
 
+Speed: rows are scored grouped by length, so no padding is run (:class:`ModelScorer`).
+Two options trade exactness for forwards (both off by default): ``unmask = u > 1`` commits
+letters at the ``u`` most confident open slots of a hypothesis per forward (confidence-
+ordered parallel unmasking, as in masked-diffusion sampling; children are the ``beam``
+best joint fillings, scored by the sum of the slots' log-probabilities from the same
+forward; elastic layouts still commit one), so a gap of ``k`` letters costs ``ceil(k/u)``
+steps (a hypothesis with fewer than ``u`` open slots commits what is left, and competes in
+its gap's beam with one letter fewer summed); ``final_forward=False`` reads the word breaks of a finished filling from the
+forward that committed its last letter (that letter still masked) instead of one more
+forward over all finished fillings.
+
 Scores: ``logprob`` = Σ log P(committed letter) + Σ log P(break decision) over the
 break slots. Candidates of a gap are ranked by ``score`` = :meth:`~.widths.WidthPrior.key`
 (``logprob`` plus a dev-fitted length bonus and log prior of the candidate's width, or
@@ -53,6 +64,7 @@ from ..alphabet import (
     DIA_UNKNOWN,
     MASK_ID,
     N_ALPHA,
+    PAD_ID,
     PUNCT_UNKNOWN,
 )
 from ..codec import CharPlanes
@@ -88,14 +100,18 @@ class Scorer(Protocol):
 class ModelScorer:
     """A :class:`Scorer` over a Stoicheia encoder (or any module with its forward signature).
 
-    Rows are run in chunks of at most ``max_tokens`` padded positions; one call still
-    counts as one forward (one decoding step).
+    Rows are grouped by their real length (letters before the padding) and every group
+    runs without padding, in chunks of at most ``max_tokens`` positions: rows are
+    independent (each is its own attention segment), so this changes no row's output
+    but spends no time on padding. One call still counts as one forward (one decoding
+    step); ``tokens`` counts the positions run. Outputs at padding positions are 0.
     """
 
-    def __init__(self, module: torch.nn.Module, *, max_tokens: int = 1 << 16) -> None:
+    def __init__(self, module: torch.nn.Module, *, max_tokens: int = 8192) -> None:
         self.module = module
         self.max_tokens = max_tokens
         self.forwards = 0
+        self.tokens = 0
 
     def __call__(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         self.forwards += 1
@@ -104,24 +120,34 @@ class ModelScorer:
         except StopIteration:
             device = torch.device("cpu")
         B, T = batch["input_ids"].shape
-        step = max(1, self.max_tokens // max(T, 1))
-        letters, breaks = [], []
+        lengths = (batch["input_ids"] != PAD_ID).sum(1)
+        letters = torch.zeros(B, T, N_OUT)
+        breaks = torch.zeros(B, T, 2)
         was_training = self.module.training
         self.module.eval()
         try:
             with torch.inference_mode():
-                for s in range(0, B, step):
-                    part = {k: batch[k][s : s + step].to(device) for k in ("input_ids", "boundary", "dia", "punct", "seg_id")}
-                    out = self.module(part["input_ids"], part["boundary"], part["dia"], part["punct"], seg_id=part["seg_id"])
-                    char = out.char[..., :N_OUT].float().clone()
-                    char[..., MASK_ID] = NEG
-                    letters.append(torch.log_softmax(char, dim=-1).cpu())
-                    bnd = torch.log_softmax(out.boundary.float(), dim=-1)
-                    brk = torch.logaddexp(bnd[..., 1], bnd[..., 2])
-                    breaks.append(torch.stack([bnd[..., 0], brk], dim=-1).cpu())
+                for n in torch.unique(lengths).tolist():
+                    rows = torch.nonzero(lengths == n).flatten()
+                    step = max(1, self.max_tokens // max(n, 1))
+                    for s in range(0, len(rows), step):
+                        part_rows = rows[s : s + step]
+                        part = {k: batch[k][part_rows, :n].to(device) for k in _INPUTS}
+                        self.tokens += len(part_rows) * n
+                        out = self.module(part["input_ids"], part["boundary"], part["dia"], part["punct"],
+                                          seg_id=part["seg_id"])
+                        char = out.char[..., :N_OUT].float().clone()
+                        char[..., MASK_ID] = NEG
+                        letters[part_rows, :n] = torch.log_softmax(char, dim=-1).cpu()
+                        bnd = torch.log_softmax(out.boundary.float(), dim=-1)
+                        brk = torch.logaddexp(bnd[..., 1], bnd[..., 2])
+                        breaks[part_rows, :n] = torch.stack([bnd[..., 0], brk], dim=-1).cpu()
         finally:
             self.module.train(was_training)
-        return torch.cat(letters), torch.cat(breaks)
+        return letters, breaks
+
+
+_INPUTS = ("input_ids", "boundary", "dia", "punct", "seg_id")
 
 
 @dataclass(frozen=True)
@@ -255,6 +281,8 @@ def beam_search(
     max_width: int = MAX_WIDTH,
     prior: WidthPrior | None = None,
     min_per_template: int = 1,
+    unmask: int = 1,
+    final_forward: bool = True,
 ) -> list[list[Candidate]]:
     """Ranked candidates (best first, at most ``n_best``, distinct texts) for every query.
 
@@ -262,8 +290,8 @@ def beam_search(
     with :func:`~.widths.too_wide` first to report it instead)."""
     from ..backbone import planes_to_tensors
 
-    if beam < 1 or n_best < 1 or min_per_template < 0:
-        raise DecodingError("beam and n_best must be >= 1, min_per_template >= 0")
+    if beam < 1 or n_best < 1 or min_per_template < 0 or unmask < 1:
+        raise DecodingError("beam, n_best and unmask must be >= 1, min_per_template >= 0")
     if mode not in ("any", "confident"):
         raise DecodingError(f"mode must be 'any' or 'confident', got {mode!r}")
     temps = temperature.values() if isinstance(temperature, Mapping) else [temperature]
@@ -292,7 +320,11 @@ def beam_search(
     h_t = torch.arange(G)
     h_fill = torch.full((G, S), MASK_ID, dtype=torch.long)
     h_score = torch.zeros(G, dtype=torch.float64)
-    done_t, done_fill, done_score = [], [], []
+    done_t, done_fill, done_score, done_blp = [], [], [], []
+    edge_pos = torch.cat([(start - 1).clamp(min=0)[:, None], slot_pos], dim=1)  # (G, S+1): left edge, after slot i
+
+    def edge_breaks(break_lp: torch.Tensor, t_rows: torch.Tensor) -> torch.Tensor:
+        return break_lp.gather(1, edge_pos[t_rows][:, :, None].expand(-1, -1, 2)).double()  # (R, S+1, 2)
 
     def inputs(t_rows: torch.Tensor, fills: torch.Tensor) -> dict[str, torch.Tensor]:
         batch = _pad(tmpl, t_rows)
@@ -304,7 +336,7 @@ def beam_search(
         return batch
 
     while len(h_t):
-        letter_lp, _ = scorer(inputs(h_t, h_fill))
+        letter_lp, step_break_lp = scorer(inputs(h_t, h_fill))
         t = h_t
         R = len(t)
         open_ = (h_fill == MASK_ID) & valid[t]
@@ -326,41 +358,84 @@ def beam_search(
             best_pos = lp.max(-1).values.argmax(1)
             keep = slot_idx[None, :] == best_pos[:, None]
             lp = lp.masked_fill(~keep[:, :, None], NEG)
-        cand = h_score[:, None, None] + lp
-        k = min(beam, S * N_OUT)
-        top_s, top_i = cand.reshape(R, -1).topk(k, dim=1)
-        parent = torch.arange(R)[:, None].expand(-1, k).reshape(-1)
-        top_s, top_i = top_s.reshape(-1), top_i.reshape(-1)
-        finite = torch.isfinite(top_s)
-        parent, top_s, top_i = parent[finite], top_s[finite], top_i[finite]
-        pos, letter = top_i // N_OUT, top_i % N_OUT
-        all_fill = h_fill[parent].clone()
-        all_fill[torch.arange(len(parent)), pos] = letter
-        all_t, all_s = t[parent], top_s
+        if unmask > 1:
+            parent, all_fill, all_s = _expand_parallel(lp, h_fill, h_score, beam, unmask, el)
+        else:
+            cand = h_score[:, None, None] + lp
+            k = min(beam, S * N_OUT)
+            top_s, top_i = cand.reshape(R, -1).topk(k, dim=1)
+            parent = torch.arange(R)[:, None].expand(-1, k).reshape(-1)
+            top_s, top_i = top_s.reshape(-1), top_i.reshape(-1)
+            finite = torch.isfinite(top_s)
+            parent, top_s, top_i = parent[finite], top_s[finite], top_i[finite]
+            pos, letter = top_i // N_OUT, top_i % N_OUT
+            all_fill = h_fill[parent].clone()
+            all_fill[torch.arange(len(parent)), pos] = letter
+            all_s = top_s
+        all_t = t[parent]
         # dedupe (template, fill), keeping the best score; rows end in score order
         order = torch.argsort(all_s, descending=True, stable=True)
-        all_t, all_fill, all_s = all_t[order], all_fill[order], all_s[order]
+        all_t, all_fill, all_s, parent = all_t[order], all_fill[order], all_s[order], parent[order]
         key = torch.cat([all_t[:, None], all_fill], dim=1)
         _, inverse = torch.unique(key, dim=0, return_inverse=True)
         first = torch.full((int(inverse.max()) + 1,), len(inverse), dtype=torch.long)
         first.scatter_reduce_(0, inverse, torch.arange(len(inverse)), reduce="amin")
         first = first.sort().values
-        all_t, all_fill, all_s = all_t[first], all_fill[first], all_s[first]
+        all_t, all_fill, all_s, parent = all_t[first], all_fill[first], all_s[first], parent[first]
         # one beam per gap (every hypothesis has committed as many letters), plus a floor per template
         keep_rows = (_group_rank(t_query[all_t]) < beam) | (_group_rank(all_t) < min_per_template)
-        all_t, all_fill, all_s = all_t[keep_rows], all_fill[keep_rows], all_s[keep_rows]
+        all_t, all_fill, all_s, parent = all_t[keep_rows], all_fill[keep_rows], all_s[keep_rows], parent[keep_rows]
         full = ~((all_fill == MASK_ID) & valid[all_t]).any(1)
         done_t.append(all_t[full])
         done_fill.append(all_fill[full])
         done_score.append(all_s[full])
+        if not final_forward:  # word breaks as read with the last letter still masked
+            done_blp.append(edge_breaks(step_break_lp, t)[parent[full]])
         h_t, h_fill, h_score = all_t[~full], all_fill[~full], all_s[~full]
 
-    # final forward: boundary head over finished fillings
     f_t, f_fill, f_score = torch.cat(done_t), torch.cat(done_fill), torch.cat(done_score)
-    _, break_lp = scorer(inputs(f_t, f_fill))
-    edge_pos = torch.cat([(start - 1).clamp(min=0)[:, None], slot_pos], dim=1)  # (G, S+1): left edge, after slot i
-    blp = break_lp.gather(1, edge_pos[f_t][:, :, None].expand(-1, -1, 2)).double()  # (R, S+1, 2)
+    if final_forward:  # boundary head over the finished fillings
+        blp = edge_breaks(scorer(inputs(f_t, f_fill))[1], f_t)
+    else:
+        blp = torch.cat(done_blp)
     return _finish(queries, layouts, f_t, f_fill, f_score, blp, n_best, temperature, prior)
+
+
+def _expand_parallel(lp: torch.Tensor, fill: torch.Tensor, score: torch.Tensor, beam: int, unmask: int,
+                     elastic: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Children committing a letter at each of the ``unmask`` most confident open slots of
+    every row (one for elastic rows), scored by the sum of the slots' log-probabilities
+    from the same forward: the best ``beam`` joint fillings per row. ``lp`` ``(R, S, 26)``
+    holds -inf where a letter may not go. Returns (parent row, filling, score)."""
+    R, S, V = lp.shape
+    conf = lp.max(-1).values  # (R, S); -inf on closed slots
+    u = min(unmask, S)
+    slot_conf, slots = conf.topk(u, dim=1)  # (R, u), most confident first
+    use = torch.isfinite(slot_conf)
+    use[:, 1:] &= ~elastic[:, None]
+    acc_s = score[:, None]  # (R, K)
+    acc_letters = torch.empty(R, 1, 0, dtype=torch.long)  # (R, K, j)
+    rows = torch.arange(R)
+    for j in range(u):
+        lpj = lp[rows, slots[:, j]]  # (R, V)
+        skip = torch.full_like(lpj, NEG)
+        skip[:, 0] = 0.0  # a row without a j-th slot keeps its children unchanged (letter ignored)
+        lpj = torch.where(use[:, j : j + 1], lpj, skip)
+        comb = (acc_s[:, :, None] + lpj[:, None, :]).reshape(R, -1)  # (R, K*V)
+        k = min(beam, comb.shape[1])
+        acc_s, idx = comb.topk(k, dim=1)
+        prev, letter = idx // V, idx % V
+        acc_letters = torch.cat([acc_letters.gather(1, prev[:, :, None].expand(-1, -1, j)), letter[:, :, None]], dim=2)
+    K = acc_s.shape[1]
+    parent = rows[:, None].expand(-1, K).reshape(-1)
+    out_s = acc_s.reshape(-1)
+    finite = torch.isfinite(out_s)
+    out_fill = fill[parent].clone()
+    flat = torch.arange(R * K)
+    for j in range(u):
+        do = use[parent, j]
+        out_fill[flat[do], slots[parent, j][do]] = acc_letters.reshape(R * K, u)[:, j][do]
+    return parent[finite], out_fill[finite], out_s[finite]
 
 
 def _finish(

@@ -3,7 +3,7 @@
 Works on decoded candidate lists ``[(text, logprob, width), ...]`` so that one decoding
 of the dev gaps serves every setting: :func:`rerank` applies a
 :class:`~.widths.WidthPrior`; :func:`fit_prior` picks the ranking rule and the length
-bonus with the lowest dev CER (the width prior itself is the dev widths' frequencies);
+bonus with the lowest dev CER (averaged over neighbouring bonuses) (the width prior itself is the dev widths' frequencies);
 :func:`fit_temperatures` fits one temperature per width bucket by the binary NLL of the
 top candidate's probability against top-1 correctness, so that the probability the
 restorer reports for its first candidate is its chance of being right.
@@ -40,20 +40,29 @@ def top_probability(keys: np.ndarray, temperature: float, scale: float = 1.0) ->
 
 def fit_prior(dev: Sequence[Cands], gold: Sequence[str], cer: Callable[[str, str], float], *,
               widths: Sequence[int], max_width: int = 10,
-              bonuses: Sequence[float] = tuple(np.round(np.arange(-1.0, 3.01, 0.1), 2))) -> tuple[WidthPrior, float]:
+              bonuses: Sequence[float] = tuple(np.round(np.arange(-1.0, 3.01, 0.1), 2)),
+              smooth: int = 1) -> tuple[WidthPrior, float]:
     """The (rank rule, length bonus) with the lowest mean dev CER, with the dev widths'
-    log prior; returns the prior and its dev CER."""
+    log prior; returns the prior and its dev CER.
+
+    Each bonus is judged by its dev CER averaged with its ``smooth`` neighbours on either
+    side of the grid: the CER rises steeply once the bonus over-fills (a candidate longer
+    than the gap costs more than 100 % CER), so a minimum right at that edge would not
+    survive a change of sample; ``smooth = 0`` takes the raw minimum."""
     base = WidthPrior.fit(list(widths), max_width=max_width)
-    best: tuple[float, WidthPrior] | None = None
+    best: tuple[float, float, WidthPrior] | None = None
     for rank in ("total", "mean"):
+        errs = []
         for bonus in bonuses:
             prior = WidthPrior(rank, float(bonus), base.log_prior)
-            errs = [cer(rerank(c, prior)[0][0] if c else "", g) for c, g in zip(dev, gold, strict=True)]
-            score = float(np.mean(errs))
+            errs.append(float(np.mean([cer(rerank(c, prior)[0][0] if c else "", g)
+                                       for c, g in zip(dev, gold, strict=True)])))
+        for i, bonus in enumerate(bonuses):
+            score = float(np.mean(errs[max(0, i - smooth) : i + smooth + 1]))
             if best is None or score < best[0] - 1e-12:
-                best = (score, prior)
+                best = (score, errs[i], WidthPrior(rank, float(bonus), base.log_prior))
     assert best is not None
-    return best[1], best[0]
+    return best[2], best[1]
 
 
 def _nll(p: np.ndarray, y: np.ndarray) -> float:

@@ -108,6 +108,7 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: M
     """Result dicts (document order) for each plan, and the forwards made.
 
     ``cfg`` holds the restorer options (``beam_width``, ``n_candidates``, ``context``, ``mode``,
+    ``unmask``, ``final_forward``,
     ``space_ratio``, ``elastic_slots``, ``unknown``, ``max_letters``, ``max_width``, ``rank``,
     ``length_bonus``, ``width_log_prior``, ``temperature``, ``temperatures``, ``abstain_below``).
     ``status`` is ``restored``, or ``too_wide`` (no candidates: the gap exceeds ``max_width``)."""
@@ -125,7 +126,8 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: M
                               context=int(cfg["context"]), mode=cfg["mode"], space_ratio=float(cfg["space_ratio"]),
                               elastic_slots=int(cfg["elastic_slots"]), temperature=temps,
                               unknown=cfg.get("unknown", "enumerate"), max_letters=int(cfg.get("max_letters", 10)),
-                              max_width=int(cfg.get("max_width", MAX_WIDTH)), prior=prior)
+                              max_width=int(cfg.get("max_width", MAX_WIDTH)), prior=prior,
+                              unmask=int(cfg.get("unmask", 1)), final_forward=bool(cfg.get("final_forward", True)))
         forwards = int(scorer.forwards)
     out, cursor = [], 0
     flags = list(from_spans) if from_spans is not None else [False] * len(plans)

@@ -83,20 +83,34 @@ def test_known_width_beam_finds_the_exact_best_and_ranks_like_brute_force() -> N
     assert scorer.forwards == 4
 
 
+class Recording(ModelScorer):
+    """Keeps the batches the decoder asks about (the model itself sees them grouped by length)."""
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        super().__init__(module)
+        self.seen: list[dict[str, torch.Tensor]] = []
+
+    def __call__(self, batch):  # type: ignore[no-untyped-def]
+        self.seen.append(batch)
+        return super().__call__(batch)
+
+
 def test_gap_slots_are_mask_with_unknown_planes_and_fills_are_committed_one_per_step() -> None:
-    model = TableModel(_table(1))
-    beam_search(ModelScorer(model), [GapQuery(CONTEXT, GAP_AT, (2,), left_open=True)], beam=3)
-    first = model.seen[0]
+    scorer = Recording(TableModel(_table(1)))
+    beam_search(scorer, [GapQuery(CONTEXT, GAP_AT, (2,), left_open=True)], beam=3)
+    first = scorer.seen[0]["input_ids"]
     # two templates (2 letters; 1 letter + a break at the open left edge), one hypothesis each
     assert first.shape[0] == 2
     assert (first[0, GAP_AT : GAP_AT + 2] == MASK_ID).all()
     assert (first[1, GAP_AT] == MASK_ID) and (first[1, GAP_AT + 1] != MASK_ID)
-    bnd = model.seen_boundary[0]
+    bnd = scorer.seen[0]["boundary"]
     assert (bnd[0, GAP_AT - 1 : GAP_AT + 2] == BND_UNKNOWN).all()  # open left edge is an output
     assert (bnd[0, : GAP_AT - 1] != BND_UNKNOWN).all()
-    masks_per_step = [int((ids[:, GAP_AT : GAP_AT + 2] == MASK_ID).sum(1).max()) for ids in model.seen[:2]]
+    masks_per_step = [int((b["input_ids"][:, GAP_AT : GAP_AT + 2] == MASK_ID).sum(1).max()) for b in scorer.seen[:2]]
     assert masks_per_step == [2, 1]
-    assert len(model.seen) == 3
+    assert scorer.forwards == 3
+    # the model ran the two rows (15 and 16 letters) without padding
+    assert sorted(ids.shape[1] for ids in scorer.module.seen[:2]) == [15, 16]
 
 
 def test_all_gaps_share_one_forward_per_step() -> None:

@@ -126,3 +126,20 @@ def test_ithaca_and_chat_formats_and_the_release_normalisation() -> None:
     assert release_cer("", "αβ") == 1.0
     with pytest.raises(ScoringError):
         parse_chat({"messages": [{"role": "user", "content": "no gap"}]})
+
+
+def test_width_prior_fit_prefers_a_bonus_away_from_the_over_filling_edge() -> None:
+    # (no width prior) two gaps of width 3 are right only in a narrow band of bonuses (just before longer
+    # candidates take over); one gap of width 1 is right for every small bonus
+    narrow = [("α", -2.0, 1), ("αβγ", -4.0, 3), ("αβγδεζ", -7.4, 6)]
+    short = [("α", -2.0, 1), ("αβ", -2.5, 2)]
+    dev, gold = [narrow, narrow, short], ["αβγ", "αβγ", "α"]
+
+    def err(p: str, g: str) -> float:
+        return float(p != g)
+
+    raw, raw_cer = fit_prior(dev, gold, err, widths=[], smooth=0)
+    assert rerank(narrow, raw)[0][0] == "αβγ" and raw_cer == pytest.approx(1 / 3)
+    smoothed, cer = fit_prior(dev, gold, err, widths=[], smooth=1)
+    assert rerank(short, smoothed)[0][0] == "α" and cer == pytest.approx(2 / 3)
+    assert smoothed.length_bonus < raw.length_bonus

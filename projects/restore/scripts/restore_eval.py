@@ -196,7 +196,8 @@ def decode(scorer, records: list[dict], mode: str, args: argparse.Namespace, cac
     cpu, wall, forwards0 = time.process_time(), time.perf_counter(), getattr(scorer, "forwards", 0)
     for i in range(0, len(records), args.chunk):
         qs = [query(r, mode, args.slack) for r in records[i : i + args.chunk]]
-        res = beam_search(scorer, qs, beam=args.beam, n_best=200, context=args.window, max_letters=args.max_letters)
+        res = beam_search(scorer, qs, beam=args.beam, n_best=200, context=args.window, max_letters=args.max_letters,
+                          unmask=args.unmask, final_forward=not args.no_final_forward)
         out.extend([[(c.text, c.logprob, c.width) for c in cands] for cands in res])
     data = {"cands": out, "cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
             "forwards": getattr(scorer, "forwards", 0) - forwards0, "n": len(records)}
@@ -258,7 +259,8 @@ def evaluate(args: argparse.Namespace) -> int:
     if set(arms) - set(ARMS) or not arms:
         raise SystemExit(f"unknown arms {sorted(set(arms) - set(ARMS))}; choose from {ARMS}")
     out = Path(args.out)
-    cache = out / "cache" / f"b{args.beam}_w{args.window}_s{args.slack}_{args.dtype}_t{len(test)}_d{len(dev)}"
+    fast = (f"_u{args.unmask}" if args.unmask > 1 else "") + ("_nf" if args.no_final_forward else "")
+    cache = out / "cache" / f"b{args.beam}_w{args.window}_s{args.slack}_{args.dtype}_t{len(test)}_d{len(dev)}{fast}"
     pretrained = load_backbone(args.model or str(default_model_dir()))
     overlay = Path(args.overlay) if args.overlay else default_model_dir() / "restorer"
 
@@ -360,6 +362,7 @@ def evaluate(args: argparse.Namespace) -> int:
     metrics: dict = {
         "n_test": len(test), "n_dev": len(dev), "fold": args.fold, "beam": args.beam, "window": args.window,
         "slack": args.slack, "max_letters": args.max_letters, "main_arm": main_arm,
+        "unmask": args.unmask, "final_forward": not args.no_final_forward,
         "command": "python scripts/restore_eval.py " + " ".join(args.argv),
         "arms": {arm: score(test, tops[("test", arm, "known")]) for arm in arms},
         "widths": {mode: score(test, tops[("test", main_arm, mode)]) for mode in modes},
@@ -484,6 +487,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--ngram-docs", type=int, default=20000)
     e.add_argument("--threads", type=int, default=1)
     e.add_argument("--chunk", type=int, default=16, help="gaps per batched beam search")
+    e.add_argument("--unmask", type=int, default=1, help="letters committed per forward (1: the exact beam)")
+    e.add_argument("--no-final-forward", action="store_true",
+                   help="word breaks from the step that committed the last letter, not one more forward")
     e.add_argument("--slack", type=int, default=2, help="range widths L±slack")
     e.add_argument("--per-length", type=int, default=None, help="test gaps per L (default: all)")
     e.add_argument("--dev-per-length", type=int, default=None, help="dev gaps per L (default: all)")
