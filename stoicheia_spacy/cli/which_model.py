@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from wasabi import Printer
@@ -50,12 +51,27 @@ def which_model_command(
     if answer.folds is not None:
         held = answer.folds["never_read"]
         if held:
+            msg.info(f"Our ten folds (zone index, false-positive rate {answer.folds['fp_rate']:.2g} per "
+                     f"5-gram and zone; a fold is said to have never read the passage when p false <= "
+                     f"{answer.folds['max_p_false']:g}):")
             for f in held:
-                typer.echo(f"  fold {f['fold']}: never read {f['held_out_ngrams']}/{f['of']} of its 5-grams "
-                           f"(held out as {f['as']})")
+                typer.echo(f"  {_fold_line(f, answer.folds['fp_rate'])}")
         else:
             msg.info("no held-out zone of our folds holds this passage")
     if answer.manifests is not None:
         held = answer.manifests["never_read"]
         folds = ", ".join(f"fold {f['fold']} ({f['held_out_as']})" for f in held) or "none"
-        msg.info(f"{answer.manifests['work']} is held out by: {folds}")
+        msg.info(f"{answer.manifests['work']} is held out by: {folds} (exact: from work keys, no false positive)")
+
+
+def _fold_line(f: dict[str, Any], fp_rate: float) -> str:
+    """One fold's row: a firm claim only when its hits are unlikely to be false positives."""
+    head = f"fold {f['fold']}: "
+    where = f"held out as {f['as']}"
+    if f["claim"] == "never read":
+        return head + f"never read ({where}; p false = {f['p_false']:.2g})"
+    if f["claim"] == "possibly never read":
+        return head + (f"possibly never read (p false = {f['p_false']:.2g}, index false-positive rate "
+                       f"{fp_rate:.2g}; give a longer passage)")
+    return head + (f"partly held out: {f['held_out_ngrams']}/{f['of']} of its 5-grams ({where}); "
+                   "its training may hold the rest")

@@ -17,6 +17,9 @@ from .ngrams import N, passage_ngrams
 MODEL_INDEX = "which_model.npz"
 #: Zone index of our ten folds (``assets/which_model/folds.npz``).
 ZONE_INDEX = "folds.npz"
+#: A fold is said to have "never read" a passage only when its hits are this unlikely by chance.
+MAX_P_FALSE = 0.01
+_CLAIMS = ("never read", "possibly never read", "partly held out")
 
 
 def default_model_index() -> Path | None:
@@ -98,17 +101,29 @@ def _check_n(bloom: BloomFilter, n: int, path: Path) -> None:
 def fold_answer(bloom: BloomFilter, keys: Any, grams: list[str], n: int, path: Path) -> dict[str, Any]:
     """Per zone, the passage's n-grams in its held-out text; fold ``k`` never read those of
     zones ``k`` (its test set) and ``k + 1`` (its dev set): ``verify`` proved its training
-    text shares no 5-gram with them."""
+    text shares no 5-gram with them.
+
+    Fold ``k`` is claimed to have never read the passage only when every n-gram hits zone ``k``
+    or ``k + 1``. A hit may be a false positive (rate ``fp``), so each fold carries ``p_false``,
+    the probability that its hits all arose by chance: ``fp ** h``, ``h`` counting one per
+    (n-gram, zone) hit. The claim is ``never read`` when ``p_false <= MAX_P_FALSE``, else
+    ``possibly never read`` (a longer passage has more n-grams and lowers it); a fold that holds
+    out only some n-grams is ``partly held out`` (no claim on the passage)."""
     _check_n(bloom, n, path)
+    fp = bloom.fp_rate
     in_zone = {z: bloom.contains(zone_keys(keys, z)) for z in range(N_ZONES)}
     zones = {z: [g for g, h in zip(grams, hit, strict=True) if h] for z, hit in in_zone.items() if hit.any()}
     folds: list[dict[str, Any]] = []
     for k in range(N_ZONES):
-        held = in_zone[k] | in_zone[(k + 1) % N_ZONES]
+        test, dev = in_zone[k], in_zone[(k + 1) % N_ZONES]
+        held = test | dev
         if held.any():
+            p_false = float(fp ** int(test.sum() + dev.sum()))
+            claim = ("partly held out" if not held.all()
+                     else "never read" if p_false <= MAX_P_FALSE else "possibly never read")
             folds.append({"fold": k, "held_out_ngrams": int(held.sum()), "of": len(grams),
-                          "all": bool(held.all()),
-                          "as": "test" if in_zone[k].any() else "dev"})
-    folds.sort(key=lambda f: (-f["held_out_ngrams"], f["fold"]))
+                          "all": bool(held.all()), "as": "test" if test.any() else "dev",
+                          "p_false": p_false, "claim": claim})
+    folds.sort(key=lambda f: (_CLAIMS.index(f["claim"]), f["p_false"], -f["held_out_ngrams"], f["fold"]))
     return {"index": str(path), "zones": {str(z): g for z, g in zones.items()}, "never_read": folds,
-            "fp_rate": bloom.fp_rate}
+            "fp_rate": fp, "max_p_false": MAX_P_FALSE}

@@ -107,6 +107,36 @@ def test_zone_index_names_the_folds_that_never_read_a_passage(tmp_path: Path, fo
     assert folds[2]["as"] == "dev" and folds[2]["all"]  # and fold 2's dev set
     assert {k for k, f in folds.items() if f["all"]} == {2, 3}
     assert list(answer.folds["zones"]) == ["3"]
+    h = len(answer.ngrams)
+    assert folds[3]["p_false"] == pytest.approx(meta["fp_rate"] ** h)  # one hit per 5-gram
+    assert folds[3]["claim"] == folds[2]["claim"] == "never read"
+
+
+def test_a_short_passage_on_a_loose_zone_index_is_not_claimed_firmly(tmp_path: Path, fold_corpus: Path,
+                                                                    sentences: list[str]) -> None:
+    """At a false-positive rate of ~30 % one 5-gram hits a zone by chance too often: every fold is
+    only "possibly" a never-reader, with p false = fp ** hits, and the CLI asks for a longer
+    passage; the whole sentence (19 5-grams) makes the claim firm for its true folds."""
+    loose = tmp_path / "loose.npz"
+    fp = build_zone_index(fold_corpus, loose, fp_rate=0.3)["fp_rate"]
+    assert 0.2 < fp < 0.4
+    five = " ".join(sentences[23].split()[:5])
+    answer = which_model(five, zones=loose, index=None)
+    assert len(answer.ngrams) == 1
+    folds = {f["fold"]: f for f in answer.folds["never_read"]}
+    assert folds[3]["all"] and folds[2]["all"]  # no false negative
+    for f in folds.values():
+        assert f["claim"] == "possibly never read"
+        assert f["p_false"] in (pytest.approx(fp), pytest.approx(fp**2))  # one hit, or both zones hit
+    result = CliRunner().invoke(app, ["which-model", five, "--zones", str(loose)])
+    assert result.exit_code == 0, result.output
+    assert "fold 3: possibly never read (p false = " in result.output and "give a longer passage" in result.output
+    assert "fold 3: never read" not in result.output
+    data = json.loads(CliRunner().invoke(app, ["which-model", five, "--zones", str(loose), "--json"]).output)
+    assert {f["fold"]: f["p_false"] for f in data["folds"]["never_read"]}[3] == folds[3]["p_false"]
+    whole = {f["fold"]: f for f in which_model(sentences[23], zones=loose, index=None).folds["never_read"]}
+    assert whole[3]["claim"] == whole[2]["claim"] == "never read" and whole[3]["p_false"] <= fp**19
+    assert all(f["claim"] != "never read" or f["p_false"] <= 0.01 for f in whole.values())
 
 
 def test_published_manifests_give_the_same_answer_as_ours(tmp_path: Path, fold_corpus: Path, sentences: list[str]) -> None:
@@ -133,6 +163,8 @@ def test_cli_answers_for_the_shipped_model() -> None:
     result = CliRunner().invoke(app, ["which-model", ILIAD])
     assert result.exit_code == 0, result.output
     assert "read 1 of the 1 word 5-grams" in result.output and "μηνιν αειδε θεα πηληιαδεω αχιληοσ" in result.output
+    if "Our ten folds" in result.output:  # the shipped zone index: zones 1 and 7 hold the line
+        assert "fold 7: never read (held out as test; p false = " in result.output
     data = json.loads(CliRunner().invoke(app, ["which-model", ILIAD, "--json"]).output)
     assert data["model"]["model"] == "grc_stoicheia_doc_clean" and data["model"]["fp_rate"] < 0.03
     assert stoicheia_spacy.which_model(ILIAD).model["read"]
