@@ -88,7 +88,8 @@ def main() -> None:
     level = f"{m['level']:.0%}"
     lines = [
         "# Dating documentary papyri (PaDoC)", "",
-        f"Measured by `{m['command']}` (workflow `all` of `projects/date`: `embed`, `evaluate`, `train`);",
+        f"Measured by `{m['command']}` (workflow `all` of `projects/date`: `embed`, `evaluate`, `glaux-embed`,",
+        "`attribute`, `report`, `train`);",
         "every figure below is read from `metrics/date_eval.json` by `scripts/report.py`.", "",
         f"Protocol: {m['n_documents']} PaDoC papyri, {m['protocol']}; dates in years (PaDoC's quarter",
         "centuries x 100). The ridge strength is chosen inside each training part (leave-one-out), the",
