@@ -201,6 +201,7 @@ def ship(frame: pd.DataFrame, pooled: np.ndarray, masks: dict[str, np.ndarray], 
         models[task] = LabelModel(labels, coef.astype(np.float32), intercept.astype(np.float32),
                                   scaler.mean_.astype(np.float32), scaler.scale_.astype(np.float32), temperature)
         report[task] = {"labels": labels, "alpha": float(model.alpha), "temperature": temperature, "n_passages": int(len(y))}
+    out.mkdir(parents=True, exist_ok=True)
     StoicheiaAttributor(layers=DEFAULT_LAYERS, models=models).to_disk(out)
     return report
 
@@ -209,7 +210,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("cache", type=Path, help="Stem of glaux_embed.py's OUT.jsonl / OUT.npz")
     parser.add_argument("out", type=Path, help="Metrics JSON")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3, help="0: only fit and write the --ship weights")
     parser.add_argument("--min-authors", type=int, default=5, help="Genre labels held by fewer authors sit out")
     parser.add_argument("--ship", type=Path, nargs="*", default=[], help="Write the attributor weights here")
     args = parser.parse_args()
@@ -225,12 +226,14 @@ def main() -> None:
                                         "texts": int(frame.loc[frame["in_pretraining"], "text_id"].nunique()),
                                         "texts_not_read": sorted(frame.loc[~frame["in_pretraining"], "tlg"].unique().tolist())},
                      "tasks": {}}
+    for folder in args.ship:
+        metrics["shipped"] = ship(frame, pooled, masks, folder)
+    if args.repeats == 0:
+        return
     for task, mask in masks.items():
         metrics["tasks"][task] = classify(frame[mask].reset_index(drop=True), pooled[mask], task, args.repeats)
     dialect = frame["dialect"].where(masks["dialect"], "other").to_numpy()
     metrics["tasks"]["date"] = date(frame, pooled, dialect, args.repeats)
-    for folder in args.ship:
-        metrics["shipped"] = ship(frame, pooled, masks, folder)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"wrote {args.out}")
