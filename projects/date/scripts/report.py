@@ -98,7 +98,10 @@ def main() -> None:
         f"{level} interval is the prediction plus the 5th / 95th percentiles of 5-fold out-of-fold residuals",
         f"of the training part. Backbone arms pool the mean over letters of hidden states {m['layers']} of the",
         "first 800 characters of each text (`embed.py --max-chars`; the dater itself reads the whole Doc)",
-        "(what `stoicheia_dater` reads from `doc._.stoicheia`).", "",
+        "(what `stoicheia_dater` reads from `doc._.stoicheia`). The random-init arm reads the states of a",
+        "backbone of the same shape with random weights (seed 0); the stacked arm combines the TF-IDF and",
+        "pretrained ridges by a linear regression on their 5-fold out-of-fold predictions, all inside each",
+        "training part (its interval: the residuals of those stacked predictions).", "",
         f"| arm | MAE (years) | median AE | {level} coverage | mean interval width | MAE sd over repeats |",
         "|---|---|---|---|---|---|",
     ]
