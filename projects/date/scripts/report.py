@@ -44,8 +44,9 @@ def literary(m: dict, name: str) -> list[str]:
              f"(up to 3 per text, evenly spaced) from {m['n_texts']} GLAUx texts of {m['n_authors']} authors",
              "(at most 6 texts per author); protocol: " + m["protocol"] + ", so no author is in both",
              "training and test. Genre: the labels of at least 5 authors among the passages; dialect: of at",
-             "least 3. The ridge strength (leave-one-out) and a softmax temperature over its scores (the calibration the",
-             "`stoicheia_attributor` ships) are chosen on author-grouped out-of-fold logits of the training part.",
+             "least 3 (dating uses the dialect folds). The ridge strength is chosen by leave-one-out, and a softmax",
+             "temperature over the classifier's scores (the calibration the `stoicheia_attributor` ships) on",
+             "3-fold author-grouped out-of-fold scores, both inside the training part.",
              f"Backbone arm: mean over letters of hidden states {m['layers']} (what the attributor reads).", "",
              "| task | arm | accuracy | macro-F1 | log loss | ECE |", "|---|---|---|---|---|---|"]
     for task in ("genre", "dialect"):
@@ -65,9 +66,9 @@ def literary(m: dict, name: str) -> list[str]:
                      f"p = {test['wilcoxon_p']:.2g}")
     lines += ["", "Decontamination: the shipped backbone's pretraining corpus holds every GLAUx record except its",
               "0.5 % dev slice (`assets/models/README.md`: Perseus, GLAUx and First1K, 55.1 M letters;",
-              "`pretrain.data.is_dev`), so the backbone read the text of "
+              "`pretrain.data.is_dev`), so the text of "
               f"{seen['texts']} of the {m['n_texts']} texts ({seen['passages']} of {m['n_passages']} passages) "
-              "in pretraining (unlabelled:",
+              "was in its pretraining corpus (stage 1 sampled about 18 M of those letters; unlabelled:",
               "it never saw a genre, dialect or date); not read as a GLAUx record (dev slice): TLG "
               + (", ".join(seen["texts_not_read"]) or "none") + ".",
               "The literary figures therefore measure what the states encode of seen text, not of unseen works.", ""]
