@@ -102,7 +102,7 @@ add_attributor(dating)
 papyrus = "Ἀρίστων Ζήνωνι χαίρειν. τῆι η τοῦ Μεχεὶρ ἤρξατο Ἀμμώνιος τὰς ὠνὰς ἐπικηρύσσειν. ἔρρωσο. ἔτους η, Μεχεὶρ θ."
 doc = dating(papyrus)
 estimate = doc._.date
-starts, probs = zip(*estimate.histogram)
+starts, probs = zip(*estimate.histogram, strict=True)
 fig, ax = plt.subplots(figsize=(8, 3))
 ax.bar(starts, probs, width=25, align="edge", alpha=0.7, label="doc._.date")
 ax.axvspan(estimate.low, estimate.high, color="orange", alpha=0.2, label=f"{estimate.level:.0%} interval")
