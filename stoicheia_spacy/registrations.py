@@ -29,6 +29,7 @@ MODULES: tuple[str, ...] = (
     "stoicheia_spacy.models.scanner",
     "stoicheia_spacy.morph.optim",
     "stoicheia_spacy.pipeline.accentuator",
+    "stoicheia_spacy.pipeline.attributor",
     "stoicheia_spacy.pipeline.dater",
     "stoicheia_spacy.pipeline.diffusion",
     "stoicheia_spacy.pipeline.encoder",

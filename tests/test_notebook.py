@@ -22,3 +22,4 @@ def test_analysis_notebook_runs(tmp_path: Path) -> None:
     assert "stoicheia_encoder" in outputs
     assert "True" in outputs  # the codec round trip of the passage
     assert "'dia'" in outputs  # per-plane confidence summary
+    assert "90% interval" in outputs and "dialect:" in outputs  # doc._.date, doc._.genre / doc._.dialect

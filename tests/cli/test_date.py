@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -14,12 +15,14 @@ BYZANTINE = ("ἐν ὀνόματι τοῦ κυρίου καὶ δεσπότο�
              "πόλιν Αὐρήλιος Ἀνοῦπ υἱὸς τοῦ μακαρίου Παύλου ἑξῆς ὑπογράφων")
 
 
-def test_date_command_prints_estimate_interval_and_json() -> None:
-    result = CliRunner().invoke(app, ["date", BYZANTINE, "--json"])
+def test_date_command_prints_estimate_interval_and_json(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["date", BYZANTINE, "--json", "--html", str(tmp_path / "date.html")])
     assert result.exit_code == 0, result.output
     estimate = json.loads(result.output)
     assert estimate["low"] < estimate["mean"] < estimate["high"] and estimate["level"] == 0.9
     assert estimate["mean"] > 300  # a Byzantine contract, not a Ptolemaic one
+    page = (tmp_path / "date.html").read_text(encoding="utf-8")
+    assert "Ἀνοῦπ" in page and page.count('class="bin"') == len(estimate["histogram"])
     plain = CliRunner().invoke(app, ["date", "ἔτους η, Μεχεὶρ θ. Ἀρίστων Ζήνωνι χαίρειν."])
     assert plain.exit_code == 0 and "interval" in plain.output and ("BCE" in plain.output or "CE" in plain.output)
 

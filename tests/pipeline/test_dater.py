@@ -1,13 +1,15 @@
-"""stoicheia_dater: dates real papyri from the encoder's forward, round-trips its weights."""
+"""stoicheia_dater: dates real papyri from the encoder's forward, round-trips its weights; the HTML/SVG view."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 import spacy
 
+from stoicheia_spacy.date_render import date_svg, render_date_html
 from stoicheia_spacy.dating import BIN_YEARS, DateModel, pool_states
 from stoicheia_spacy.errors import ConfigError
 from stoicheia_spacy.pipeline.dater import StoicheiaDater
@@ -73,3 +75,30 @@ def test_date_model_fits_a_linear_date_and_rejects_wrong_widths() -> None:
         model.predict_mean(x[:, :4])
     with pytest.raises(ConfigError, match="level"):
         StoicheiaDater(level=1.5)
+
+
+def _attr(svg: str, cls: str, name: str) -> list[float]:
+    return [float(v) for v in re.findall(rf'class="{cls}" [^>]*?\b{name}="([-0-9.]+)"', svg)]
+
+
+def test_svg_draws_every_bin_the_interval_and_the_mean_inside_it(nlp: spacy.Language) -> None:
+    estimate = nlp(PTOLEMAIC)._.date
+    svg = date_svg(estimate)
+    assert svg.startswith("<svg") and svg.endswith("</svg>")
+    assert len(_attr(svg, "bin", "x")) == len(estimate.histogram)
+    heights = _attr(svg, "bin", "height")
+    tallest = max(range(len(heights)), key=heights.__getitem__)
+    assert estimate.histogram[tallest][1] == max(p for _, p in estimate.histogram)
+    (left,), (width,), (mean_x,) = _attr(svg, "interval", "x"), _attr(svg, "interval", "width"), _attr(svg, "mean", "x1")
+    assert left < mean_x < left + width
+    assert "BCE" in svg  # a Ptolemaic letter: the axis reaches before the era
+
+
+def test_page_holds_the_text_and_says_when_there_is_no_estimate(nlp: spacy.Language, tmp_path: Path) -> None:
+    docs = list(nlp.pipe([PTOLEMAIC, "123 !"]))
+    assert docs[1]._.date is None
+    page = render_date_html(docs, path=tmp_path / "date.html")
+    assert page.startswith("<!DOCTYPE html>") and (tmp_path / "date.html").read_text(encoding="utf-8") == page
+    assert "Ἀρίστων Ζήνωνι χαίρειν" in page and page.count("<svg") == 1
+    assert "no date estimate" in page
+    assert str(docs[0]._.date).replace("–", "&ndash;") in page or str(docs[0]._.date) in page

@@ -2,7 +2,11 @@
 
 * ``tfidf``: character 1-4-gram TF-IDF of the edited text + ridge (scikit-learn).
 * ``pretrained`` / ``random-init``: ridge over mean-pooled backbone states (``embed.py``
-  caches), the layers the ``stoicheia_dater`` pools (:data:`stoicheia_spacy.dating.DEFAULT_LAYERS`).
+  caches), the layers the ``stoicheia_dater`` pools (:data:`stoicheia_spacy.dating.DEFAULT_LAYERS`);
+  ``random-init`` is a backbone of the same shape with random weights.
+* ``stacked``: the ``tfidf`` and ``pretrained`` ridges combined by a linear regression on their
+  5-fold out-of-fold predictions, all inside the training part (its interval comes from the
+  residuals of those stacked out-of-fold predictions).
 
 Every fold chooses the ridge strength by efficient leave-one-out on its training part
 (``RidgeCV``) and takes the 90 % interval from the 5th/95th percentiles of 5-fold
@@ -11,6 +15,8 @@ Reported per arm: MAE and median absolute error in years, 90 % interval coverage
 width (mean over repeats, with the spread over repeats). The in-the-wild papyri are dated
 by each arm fitted on all of PaDoC and scored only against their upper date limit
 (``Date_notAfter``): the share of estimates (and of interval low ends) not after it.
+Each arm also keeps its per-document absolute errors (mean over repeats, PaDoC row order) for
+the paired tests of ``report.py``.
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import RidgeCV
+from sklearn.linear_model import LinearRegression, RidgeCV
 from sklearn.model_selection import KFold, cross_val_predict
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -47,7 +54,30 @@ def upper_limit(value: object) -> float:
     return sign * float(text.lstrip("-").split("-")[0])
 
 
-def make_model(arm: str) -> Pipeline:
+class StackedRegressor(RegressorMixin, BaseEstimator):
+    """TF-IDF ridge + pooled-state ridge, combined on their out-of-fold predictions.
+
+    ``x`` is a list of ``(text, pooled vector)`` pairs."""
+
+    def fit(self, x: list, y: np.ndarray) -> StackedRegressor:
+        texts, pooled = [t for t, _ in x], np.stack([v for _, v in x])
+        cv = KFold(5, shuffle=True, random_state=0)
+        oof = np.column_stack([cross_val_predict(make_model("tfidf"), texts, y, cv=cv),
+                               cross_val_predict(make_model("pretrained"), pooled, y, cv=cv)])
+        self.combiner_ = LinearRegression().fit(oof, y)
+        self.residuals_ = y - self.combiner_.predict(oof)
+        self.tfidf_ = make_model("tfidf").fit(texts, y)
+        self.states_ = make_model("pretrained").fit(pooled, y)
+        return self
+
+    def predict(self, x: list) -> np.ndarray:
+        texts, pooled = [t for t, _ in x], np.stack([v for _, v in x])
+        return self.combiner_.predict(np.column_stack([self.tfidf_.predict(texts), self.states_.predict(pooled)]))
+
+
+def make_model(arm: str) -> Pipeline | StackedRegressor:
+    if arm == "stacked":
+        return StackedRegressor()
     if arm == "tfidf":
         return make_pipeline(TfidfVectorizer(analyzer="char", ngram_range=(1, 4), sublinear_tf=True,
                                              lowercase=True, min_df=2), RidgeCV(alphas=ALPHAS))
@@ -58,6 +88,9 @@ def features(arm: str, frame: pd.DataFrame, cache: Path | None) -> object:
     if arm == "tfidf":
         return frame["text_raw"].fillna("").astype(str).tolist()
     assert cache is not None
+    if arm == "stacked":
+        texts = features("tfidf", frame, None)
+        return list(zip(texts, features("pretrained", frame, cache), strict=True))  # type: ignore[call-overload]
     with np.load(cache) as data:
         pooled = data["layers"][:, list(DEFAULT_LAYERS)].reshape(len(data["ids"]), -1)
         by_id = dict(zip(data["ids"].tolist(), pooled, strict=True))
@@ -69,17 +102,20 @@ def take(x: object, index: np.ndarray) -> object:
     return [x[i] for i in index] if isinstance(x, list) else x[index]  # type: ignore[index]
 
 
-def fold_interval(arm: str, x: object, y: np.ndarray, seed: int) -> tuple[float, float]:
-    """5th / 95th percentile of 5-fold out-of-fold residuals (y - prediction) on ``x``."""
-    oof = cross_val_predict(make_model(arm), x, y, cv=KFold(5, shuffle=True, random_state=seed))
-    residuals = y - oof
+def fold_interval(arm: str, x: object, y: np.ndarray, seed: int, fitted: object = None) -> tuple[float, float]:
+    """5th / 95th percentile of 5-fold out-of-fold residuals (y - prediction) on ``x``
+    (the stacked arm: those its ``fitted`` model kept)."""
+    if isinstance(fitted, StackedRegressor):
+        residuals = fitted.residuals_
+    else:
+        residuals = y - cross_val_predict(make_model(arm), x, y, cv=KFold(5, shuffle=True, random_state=seed))
     tail = (1 - LEVEL) / 2
     low, high = np.quantile(residuals, [tail, 1 - tail])
     return float(low), float(high)
 
 
 def cross_validate(arm: str, x: object, y: np.ndarray, groups: np.ndarray, folds: int, repeats: int) -> dict:
-    per_repeat = []
+    per_repeat, errors = [], []
     for repeat in range(repeats):
         unique = np.unique(groups)
         order = np.random.default_rng(repeat).permutation(len(unique))
@@ -90,9 +126,10 @@ def cross_validate(arm: str, x: object, y: np.ndarray, groups: np.ndarray, folds
             test, train = np.where(fold == k)[0], np.where(fold != k)[0]
             model = make_model(arm).fit(take(x, train), y[train])
             pred[test] = model.predict(take(x, test))
-            r_low, r_high = fold_interval(arm, take(x, train), y[train], seed=repeat)
+            r_low, r_high = fold_interval(arm, take(x, train), y[train], seed=repeat, fitted=model)
             low[test], high[test] = pred[test] + r_low, pred[test] + r_high
         err = np.abs(pred - y)
+        errors.append(err)
         per_repeat.append({"mae": float(err.mean()), "median_ae": float(np.median(err)),
                            "coverage": float(np.mean((y >= low) & (y <= high))),
                            "width": float(np.mean(high - low))})
@@ -100,6 +137,7 @@ def cross_validate(arm: str, x: object, y: np.ndarray, groups: np.ndarray, folds
     summary: dict = {key: float(np.mean([r[key] for r in per_repeat])) for key in per_repeat[0]}
     summary["mae_sd_over_repeats"] = float(np.std([r["mae"] for r in per_repeat]))
     summary["repeats"] = per_repeat
+    summary["per_document_abs_error"] = [round(float(e), 2) for e in np.mean(errors, axis=0)]
     return summary
 
 
@@ -107,9 +145,12 @@ def in_the_wild(arm: str, x: object, y: np.ndarray, wild_x: object, limits: np.n
     if isinstance(wild_x, np.ndarray):  # a papyrus whose letters the codec did not read: left out
         keep = np.isfinite(wild_x).all(axis=1)
         wild_x, limits = wild_x[keep], limits[keep]
+    elif arm == "stacked":
+        keep = np.array([np.isfinite(v).all() for _, v in wild_x])  # type: ignore[attr-defined]
+        wild_x, limits = take(wild_x, np.where(keep)[0]), limits[keep]
     model = make_model(arm).fit(x, y)
     pred = model.predict(wild_x)
-    r_low, _ = fold_interval(arm, x, y, seed=0)
+    r_low, _ = fold_interval(arm, x, y, seed=0, fitted=model)
     return {"n": int(len(limits)), "estimate_not_after_limit": float(np.mean(pred <= limits)),
             "interval_low_not_after_limit": float(np.mean(pred + r_low <= limits)),
             "mean_years_before_limit": float(np.mean(limits - pred))}
@@ -124,7 +165,7 @@ def main() -> None:
     parser.add_argument("--random-init", type=Path)
     parser.add_argument("--pretrained-wild", type=Path, help="Cached states of the in-the-wild papyri")
     parser.add_argument("--random-init-wild", type=Path, help="Without it the random-init arm skips the wild set")
-    parser.add_argument("--arms", default="tfidf,pretrained,random-init")
+    parser.add_argument("--arms", default="tfidf,pretrained,random-init,stacked")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
@@ -132,7 +173,8 @@ def main() -> None:
     wild = pd.read_csv(args.wild)
     wild = wild[wild["text_raw"].fillna("").str.contains(GREEK)].reset_index(drop=True)  # letters to read
     caches = {"pretrained": (args.pretrained, args.pretrained_wild),
-              "random-init": (args.random_init, args.random_init_wild), "tfidf": (None, None)}
+              "random-init": (args.random_init, args.random_init_wild), "tfidf": (None, None),
+              "stacked": (args.pretrained, args.pretrained_wild)}
     y, groups = years(frame), frame["tm"].to_numpy()
     limits = np.array([upper_limit(v) for v in wild["Date_notAfter"]])
     arms = {}

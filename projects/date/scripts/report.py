@@ -6,8 +6,73 @@ import argparse
 import json
 from pathlib import Path
 
+import numpy as np
+from scipy.stats import wilcoxon
+
 NAMES = {"tfidf": "char 1-4-gram TF-IDF + ridge", "pretrained": "ridge on pooled states, shipped backbone",
-         "random-init": "ridge on pooled states, random-init backbone"}
+         "random-init": "ridge on pooled states, random-init backbone",
+         "stacked": "TF-IDF ridge + pooled-state ridge, stacked"}
+PAIRS = (("pretrained", "tfidf"), ("pretrained", "random-init"), ("random-init", "tfidf"), ("stacked", "tfidf"),
+         ("stacked", "pretrained"))
+
+
+def paired_tests(arms: dict) -> dict:
+    """Wilcoxon signed-rank tests of per-document absolute errors (mean over repeats) between arms."""
+    out = {}
+    for a, b in PAIRS:
+        if "per_document_abs_error" in arms.get(a, {}) and "per_document_abs_error" in arms.get(b, {}):
+            ea, eb = np.asarray(arms[a]["per_document_abs_error"]), np.asarray(arms[b]["per_document_abs_error"])
+            out[f"{a} vs {b}"] = {"mean_difference_years": float(np.mean(ea - eb)),
+                                  "median_difference_years": float(np.median(ea - eb)),
+                                  "wilcoxon_p": float(wilcoxon(ea, eb).pvalue), "n": int(len(ea))}
+    return out
+
+
+LITERARY_ARMS = {"majority": "majority class", "tfidf": "char 1-4-gram TF-IDF + ridge classifier",
+                 "pretrained": "pooled states of the shipped backbone + ridge classifier"}
+LITERARY_DATE_ARMS = {"majority": "training mean", "tfidf": "char 1-4-gram TF-IDF + ridge",
+                      "pretrained": "pooled states of the shipped backbone + ridge"}
+
+
+def literary(m: dict, name: str) -> list[str]:
+    """The GLAUx section of RESULTS.md (genre, dialect, dating)."""
+    seen = m["in_pretraining"]
+    tasks = m["tasks"]
+    lines = ["# Literary Greek (GLAUx): genre, dialect and date", "",
+             f"Measured by `{m['command']}` (scripts `glaux_embed.py`, `attribute.py`); every figure below is",
+             f"read from `metrics/{name}`. {m['n_passages']} passages of at most {m['passage_chars']} characters",
+             f"(up to 3 per text, evenly spaced) from {m['n_texts']} GLAUx texts of {m['n_authors']} authors",
+             "(at most 6 texts per author); protocol: " + m["protocol"] + ", so no author is in both",
+             "training and test. Genre: the labels of at least 5 authors among the passages; dialect: of at",
+             "least 3 (dating uses the dialect folds). The ridge strength is chosen by leave-one-out, and a softmax",
+             "temperature over the classifier's scores (the calibration the `stoicheia_attributor` ships) on",
+             "3-fold author-grouped out-of-fold scores, both inside the training part.",
+             f"Backbone arm: mean over letters of hidden states {m['layers']} (what the attributor reads).", "",
+             "| task | arm | accuracy | macro-F1 | log loss | ECE |", "|---|---|---|---|---|---|"]
+    for task in ("genre", "dialect"):
+        t = tasks[task]
+        for arm, r in t["arms"].items():
+            lines.append(f"| {task} ({len(t['labels'])} labels, {t['n_passages']} passages) | {LITERARY_ARMS[arm]} | "
+                         f"{r['accuracy']:.1%} | {r['macro_f1']:.3f} | {r['log_loss']:.2f} | {r['ece']:.3f} |")
+    date = tasks["date"]
+    lines += ["", f"Literary dating (year = mid-point of GLAUx's date range; {date['n_passages']} passages):", "",
+              "| arm | MAE (years) | median AE | MAE sd over repeats |", "|---|---|---|---|"]
+    for arm, r in date["arms"].items():
+        lines.append(f"| {LITERARY_DATE_ARMS[arm]} | {r['mae']:.1f} | {r['median_ae']:.1f} | "
+                     f"{r['sd_over_repeats']['mae']:.1f} |")
+    lines += ["", "Paired tests of the dating errors (Wilcoxon signed-rank, per passage, mean over repeats):", ""]
+    for pair, test in date["paired_tests"].items():
+        lines.append(f"* {pair.replace('_vs_', ' vs ')}: mean difference {test['mean_difference_years']:+.1f} years, "
+                     f"p = {test['wilcoxon_p']:.2g}")
+    lines += ["", "Decontamination: the shipped backbone's pretraining corpus holds every GLAUx record except its",
+              "0.5 % dev slice (`assets/models/README.md`: Perseus, GLAUx and First1K, 55.1 M letters;",
+              "`pretrain.data.is_dev`), so the text of "
+              f"{seen['texts']} of the {m['n_texts']} texts ({seen['passages']} of {m['n_passages']} passages) "
+              "was in its pretraining corpus (stage 1 sampled about 18 M of those letters; unlabelled:",
+              "it never saw a genre, dialect or date); not read as a GLAUx record (dev slice): TLG "
+              + (", ".join(seen["texts_not_read"]) or "none") + ".",
+              "The literary figures therefore measure what the states encode of seen text, not of unseen works.", ""]
+    return lines
 
 
 def main() -> None:
@@ -15,23 +80,29 @@ def main() -> None:
     parser.add_argument("metrics", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--arms", type=Path, nargs="*", help="Per-arm files of evaluate.py to merge into METRICS")
+    parser.add_argument("--attribute", type=Path, help="attribute.py's metrics: the literary (GLAUx) section")
     args = parser.parse_args()
     if args.arms:
         parts = [json.loads(path.read_text()) for path in args.arms if path.is_file()]
         merged = {**parts[0], "arms": {arm: r for part in parts for arm, r in part["arms"].items()}}
+        merged["paired_tests"] = paired_tests(merged["arms"])
         args.metrics.write_text(json.dumps(merged, indent=2) + "\n")
     m = json.loads(args.metrics.read_text())
     level = f"{m['level']:.0%}"
     lines = [
         "# Dating documentary papyri (PaDoC)", "",
-        f"Measured by `{m['command']}` (workflow `all` of `projects/date`: `embed`, `evaluate`, `train`);",
+        f"Measured by `{m['command']}` (workflow `all` of `projects/date`: `embed`, `evaluate`, `glaux-embed`,",
+        "`attribute`, `report`, `train`);",
         "every figure below is read from `metrics/date_eval.json` by `scripts/report.py`.", "",
         f"Protocol: {m['n_documents']} PaDoC papyri, {m['protocol']}; dates in years (PaDoC's quarter",
         "centuries x 100). The ridge strength is chosen inside each training part (leave-one-out), the",
         f"{level} interval is the prediction plus the 5th / 95th percentiles of 5-fold out-of-fold residuals",
         f"of the training part. Backbone arms pool the mean over letters of hidden states {m['layers']} of the",
         "first 800 characters of each text (`embed.py --max-chars`; the dater itself reads the whole Doc)",
-        "(what `stoicheia_dater` reads from `doc._.stoicheia`).", "",
+        "(what `stoicheia_dater` reads from `doc._.stoicheia`). The random-init arm reads the states of a",
+        "backbone of the same shape with random weights (seed 0); the stacked arm combines the TF-IDF and",
+        "pretrained ridges by a linear regression on their 5-fold out-of-fold predictions, all inside each",
+        "training part (its interval: the residuals of those stacked predictions).", "",
         f"| arm | MAE (years) | median AE | {level} coverage | mean interval width | MAE sd over repeats |",
         "|---|---|---|---|---|---|",
     ]
@@ -44,6 +115,14 @@ def main() -> None:
               "| – | – | – | – |", ""]
     if missing:
         lines += [f"Not measured in this run (out of CPU time on the shared machine): {'; '.join(missing)}.", ""]
+    if m.get("paired_tests"):
+        lines += ["Paired tests (Wilcoxon signed-rank on the per-papyrus absolute errors, each the mean over the",
+                  "repeats; a negative difference means the first arm errs less):", "",
+                  "| arms | mean difference (years) | median difference | p |", "|---|---|---|---|"]
+        for pair, t in m["paired_tests"].items():
+            lines.append(f"| {pair} | {t['mean_difference_years']:+.1f} | {t['median_difference_years']:+.1f} | "
+                         f"{t['wilcoxon_p']:.2g} |")
+        lines.append("")
     wild = {arm: r["in_the_wild"] for arm, r in m["arms"].items() if "in_the_wild" in r}
     if wild:
         n = next(iter(wild.values()))["n"]
@@ -60,6 +139,8 @@ def main() -> None:
               "backbone is doc-clean (literary Greek only, no papyri, no word 8-gram shared with any papyrus,",
               "`projects/corpus`, PaDoC and the in-the-wild set included): no test papyrus was read in pretraining.",
               "The `stoicheia_dater` weights are the pretrained arm fitted on all 389 papyri (`train`).", ""]
+    if args.attribute is not None and args.attribute.is_file():
+        lines += literary(json.loads(args.attribute.read_text()), args.attribute.name)
     args.out.write_text("\n".join(lines))
     print(f"wrote {args.out}")
 

@@ -1,0 +1,118 @@
+"""The ``stoicheia_attributor`` pipe: ``doc._.genre`` and ``doc._.dialect`` of literary text.
+
+Place it after ``stoicheia_encoder`` (``store_hidden = true``, the default): like the
+``stoicheia_dater`` it runs no backbone but pools ``doc._.stoicheia.hidden``
+(:func:`stoicheia_spacy.dating.pool_states`) and applies one calibrated
+:class:`~stoicheia_spacy.attribution.LabelModel` per task, trained on GLAUx passages split by
+author (``projects/date``, command ``attribute``). Each task's extension holds a
+:class:`~stoicheia_spacy.attribution.LabelEstimate` (label, probability, all probabilities);
+a Doc without letters gets ``None``. The weights are read with ``from_disk`` (the GLAUx fit
+ships in the package, :func:`add_attributor`); a pipe without weights raises
+:class:`~stoicheia_spacy.errors.ConfigError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import srsly
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc
+
+from ..attribution import LabelModel
+from ..dating import DEFAULT_LAYERS, pool_states
+from ..errors import ConfigError
+from .base import SerializedPipe
+
+#: The tasks, each the name of the Doc extension it sets.
+TASKS: tuple[str, ...] = ("genre", "dialect")
+
+for _task in TASKS:
+    if not Doc.has_extension(_task):
+        Doc.set_extension(_task, default=None)
+
+
+@Language.factory(
+    "stoicheia_attributor",
+    assigns=[f"doc._.{task}" for task in TASKS],
+    requires=["doc._.stoicheia"],
+    default_config={"layers": list(DEFAULT_LAYERS)},
+)
+def make_stoicheia_attributor(nlp: Language, name: str, layers: list[int]) -> StoicheiaAttributor:
+    """Create the attributor pipe (weights: ``from_disk``)."""
+    return StoicheiaAttributor(name, layers=layers)
+
+
+class StoicheiaAttributor(SerializedPipe, Pipe):
+    """Genre and dialect of Docs from the encoder's pooled hidden states (see the module docstring)."""
+
+    def __init__(self, name: str = "stoicheia_attributor", *, layers: Iterable[int] = DEFAULT_LAYERS,
+                 models: dict[str, LabelModel] | None = None) -> None:
+        self.name = name
+        self.cfg: dict[str, Any] = {}
+        self.set_cfg({"layers": list(layers)})
+        self.models: dict[str, LabelModel] = dict(models or {})
+        unknown = set(self.models) - set(TASKS)
+        if unknown:
+            raise ConfigError(f"stoicheia_attributor tasks are {TASKS}, got {sorted(unknown)}")
+
+    def set_cfg(self, cfg: dict[str, Any]) -> None:
+        """Settings read back: the pooled ``layers``."""
+        merged = {**self.cfg, **cfg}
+        self.cfg = {"layers": [int(x) for x in merged["layers"]]}
+
+    def model_to_bytes(self) -> bytes:
+        return srsly.msgpack_dumps({task: model.to_bytes() for task, model in self.models.items()}) if self.models else b""
+
+    def model_from_bytes(self, data: bytes) -> None:
+        if data:
+            self.models = {task: LabelModel.from_bytes(blob) for task, blob in srsly.msgpack_loads(data).items()}
+
+    def __call__(self, doc: Doc) -> Doc:
+        return next(self.pipe([doc]))
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 64) -> Iterator[Doc]:
+        """Set ``doc._.genre`` and ``doc._.dialect`` on each Doc."""
+        for doc in stream:
+            for task, estimate in self.attribute(doc).items():
+                setattr(doc._, task, estimate)
+            yield doc
+
+    def attribute(self, doc: Doc) -> dict[str, Any]:
+        """Task -> :class:`~stoicheia_spacy.attribution.LabelEstimate` (None: no letters)."""
+        if not self.models:
+            raise ConfigError("stoicheia_attributor has no weights: load them with from_disk "
+                              "(projects/date, command 'attribute')")
+        data = doc._.stoicheia
+        if data is None or data.hidden is None:
+            raise ConfigError("stoicheia_attributor needs a 'stoicheia_encoder' pipe before it with store_hidden = true")
+        if len(data.hidden[0]) == 0:
+            return dict.fromkeys(self.models)
+        vector = pool_states(data.hidden, tuple(self.cfg["layers"]))
+        return {task: model.estimate(vector) for task, model in self.models.items()}
+
+    def initialize(self, get_examples: Any = None, *, nlp: Language | None = None) -> None:
+        """Nothing to do: the weights come from ``projects/date`` (``from_disk``)."""
+
+
+def packaged_weights() -> Path:
+    """Folder of the packaged attributor weights (``projects/date`` command ``attribute`` on GLAUx)."""
+    return Path(str(files("stoicheia_spacy") / "attributor_weights"))
+
+
+def add_attributor(nlp: Language, weights: str | Path | None = None,
+                   name: str = "stoicheia_attributor") -> StoicheiaAttributor:
+    """Append a ``stoicheia_attributor`` reading ``weights`` (default: :func:`packaged_weights`)."""
+    folder = Path(weights) if weights is not None else packaged_weights()
+    if not (folder / "model").is_file():
+        raise ConfigError(f"no stoicheia_attributor weights in {folder} (expected 'cfg' and 'model')")
+    attributor = nlp.add_pipe("stoicheia_attributor", name=name)
+    attributor.from_disk(folder)  # type: ignore[attr-defined]
+    return attributor  # type: ignore[return-value]
+
+
+__all__ = ["TASKS", "StoicheiaAttributor", "add_attributor", "make_stoicheia_attributor", "packaged_weights"]
