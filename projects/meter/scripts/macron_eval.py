@@ -373,6 +373,11 @@ def markdown(results: dict, command: str) -> str:
         "",
         *(cmp_rows if len(cmp_rows) > 2 else ["(not compared in this run)"]),
         "",
+        *([f"Outcome: the posterior stage is fitted on {fit_text}"
+           + (" for both stages, so the shipped calibration is the dev-fitted one. " if not pooled else ". ")
+           + "The held-out comparison is conservative for Pindar-like test works (e.g. Bacchylides): with Pindar "
+           "held out, the pooled stage learns from In Solem's few positions only.", ""]
+          if pdata["stages"] else []),
     ]
     at80 = next(x for x in results["coverage"]["both"] if x["coverage"] == 0.8)
     return "\n".join([
@@ -466,7 +471,7 @@ def markdown(results: dict, command: str) -> str:
         "acute on a dichronic penult before a short ultima: short; κἀ/τἄ: long). A logistic *prior* stage "
         "combines these; its probability feeds the metre automata's Viterbi path in verse, and a *posterior* "
         "stage combines the prior with the metre's vote, the metre's margin and the letter's position (groups "
-        "chosen on dev, above); its probability is `doc._.macrons[i][\"p_long\"]` and what `abstain_below` "
+        "and L2 chosen on the fitting data, above); its probability is `doc._.macrons[i][\"p_long\"]` and what `abstain_below` "
         "compares max(p, 1 − p) with. The prior stage is fitted on Norma's `dev.txt` "
         f"({results['dev']['lines']} Aristophanic lines, {results['dev']['positions']:,} marked dichrona, "
         f"{results['dev']['long']} long), the posterior stage on {fit_text}, never on the test lines; weights in `training/macron_calibration.json` "
