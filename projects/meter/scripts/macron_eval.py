@@ -348,10 +348,10 @@ def markdown(results: dict, command: str) -> str:
     cmp_rows.append("|" + "---|" * (cmp_rows[0].count("|") - 1))
     for stage_name, st in pdata["stages"].items():
         for data_name, sc in st.get("scores", {}).items():
-            cells = " | ".join(f"{b['accuracy_at_80']:.2f} / {b['log_loss']:.4f}" for b in sc["by_work"].values())
+            by_work = " | ".join(f"{b['accuracy_at_80']:.2f} / {b['log_loss']:.4f}" for b in sc["by_work"].values())
             rows_label = _bold(data_name, data_name == st["chosen"])
             cmp_rows.append(f"| {stage_name} | {rows_label} | {sc['accuracy_at_80']:.3f} | {sc['log_loss']:.4f} | "
-                            f"{sc['accuracy']:.2f} | {cells} |")
+                            f"{sc['accuracy']:.2f} | {by_work} |")
     extra_n = pdata.get("left_out_positions", {})
     fitting_section = [
         "## Posterior stage: fitted on dev alone or on dev + the left-out works",
