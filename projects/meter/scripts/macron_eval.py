@@ -11,8 +11,12 @@ Arms, all on the shipped ``stoicheia_scanner`` heads over the default backbone:
   macron head (prior stage) -> metre Viterbi -> posterior stage (``both_without_metre``:
   the same with the metre automata switched off).
 
-Both logistic stages are fitted on Norma's ``dev.txt`` (764 lines, no text in common
-with the test works); the calibration goes to ``--calibration`` (a scanner ``cfg`` key).
+The prior stage is fitted on Norma's ``dev.txt`` (764 lines, no text in common with the
+test works). The posterior stage is fitted on dev, or (``--posterior-data dev+left-out``)
+on dev plus Pindar and In Solem, the two works the protocol leaves out (none of their
+marks is a test position); ``auto`` (meter-eval's setting) takes the extra works only
+where :func:`compare_fitting_data` on the fitting data prefers them. The calibration goes
+to ``--calibration`` (a scanner ``cfg`` key).
 Accuracy-coverage curves (abstaining below a confidence) go to the JSON and ``--plot``.
 
     python scripts/macron_eval.py metrics/macron.json --lexicon assets/macron_lexicon.json.gz \
@@ -47,6 +51,7 @@ from stoicheia_spacy.scan.macron_decoder import (
 from stoicheia_spacy.scan.macron_lexicon import MacronLexicon
 from stoicheia_spacy.scan.norma import (
     PUBLISHED_ALL_SHORT,
+    PUBLISHED_EXCLUDED_WORKS,
     PUBLISHED_POSITIONS,
     mark_letters,
     read_norma,
@@ -184,10 +189,11 @@ def accuracy_at(gold: np.ndarray, p: np.ndarray, coverage: float = 0.8) -> float
 
 def select_posterior(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, repeats: int = 5, folds: int = 5
                      ) -> tuple[dict, list[dict]]:
-    """Posterior stage chosen on dev only: feature groups x L2 by repeated line-grouped CV.
+    """Posterior stage chosen on the fitting data: feature groups x L2 by repeated grouped CV.
 
-    Criterion (fixed beforehand): mean accuracy at 80 % coverage, then mean log loss. Returns
-    the stage refitted on all of dev and the table of candidates.
+    ``groups``: one key per line (unique across works when several are pooled, so no line
+    is split). Criterion (fixed beforehand): mean accuracy at 80 % coverage, then mean log loss.
+    Returns the stage refitted on all of ``x`` and the table of candidates.
     """
     rng = np.random.default_rng(0)
     lines = np.unique(groups)
@@ -206,15 +212,62 @@ def select_posterior(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, repeat
                     tr, te = fold != f, fold == f
                     w = fit_logistic(x[tr][:, cols], gold[tr], l2=l2)
                     p[te] = 1 / (1 + np.exp(-(x[te][:, cols] @ np.asarray(w["weights"]) + w["bias"])))
-                p = np.clip(p, 1e-6, 1 - 1e-6)
                 acc80.append(accuracy_at(gold, p))
-                loss.append(float(-np.mean(gold * np.log(p) + (1 - gold) * np.log(1 - p))))
+                loss.append(_log_loss(gold, p))
             table.append({"groups": list(names), "features": cols, "l2": l2,
                           "cv_accuracy_at_80": float(np.mean(acc80)), "cv_log_loss": float(np.mean(loss))})
     best = max(table, key=lambda r: (round(r["cv_accuracy_at_80"], 6), -r["cv_log_loss"]))
     best["chosen"] = True
     stage = {**fit_logistic(x[:, best["features"]], gold, l2=best["l2"]), "features": best["features"]}
     return stage, table
+
+
+def _log_loss(gold: np.ndarray, p: np.ndarray) -> float:
+    p = np.clip(p, 1e-6, 1 - 1e-6)
+    return float(-np.mean(gold * np.log(p) + (1 - gold) * np.log(1 - p)))
+
+
+def _better(a: dict, b: dict) -> bool:
+    """The selection criterion: ``a`` beats ``b`` on accuracy at 80 % coverage, then log loss."""
+    return (round(a["accuracy_at_80"], 6), -a["log_loss"]) > (round(b["accuracy_at_80"], 6), -b["log_loss"])
+
+
+def compare_fitting_data(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, works: np.ndarray,
+                         repeats: int = 5, folds: int = 5, dev_folds: int = 5) -> dict:
+    """Should the posterior stage be fitted on dev alone or on dev + the left-out works?
+
+    Decided on the fitting data only (never on test), by held-out prediction of every fitting
+    position once: each left-out work is held out whole (the dev-only stage is fitted on dev,
+    the pooled one on dev and the other left-out works), and dev is held out in ``dev_folds``
+    line-grouped folds (dev-only: the other dev folds; pooled: those plus every left-out work).
+    Each candidate chooses its own feature groups and L2 inside its training data
+    (:func:`select_posterior`, nested). Rule (fixed before any test figure was seen): the pooled
+    data win iff their held-out predictions beat dev-only's on the selection criterion
+    (accuracy at 80 % coverage, then log loss; :func:`_better`).
+    """
+    is_dev = works == "dev"
+    rng = np.random.default_rng(1)
+    dev_lines = np.unique(groups[is_dev])
+    dev_fold = dict(zip(rng.permutation(dev_lines).tolist(), np.arange(len(dev_lines)) % dev_folds, strict=True))
+    outer = [(f"dev fold {f}", is_dev & np.array([dev_fold.get(g, -1) == f for g in groups.tolist()]))
+             for f in range(dev_folds)]
+    outer += [(str(w), works == w) for w in sorted(set(works.tolist()) - {"dev"})]
+    p = {"dev": np.zeros(len(gold)), "dev+left-out": np.zeros(len(gold))}
+    for _, held in outer:
+        for name, train in (("dev", is_dev & ~held), ("dev+left-out", ~held)):
+            stage, _ = select_posterior(x[train], gold[train], groups[train], repeats, folds)
+            z = x[held][:, stage["features"]] @ np.asarray(stage["weights"]) + stage["bias"]
+            p[name][held] = 1 / (1 + np.exp(-z))
+    scores: dict[str, dict] = {}
+    for name, q in p.items():
+        scores[name] = {"accuracy_at_80": accuracy_at(gold, q), "log_loss": _log_loss(gold, q),
+                        "accuracy": 100 * float(((q > 0.5) == gold).mean()),
+                        "by_work": {w: {"positions": int((works == w).sum()),
+                                        "accuracy_at_80": accuracy_at(gold[works == w], q[works == w]),
+                                        "log_loss": _log_loss(gold[works == w], q[works == w])}
+                                    for w in ["dev", *sorted(set(works.tolist()) - {"dev"})]}}
+    chosen = "dev+left-out" if _better(scores["dev+left-out"], scores["dev"]) else "dev"
+    return {"held_out": [name for name, _ in outer], "scores": scores, "chosen": chosen}
 
 
 def coverage_curve(gold: np.ndarray, p: np.ndarray, answered: np.ndarray | None = None,
@@ -283,6 +336,49 @@ def markdown(results: dict, command: str) -> str:
         cov_rows.append(f"| {int(100 * c)} % | " + " | ".join(cells) + " |")
     lex = results["lexicon"]
     dev = results["dev"]["arms"]
+    pdata = results.get("posterior_data", {"setting": "dev", "stages": {}})
+    used = {k: v.get("used", "dev") for k, v in pdata["stages"].items()}
+    pooled = any(u != "dev" for u in used.values())
+    fit_text = ("Norma dev" if not pooled else
+                "Norma dev (stages: " + ", ".join(f"{k}: {u}" for k, u in used.items()) + "; `dev+left-out` = dev + "
+                "Pindar + In Solem)")
+    cmp_rows = ["| stage | fitted on | held-out acc. @80 % | held-out log loss | held-out acc. | "
+                + " | ".join(f"{w} acc. @80 % / log loss" for w in ("dev", *sorted(pdata.get("left_out_positions", {}))))
+                + " |"]
+    cmp_rows.append("|" + "---|" * (cmp_rows[0].count("|") - 1))
+    for stage_name, st in pdata["stages"].items():
+        for data_name, sc in st.get("scores", {}).items():
+            by_work = " | ".join(f"{b['accuracy_at_80']:.2f} / {b['log_loss']:.4f}" for b in sc["by_work"].values())
+            rows_label = _bold(data_name, data_name == st["chosen"])
+            cmp_rows.append(f"| {stage_name} | {rows_label} | {sc['accuracy_at_80']:.3f} | {sc['log_loss']:.4f} | "
+                            f"{sc['accuracy']:.2f} | {by_work} |")
+    extra_n = pdata.get("left_out_positions", {})
+    fitting_section = [
+        "## Posterior stage: fitted on dev alone or on dev + the left-out works",
+        "",
+        "The protocol leaves Pindar and In Solem out of the 1,916 test positions, so their marks "
+        f"({', '.join(f'{w}: {n:,}' for w, n in extra_n.items()) or 'not read in this run'} dichrona, every mark "
+        "of each line as on dev) are legitimate fitting data. `--posterior-data dev+left-out` fits the posterior "
+        "stage (and chooses its groups and L2 by CV grouped by line, lines of each work kept whole) on dev plus "
+        "these lines, encoded through the same cached forward; the prior stage stays fitted on dev. "
+        f"meter-eval runs `--posterior-data {pdata['setting']}`.",
+        "",
+        "**Rule, fixed before any test figure of the pooled fit was seen** (`compare_fitting_data`): every "
+        "fitting position is predicted once while held out: Pindar and In Solem each held out whole (dev-only "
+        "stage fitted on dev; pooled stage on dev and the other left-out work), dev held out in 5 line-grouped "
+        "folds (dev-only: the other dev folds; pooled: those plus both left-out works). Each candidate chooses "
+        "its own groups and L2 inside its training part (nested 5×5 CV). The pooled data become the default "
+        "for a stage iff their held-out predictions beat dev-only's on the selection criterion: accuracy at "
+        "80 % coverage, then log loss. Test positions play no part.",
+        "",
+        *(cmp_rows if len(cmp_rows) > 2 else ["(not compared in this run)"]),
+        "",
+        *([f"Outcome: the posterior stage is fitted on {fit_text}"
+           + (" for both stages, so the shipped calibration is the dev-fitted one. " if not pooled else ". ")
+           + "The held-out comparison is conservative for Pindar-like test works (e.g. Bacchylides): with Pindar "
+           "held out, the pooled stage learns from In Solem's few positions only.", ""]
+          if pdata["stages"] else []),
+    ]
     at80 = next(x for x in results["coverage"]["both"] if x["coverage"] == 0.8)
     return "\n".join([
         "# meter-eval: Norma macrons under the published protocol",
@@ -303,7 +399,7 @@ def markdown(results: dict, command: str) -> str:
         "",
         "Accuracy at full coverage, at 80 % coverage and the expected calibration error (10 bins of "
         "max(p, 1 − p), in points). Dev figures of the calibrated arms are in-sample (their stages are "
-        "fitted on dev); the cross-validated dev figures of the posterior stage are in the selection table.",
+        "fitted on dev, with or without the left-out works); the cross-validated dev figures of the posterior stage are in the selection table.",
         "",
         "| arm | dev acc. | dev acc. @80 % | dev ECE | test acc. | test acc. @80 % | test ECE |",
         "|---|---|---|---|---|---|---|",
@@ -311,7 +407,8 @@ def markdown(results: dict, command: str) -> str:
           f"{arms[k]['accuracy']:.2f} | {results['at_80_coverage'][k]:.3f} | {100 * arms[k]['ece']:.2f} |"
           for k in dev],
         "",
-        "## Posterior stage: chosen on dev",
+        *fitting_section,
+        "## Posterior stage: groups and L2 chosen on the fitting data",
         "",
         "Feature groups of the posterior stage (`POSTERIOR_GROUPS` in `stoicheia_spacy.scan.macron_decoder`): "
         "`base` = prior log-odds and the metre's vote; `margin` = how firmly the metre holds the decoded weight "
@@ -319,10 +416,11 @@ def markdown(results: dict, command: str) -> str:
         "with the syllable's other weight, capped at 20 where no path has it, i.e. the metre forced it), as "
         "vote × margin / 20 and vote × forced; `position` = α, ι, last and first vowel of the word, last vowel × "
         "prior log-odds, a vowel after it in the word, verse decoded through a metre. Each group set × L2 is "
-        "scored by 5 repeats of 5-fold cross-validation on Norma dev grouped by line; the criterion, fixed "
-        "beforehand, is accuracy at 80 % coverage, then log loss. The chosen row (bold) is refitted on all of dev.",
+        f"scored by 5 repeats of 5-fold cross-validation on the fitting data ({fit_text}) grouped by line; the "
+        "criterion, fixed beforehand, is accuracy at 80 % coverage, then log loss. The chosen row (bold) is "
+        "refitted on all of the fitting data.",
         "",
-        "| stage | groups | L2 | dev CV acc. @80 % | dev CV log loss |",
+        "| stage | groups | L2 | CV acc. @80 % | CV log loss |",
         "|---|---|---|---|---|",
         *[f"| {name} | {_bold(' + '.join(r['groups']), r.get('chosen', False))} | {r['l2']:g} | "
           f"{r['cv_accuracy_at_80']:.2f} | {r['cv_log_loss']:.4f} |"
@@ -373,10 +471,10 @@ def markdown(results: dict, command: str) -> str:
         "acute on a dichronic penult before a short ultima: short; κἀ/τἄ: long). A logistic *prior* stage "
         "combines these; its probability feeds the metre automata's Viterbi path in verse, and a *posterior* "
         "stage combines the prior with the metre's vote, the metre's margin and the letter's position (groups "
-        "chosen on dev, above); its probability is `doc._.macrons[i][\"p_long\"]` and what `abstain_below` "
-        "compares max(p, 1 − p) with. Both stages are fitted on Norma's `dev.txt` "
+        "and L2 chosen on the fitting data, above); its probability is `doc._.macrons[i][\"p_long\"]` and what `abstain_below` "
+        "compares max(p, 1 − p) with. The prior stage is fitted on Norma's `dev.txt` "
         f"({results['dev']['lines']} Aristophanic lines, {results['dev']['positions']:,} marked dichrona, "
-        f"{results['dev']['long']} long), never on the test lines; weights in `training/macron_calibration.json` "
+        f"{results['dev']['long']} long), the posterior stage on {fit_text}, never on the test lines; weights in `training/macron_calibration.json` "
         "(a `stoicheia_scanner` cfg key, `macron_calibration`).",
         "",
         "## Lexicon asset and licences",
@@ -411,6 +509,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", type=Path, default=None)
     ap.add_argument("--markdown", type=Path, default=None)
     ap.add_argument("--cache", type=Path, default=None, help="folder for the encoded Norma lines (reused)")
+    ap.add_argument("--posterior-data", choices=("dev", "dev+left-out", "auto"), default="dev",
+                    help="fit the posterior stage on Norma dev, on dev + the works the protocol leaves "
+                         "out (Pindar, In Solem), or on whichever compare_fitting_data prefers (auto)")
     ap.add_argument("--pipeline", type=Path, default=None,
                     help="score this trained pipeline's encoder + scanner instead of the shipped heads")
     args = ap.parse_args(argv)
@@ -424,13 +525,24 @@ def main(argv: list[str] | None = None) -> int:
     test_idx = norma.protocol_lines()
     test_lines = [norma.macron[i] for i in test_idx]
     test_masks = [norma.protocol[i] for i in test_idx]
-    cache = {k: None if args.cache is None else args.cache / f"{k}.pkl" for k in ("dev", "test")}
+    cache = {k: None if args.cache is None else args.cache / f"{k}.pkl" for k in ("dev", "test", "left_out")}
     dev_docs, dev_logits = encode(nlp, pipe, [x.text for x in norma.dev], cache=cache["dev"])
     test_docs, test_logits = encode(nlp, pipe, [x.text for x in test_lines], cache=cache["test"])
+    # the works the protocol leaves out: extra fitting data for the posterior stage, never test
+    extra_lines = [x for x in norma.macron if x.source in PUBLISHED_EXCLUDED_WORKS]
+    assert not {x.source for x in test_lines} & PUBLISHED_EXCLUDED_WORKS
+    use_extra = args.posterior_data != "dev"
+    extra_docs, extra_logits = (encode(nlp, pipe, [x.text for x in extra_lines], cache=cache["left_out"])
+                                if use_extra else ([], []))
     t_enc = time.time() - t0
     dev_items = [x for x in marked(norma.dev, dev_docs) if x[2] >= 0]
     test_items = marked(test_lines, test_docs, test_masks)
     gold_dev = np.array([g for g, _, _ in dev_items])
+    extra_items = [x for x in marked(extra_lines, extra_docs) if x[2] >= 0] if use_extra else []
+    gold_extra = np.array([g for g, _, _ in extra_items], dtype=bool)
+    fit_works = np.array(["dev"] * len(dev_items) + [extra_lines[k].source for _, k, _ in extra_items])
+    # one group per line of each work (dev keeps its line numbers, so dev-only CV is unchanged)
+    fit_groups = np.array([k for _, k, _ in dev_items] + [len(dev_docs) + k for _, k, _ in extra_items])
     gold = np.array([g for g, _, _ in test_items])
     base = score_protocol(gold, np.zeros(len(gold), dtype=np.int64))
     assert base["n"] == PUBLISHED_POSITIONS and round(base["all_short"], 2) == PUBLISHED_ALL_SHORT, base
@@ -446,18 +558,36 @@ def main(argv: list[str] | None = None) -> int:
     columns = {"backbone": [0], "lexicon": list(range(len(PRIOR_FEATURES)))}
     calibration: dict[str, dict] = {}
     selection: dict[str, list] = {}
+    fitting: dict[str, dict] = {}
     for name, lex in (("backbone", None), ("lexicon", lexicon)):
         p, v, a = design(dev_docs, dev_logits, dev_items, lex)
         x = prior_features(p, v, a)[:, columns[name]]
         prior = {**fit_logistic(x, gold_dev), "features": columns[name]}
         stage = {"prior": prior}
-        dev_ann = annotate(pipe, dev_docs, dev_logits, lex, {name: stage}, dev_items)
-        # the posterior sees the prior probability (what the metre saw), the metre's vote and margin
-        # and the letter's position; its features and L2 are chosen by line-grouped CV on dev
-        p_prior = 1 / (1 + np.exp(-(x @ np.asarray(prior["weights"]) + prior["bias"])))
-        post_x = posterior_design(dev_docs, dev_items, p_prior, dev_ann)
-        stage["posterior"], selection[name] = select_posterior(post_x, gold_dev,
-                                                               np.array([k for _, k, _ in dev_items]))
+
+        def post_design(docs, logits, items, stage=stage, lex=lex, name=name):
+            # the posterior sees the prior probability (what the metre saw), the metre's vote and
+            # margin and the letter's position
+            p, v, a = design(docs, logits, items, lex)
+            xp = prior_features(p, v, a)[:, columns[name]]
+            pr = stage["prior"]
+            p_prior = 1 / (1 + np.exp(-(xp @ np.asarray(pr["weights"]) + pr["bias"])))
+            return posterior_design(docs, items, p_prior, annotate(pipe, docs, logits, lex, {name: stage}, items))
+
+        post_x = post_design(dev_docs, dev_logits, dev_items)
+        data = "dev"
+        if use_extra:
+            post_x = np.vstack([post_x, post_design(extra_docs, extra_logits, extra_items)])
+            gold_fit = np.concatenate([gold_dev, gold_extra]).astype(np.float64)
+            data = args.posterior_data
+            if data == "auto":
+                fitting[name] = compare_fitting_data(post_x, gold_fit, fit_groups, fit_works)
+                data = fitting[name]["chosen"]
+            fitting.setdefault(name, {})["used"] = data
+        keep = fit_works == "dev" if data == "dev" else np.ones(len(fit_works), dtype=bool)
+        gold_fit = np.concatenate([gold_dev, gold_extra]).astype(np.float64)[keep]
+        # features and L2 chosen by grouped CV on the fitting data (lines of each work kept whole)
+        stage["posterior"], selection[name] = select_posterior(post_x[keep], gold_fit, fit_groups[keep])
         calibration[name] = stage
     args.calibration.parent.mkdir(parents=True, exist_ok=True)
     args.calibration.write_text(json.dumps(calibration, indent=2))
@@ -499,6 +629,9 @@ def main(argv: list[str] | None = None) -> int:
         "dev": {"lines": len(norma.dev), "positions": len(dev_items), "long": int(gold_dev.sum()),
                 "arms": dev_arms},
         "calibration": calibration, "posterior_selection": selection,
+        "posterior_data": {"setting": args.posterior_data, "stages": fitting,
+                           "left_out_positions": {w: int((fit_works == w).sum())
+                                                  for w in sorted(PUBLISHED_EXCLUDED_WORKS)}},
         "lexicon": {**{k: v_ for k, v_ in lexicon.meta.items() if k not in ("licence", "n_suffixes", "n_eta_forms")},
                     "suffixes": len(lexicon.suffixes), "eta_forms": len(lexicon.eta_forms)},
         "temperature": temperature, "encode_seconds": round(t_enc, 1), "seconds": round(time.time() - t0, 1),
