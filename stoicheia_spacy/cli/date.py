@@ -1,6 +1,6 @@
 """``stoicheia date TEXT``: the estimated date of a Greek document with its 90 % interval.
 
-Runs the encoder and ``stoicheia_dater`` (weights: the packaged PaDoC fit, or ``--weights``);
+Runs the encoder and ``stoicheia_dater`` (weights: the PaDoC fit shipped with the default model, or ``--weights``);
 ``--html`` also writes :func:`stoicheia_spacy.date_render.render_date_html` of the Doc."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import typer
 def date_command(
     text: str = typer.Argument(..., help="Greek text, e.g. a documentary papyrus"),
     source: str = typer.Option(None, "--source", help="Backbone checkpoint: hub id, directory or embedded:NAME (default: embedded model)"),
-    weights: Path = typer.Option(None, "--weights", help="A stoicheia_dater folder (default: packaged PaDoC fit)"),
+    weights: Path = typer.Option(None, "--weights", help="A stoicheia_dater folder (default: the PaDoC fit shipped with the default model)"),
     as_json: bool = typer.Option(False, "--json", help="Print mean, interval and histogram as JSON"),
     html_out: Path = typer.Option(None, "--html", help="Also write the histogram and interval as an HTML/SVG page here"),
 ) -> None:

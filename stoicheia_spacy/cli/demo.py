@@ -112,27 +112,34 @@ BARE = "οτι μεν υμεις ω ανδρες αθηναιοι πεπονθα
 def show_components(nlp: Any, masked: str, msg: Printer) -> None:
     """Print what each task component of the pipeline makes of the demo passages."""
     pipes = set(nlp.pipe_names)
-    if "stoicheia_restorer" in pipes:
-        doc = nlp(masked)
-        msg.divider(f"Restorer: {len(doc._.restorations)} lacunae, top 3 candidates each")
-        for item in doc._.restorations:
+    passage = nlp(masked) if {"stoicheia_restorer", "stoicheia_dater"} & pipes else None
+    verse = nlp(VERSE) if {"stoicheia_morphologizer", "stoicheia_parser", "stoicheia_scanner",
+                           "stoicheia_attributor"} & pipes else None
+    if passage is not None and "stoicheia_restorer" in pipes:
+        msg.divider(f"Restorer: {len(passage._.restorations)} lacunae, top 3 candidates each")
+        for item in passage._.restorations:
             top = ", ".join(f"{text} {prob:.2f}" for text, _lp, prob in item["candidates"][:3])
-            print(f"  {doc.text[max(0, item['start'] - 14): item['start']]}[…]  {top}")
-        print(f"  restored: {doc._.restored}")
+            print(f"  {passage.text[max(0, item['start'] - 14): item['start']]}[…]  {top}")
+        print(f"  restored: {passage._.restored}")
     if "stoicheia_accentuator" in pipes:
         doc = nlp(BARE)
         msg.divider("Accentuator: the source without accents, breathings or capitals")
         print(f"  {BARE}\n  → {doc._.accent_text}")
-    if {"stoicheia_morphologizer", "stoicheia_parser"} & pipes:
-        doc = nlp(VERSE)
+    if verse is not None and {"stoicheia_morphologizer", "stoicheia_parser"} & pipes:
         msg.divider("Morphosyntax")
-        rows = [(t.text, t.tag_, t.pos_, t.lemma_, t.dep_, t.head.text) for t in doc]
+        rows = [(t.text, t.tag_, t.pos_, t.lemma_, t.dep_, t.head.text) for t in verse]
         msg.table(rows, header=("token", "AGDT tag", "UPOS", "lemma", "relation", "head"), divider=True)
-    if "stoicheia_scanner" in pipes:
+    if verse is not None and "stoicheia_scanner" in pipes:
         from .scan import format_doc
 
         msg.divider("Scanner")
-        print(format_doc(nlp(VERSE)))
+        print(format_doc(verse))
+    if passage is not None and "stoicheia_dater" in pipes:
+        msg.divider("Dater: the passage")
+        print(f"  {passage._.date}")
+    if verse is not None and "stoicheia_attributor" in pipes:
+        msg.divider("Attributor: the hexameter")
+        print(f"  genre {verse._.genre}, dialect {verse._.dialect}")
 
 
 def show_masked_letters(nlp: object, text: str, msg: Printer, every: int = 9, top: int = 3) -> None:

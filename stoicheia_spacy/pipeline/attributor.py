@@ -7,14 +7,13 @@ Place it after ``stoicheia_encoder`` (``store_hidden = true``, the default): lik
 author (``projects/date``, command ``attribute``). Each task's extension holds a
 :class:`~stoicheia_spacy.attribution.LabelEstimate` (label, probability, all probabilities);
 a Doc without letters gets ``None``. The weights are read with ``from_disk`` (the GLAUx fit
-ships in the package, :func:`add_attributor`); a pipe without weights raises
-:class:`~stoicheia_spacy.errors.ConfigError`.
+ships with the default model, listed in its ``pipeline.json``, :func:`add_attributor`); a pipe
+without weights raises :class:`~stoicheia_spacy.errors.ConfigError`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -100,8 +99,12 @@ class StoicheiaAttributor(SerializedPipe, Pipe):
 
 
 def packaged_weights() -> Path:
-    """Folder of the packaged attributor weights (``projects/date`` command ``attribute`` on GLAUx)."""
-    return Path(str(files("stoicheia_spacy") / "attributor_weights"))
+    """Folder of the shipped attributor weights: ``attributor/`` beside the default model
+    (``projects/date`` command ``attribute``; derived from GLAUx, CC BY-SA 4.0, so they ship
+    with the model, not the code)."""
+    from ..assets import default_model_dir
+
+    return default_model_dir() / "attributor"
 
 
 def add_attributor(nlp: Language, weights: str | Path | None = None,

@@ -6,14 +6,13 @@ and applies a :class:`~stoicheia_spacy.dating.DateModel` trained on dated docume
 papyri (``projects/date``, command ``train``). ``doc._.date`` is a
 :class:`~stoicheia_spacy.dating.DateEstimate`: mean year, a 90 % interval and the
 histogram over 25-year bins. The weights are read with ``from_disk`` (a folder written by
-``to_disk``; the PaDoC fit ships in the package, :func:`add_dater`); a pipe without weights raises
-:class:`~stoicheia_spacy.errors.ConfigError`. A Doc without letters gets ``None``.
+``to_disk``; the PaDoC fit ships with the default model, listed in its ``pipeline.json``,
+:func:`add_dater`); a pipe without weights raises :class:`~stoicheia_spacy.errors.ConfigError`. A Doc without letters gets ``None``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -91,8 +90,11 @@ class StoicheiaDater(SerializedPipe, Pipe):
 
 
 def packaged_weights() -> Path:
-    """Folder of the packaged dater weights (``projects/date`` command ``train`` on PaDoC)."""
-    return Path(str(files("stoicheia_spacy") / "dater_weights"))
+    """Folder of the shipped dater weights: ``dater/`` beside the default model (``projects/date``
+    command ``train``; derived from PaDoC, CC BY 4.0, so they ship with the model, not the code)."""
+    from ..assets import default_model_dir
+
+    return default_model_dir() / "dater"
 
 
 def add_dater(nlp: Language, weights: str | Path | None = None, name: str = "stoicheia_dater") -> StoicheiaDater:

@@ -1,5 +1,5 @@
 """The embedded default: ``stoicheia package embedded: --name doc_clean`` builds an installable
-``grc_stoicheia_doc_clean`` that loads offline by name and processes a passage."""
+``grc_stoicheia_doc_clean`` that loads offline by name, processes a passage and dates it."""
 
 from __future__ import annotations
 
@@ -47,14 +47,17 @@ def test_default_package_installs_and_loads_offline_by_name(sdist: Path, tmp_pat
         "import json, spacy; nlp = spacy.load('grc_stoicheia_doc_clean'); "
         f"doc = nlp({PASSAGE!r}); "
         "print(json.dumps([doc.text, len(doc), doc._.stoicheia.n_letters, list(doc._.stoicheia.hidden.shape), "
-        "nlp.pipe_names, doc._.accent_text]))"
+        "nlp.pipe_names, doc._.accent_text, doc._.date.to_dict(), doc._.genre.label, doc._.dialect.label]))"
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    text, n_tokens, n_letters, shape, pipes, accented = json.loads(out.stdout.strip().splitlines()[-1])
+    text, n_tokens, n_letters, shape, pipes, accented, date, genre, dialect = json.loads(out.stdout.strip().splitlines()[-1])
     assert text == PASSAGE and n_tokens >= 12
     assert pipes[0] == "stoicheia_encoder"
-    assert {"stoicheia_restorer", "stoicheia_accentuator", "stoicheia_scanner"} <= set(pipes)
+    assert {"stoicheia_restorer", "stoicheia_accentuator", "stoicheia_scanner", "stoicheia_dater",
+            "stoicheia_attributor"} <= set(pipes)
+    assert date["low"] < date["mean"] < date["high"] and date["level"] == 0.9  # an Attic decree, dated
+    assert genre and dialect
     assert accented.startswith("ἔδοξε")
     assert n_letters == len(encode_planes(PASSAGE)) and shape == [13, n_letters, 384]
 

@@ -1,5 +1,5 @@
-"""The whole default pipeline: one backbone module, one backbone forward per batch, and
-serialization round trips that keep every component's annotations."""
+"""The whole default pipeline: one backbone module, one backbone forward per batch (the dater
+and the attributor included), and serialization round trips that keep every component's annotations."""
 
 from __future__ import annotations
 
@@ -32,6 +32,8 @@ TEXTS = [
 ]
 COMPONENTS = ["stoicheia_restorer", "stoicheia_accentuator", "stoicheia_morphologizer", "stoicheia_lemmatizer",
               "stoicheia_parser", "stoicheia_scanner"]
+#: Shipped components that read only the pooled states (their weights fit the default backbone's width).
+POOLING = ["stoicheia_dater", "stoicheia_attributor"]
 
 
 def backbones(nlp: Language) -> list[StoicheiaEncoder]:
@@ -111,9 +113,8 @@ def test_the_default_pipeline_holds_one_backbone_and_runs_it_once_per_batch(tmp_
 
     build_pipeline(str(default_model_dir())).to_disk(tmp_path / "default")
     nlp = spacy.load(tmp_path / "default")
-    for name in ("stoicheia_encoder", "stoicheia_accentuator", "stoicheia_morphologizer",
-                 "stoicheia_lemmatizer", "stoicheia_parser", "stoicheia_scanner", "stoicheia_restorer"):
-        assert name in nlp.pipe_names
+    assert nlp.pipe_names == ["stoicheia_encoder", *COMPONENTS, *POOLING]
+    assert nlp.config["components"]["stoicheia_encoder"]["store_hidden"] is True  # what the dater and attributor pool
     [backbone] = backbones(nlp)
     restorer = nlp.get_pipe("stoicheia_restorer")
     overlaid = restorer.backbone()
@@ -130,4 +131,6 @@ def test_the_default_pipeline_holds_one_backbone_and_runs_it_once_per_batch(tmp_
     assert len(calls) == 2  # 6 Docs in batches of 3: one forward each, for every component
     assert docs[0]._.accent_text and docs[1]._.verses[0]._.scansion["pattern"]
     assert all(t.tag_ and t.lemma_ and t.dep_ for t in docs[2])
+    assert all(d._.date.low < d._.date.mean < d._.date.high for d in docs)
+    assert docs[1]._.dialect.label == "Ionic/Epic" and all(d._.genre.label for d in docs)  # Iliad 1.1-2
     assert torch.is_tensor(backbone.e_char.weight)

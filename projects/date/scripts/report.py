@@ -71,7 +71,10 @@ def literary(m: dict, name: str) -> list[str]:
               "was in its pretraining corpus (stage 1 sampled about 18 M of those letters; unlabelled:",
               "it never saw a genre, dialect or date); not read as a GLAUx record (dev slice): TLG "
               + (", ".join(seen["texts_not_read"]) or "none") + ".",
-              "The literary figures therefore measure what the states encode of seen text, not of unseen works.", ""]
+              "The literary figures therefore measure what the states encode of seen text, not of unseen works.",
+              "The `stoicheia_attributor` weights are the pretrained arm fitted on all passages (`attribute --ship`);",
+              "derived from GLAUx, they are licensed CC BY-SA 4.0 and ship with the default model",
+              "(`assets/models/grc_stoicheia_doc_clean/attributor`), not in the code package.", ""]
     return lines
 
 
@@ -138,7 +141,9 @@ def main() -> None:
               "(less training data per fold), so the comparison is indicative. Decontamination: the shipped",
               "backbone is doc-clean (literary Greek only, no papyri, no word 8-gram shared with any papyrus,",
               "`projects/corpus`, PaDoC and the in-the-wild set included): no test papyrus was read in pretraining.",
-              "The `stoicheia_dater` weights are the pretrained arm fitted on all 389 papyri (`train`).", ""]
+              "The `stoicheia_dater` weights are the pretrained arm fitted on all 389 papyri (`train`); derived",
+              "from PaDoC, they are licensed CC BY 4.0 and ship with the default model",
+              "(`assets/models/grc_stoicheia_doc_clean/dater`, listed in its `pipeline.json`), not in the code package.", ""]
     if args.attribute is not None and args.attribute.is_file():
         lines += literary(json.loads(args.attribute.read_text()), args.attribute.name)
     args.out.write_text("\n".join(lines))

@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("cache", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--plot", type=Path, required=True)
-    parser.add_argument("--ship", type=Path, help="Also write cfg + model here (the packaged weights)")
+    parser.add_argument("--ship", type=Path, help="Also write cfg + model here (the shipped weights beside the default model)")
     args = parser.parse_args()
     frame = pd.read_csv(args.padoc)
     x, y = np.asarray(features("pretrained", frame, args.cache)), years(frame)
