@@ -4,8 +4,9 @@ scaling ratio against one worker, measured in the same run (for each engine give
 
 Each worker count runs the same fixed batches (records of the corpus, default: the default
 model's held-out ``dev_sample.jsonl``) through the engine; the rate counts the words annotated
-between the first and the last result, so worker start-up and model loading are left out
-(they are reported separately as ``startup_s``). The ratio is only as good as the cores the
+over the workers' busy span (first task begun to last task finished, as the workers report
+it), so worker start-up and model loading are left out (``startup_s``: from the call to the
+first task begun; ``words_per_s_wall`` includes them). The ratio is only as good as the cores the
 machine really has free: ``cpus`` and the load average before and after each engine's runs
 are recorded beside it.
 """
@@ -46,21 +47,23 @@ def split_records(records: list[dict[str, Any]], chars: int) -> list[dict[str, A
 
 
 def measure(engine: str, tasks: list[str], cfg: EngineConfig) -> dict[str, Any]:
+    """One engine run: ``words_per_s`` over the workers' busy span (the first task begun to
+    the last finished, from the spans the workers report, so pipeline loading and the
+    engine's start-up are left out), and the wall-clock rate including them."""
     start = time.perf_counter()
-    first = last = start
-    words = words_after_first = 0
-    for k, result in enumerate(run_engine(engine, iter(tasks), cfg)):
-        n = json.loads(result)["words"]
-        now = time.perf_counter()
-        if k == 0:
-            first = now
-        else:
-            words_after_first += n
-        words += n
-        last = now
-    rate = words_after_first / (last - first) if last > first else 0.0
-    return {"workers": cfg.workers, "words": words, "startup_s": round(first - start, 2),
-            "seconds": round(last - start, 2), "words_per_s": round(rate, 1)}
+    wall0 = time.time()
+    words = 0
+    began, finished = float("inf"), 0.0
+    for result in run_engine(engine, iter(tasks), cfg):
+        out = json.loads(result)
+        words += out["words"]
+        began, finished = min(began, out["span"][0]), max(finished, out["span"][1])
+    seconds = time.perf_counter() - start
+    busy = finished - began
+    return {"workers": cfg.workers, "words": words, "startup_s": round(began - wall0, 2),
+            "busy_s": round(busy, 2), "seconds": round(seconds, 2),
+            "words_per_s": round(words / busy, 1) if busy > 0 else 0.0,
+            "words_per_s_wall": round(words / seconds, 1)}
 
 
 def main(argv: list[str] | None = None) -> int:
