@@ -13,6 +13,7 @@ Record keys: ``id``, ``text`` (the input text), ``words`` and ``spaces`` always;
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from sys import intern
 from typing import Any
 
 from spacy.tokens import Doc
@@ -29,21 +30,21 @@ def _ext(doc: Doc, name: str) -> Any:
 def doc_to_record(doc: Doc, doc_id: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """The annotation record of one Doc (see the module docstring)."""
     toks = list(doc)
-    out: dict[str, Any] = {"id": doc_id, "text": doc.text, "words": [t.text for t in toks],
+    out: dict[str, Any] = {"id": doc_id, "text": doc.text, "words": [intern(t.text) for t in toks],
                            "spaces": [bool(t.whitespace_) for t in toks]}
     if doc.has_annotation("TAG"):
-        out["tags"] = [t.tag_ for t in toks]
+        out["tags"] = [intern(t.tag_) for t in toks]
     if doc.has_annotation("POS"):
-        out["pos"] = [t.pos_ for t in toks]
+        out["pos"] = [intern(t.pos_) for t in toks]
     if doc.has_annotation("MORPH"):
-        out["morphs"] = [str(t.morph) for t in toks]
+        out["morphs"] = [intern(str(t.morph)) for t in toks]
     if doc.has_annotation("LEMMA"):
-        out["lemmas"] = [t.lemma_ for t in toks]
+        out["lemmas"] = [intern(t.lemma_) for t in toks]
     if doc.has_annotation("NORM"):
-        out["norms"] = [t.norm_ for t in toks]
+        out["norms"] = [intern(t.norm_) for t in toks]
     if doc.has_annotation("DEP"):
         out["heads"] = [t.head.i for t in toks]
-        out["deps"] = [t.dep_ for t in toks]
+        out["deps"] = [intern(t.dep_) for t in toks]
     if doc.has_annotation("SENT_START"):
         out["sent_starts"] = [bool(t.is_sent_start) for t in toks]
     if toks and doc.has_extension("macronized") and _macronized(doc):

@@ -1,8 +1,10 @@
 """What every engine runs in its workers: load one pipeline, annotate a batch of plain records.
 
 A *task* is a JSON string ``{"tag", "records": [{"id", "text", "meta"?}, ...]}``; its result is
-a JSON string ``{"tag", "lines": [...], "errors": [{"id", "error"}], "words": N}`` (``tag`` echoed) where ``lines`` are
-the JSON-lines annotation records (:mod:`.convert`) of the records that succeeded, in order.
+a JSON string ``{"tag", "lines": [...], "errors": [{"id", "error"}], "words": N, "span": [t0, t1]}``
+(``tag`` echoed) where ``lines`` are the JSON-lines annotation records (:mod:`.convert`) of the
+records that succeeded, in order, and ``span`` the wall-clock seconds (``time.time()``) at which
+the worker began and finished the task (for throughput; never written to the outputs).
 The same function runs in-process, in spawned processes and in Ray actors, on batches the
 runner formed, so every engine computes the same floats and writes the same bytes.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Any
 
 from spacy.language import Language
@@ -78,39 +81,44 @@ def select_components(nlp: Language, components: list[str]) -> None:
 def annotate_batch(nlp: Language, task: str, *, max_chars: int = 4096, batch_chars: int = 4096) -> str:
     """Annotate one task (see the module docstring); a record whose text cannot be annotated
     is reported in ``errors`` and left out, the rest of the batch goes on."""
+    began = time.time()
     payload = json.loads(task)
     records: list[dict[str, Any]] = payload["records"]
     pieces = [(r, piece) for r, rec in enumerate(records) for piece in split_text(rec["text"], max_chars)]
     parts: list[list[dict[str, Any]]] = [[] for _ in records]
     failed: dict[int, str] = {}
     for group in _char_batches(pieces, batch_chars):
-        texts = [piece for _r, piece in group]
-        docs: list[Doc | None]
-        try:
-            docs = list(nlp.pipe(texts, batch_size=len(texts)))
-        except Exception:  # find the record at fault: one Doc at a time
-            docs = []
-            for r, text in group:
-                try:
-                    docs.append(nlp(text))
-                except Exception as exc:
-                    failed.setdefault(r, f"{type(exc).__name__}: {exc}")
-                    docs.append(None)
-        for (r, _text), doc in zip(group, docs, strict=True):
-            if doc is not None and r not in failed:
-                parts[r].append(doc_to_record(doc, records[r]["id"], records[r].get("meta")))
-            if doc is not None:  # spans in user_data point back at the Doc: break the cycle so that
-                doc.user_data.clear()  # its hidden states are freed now, not at the next full gc
+        with nlp.memory_zone():  # strings and lexemes of this group's Docs are freed after it
+            texts = [piece for _r, piece in group]
+            docs: list[Doc | None]
+            try:
+                docs = list(nlp.pipe(texts, batch_size=len(texts)))
+            except Exception:  # find the record at fault: one Doc at a time
+                docs = []
+                for r, text in group:
+                    try:
+                        docs.append(nlp(text))
+                    except Exception as exc:
+                        failed.setdefault(r, f"{type(exc).__name__}: {exc}")
+                        docs.append(None)
+            for (r, _text), doc in zip(group, docs, strict=True):
+                if doc is not None and r not in failed:
+                    parts[r].append(doc_to_record(doc, records[r]["id"], records[r].get("meta")))
+                if doc is not None:  # spans in user_data point back at the Doc: break the cycle so that
+                    doc.user_data.clear()  # its hidden states are freed now, not at the next full gc
+            del docs, doc  # no Doc outlives its memory zone
     lines, words = [], 0
-    for r, rec_parts in enumerate(parts):
+    for r in range(len(parts)):
+        rec_parts, parts[r] = parts[r], []  # each record's pieces are freed once merged and written
         if r in failed:
             continue
         merged = merge_records(rec_parts)
+        del rec_parts
         words += len(merged["words"])
         lines.append(json.dumps(merged, ensure_ascii=False))
     errors = [{"id": records[r]["id"], "error": msg} for r, msg in sorted(failed.items())]
-    return json.dumps({"tag": payload.get("tag"), "lines": lines, "errors": errors, "words": words},
-                      ensure_ascii=False)
+    return json.dumps({"tag": payload.get("tag"), "lines": lines, "errors": errors, "words": words,
+                       "span": [began, time.time()]}, ensure_ascii=False)
 
 
 def _char_batches(pieces: list[tuple[int, str]], budget: int) -> list[list[tuple[int, str]]]:

@@ -136,6 +136,26 @@ def test_long_texts_are_annotated_in_pieces_and_merged(tiny_pipeline: Path, gree
                           {"id": "x", "text": "β", "words": ["β"], "spaces": [False], "heads": [0]}])["heads"] == [0, 1]
 
 
+def test_memory_zones_keep_the_vocabulary_flat_and_the_output_the_same(
+        tiny_pipeline: Path, greek_sentences: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextlib
+
+    tasks = [json.dumps({"tag": k, "records": [{"id": f"{k}.{i}", "text": t} for i, t in
+                                               enumerate(greek_sentences[k * 10:(k + 1) * 10])]}, ensure_ascii=False)
+             for k in range(3)]
+    nlp = load_pipeline(str(tiny_pipeline))
+    base = len(nlp.vocab.strings)
+    zoned = [json.loads(annotate_batch(nlp, task, batch_chars=400)) for task in tasks]
+    assert len(nlp.vocab.strings) == base  # the words, lemmas and tags of 30 sentences were freed
+    assert all(t0 <= t1 for out in zoned for t0, t1 in [out["span"]])
+    plain = load_pipeline(str(tiny_pipeline))
+    monkeypatch.setattr(plain, "memory_zone", lambda *a, **k: contextlib.nullcontext())
+    unzoned = [json.loads(annotate_batch(plain, task, batch_chars=400)) for task in tasks]
+    assert len(plain.vocab.strings) > base + 100
+    assert [o["lines"] for o in zoned] == [o["lines"] for o in unzoned]
+    assert sum(o["words"] for o in zoned) > 200
+
+
 def test_cli_annotates_and_reports(tmp_path: Path, tiny_pipeline: Path, greek_sentences: list[str]) -> None:
     src = tmp_path / "text.txt"
     src.write_text("\n".join(greek_sentences[:3]) + "\n", encoding="utf-8")
