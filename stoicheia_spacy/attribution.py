@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .dating import as_features
 from .errors import ConfigError
 
 
@@ -56,9 +57,7 @@ class LabelModel:
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
         """Calibrated label probabilities (rows of ``x`` x labels)."""
-        x = np.atleast_2d(np.asarray(x, dtype=np.float32))
-        if x.shape[1] != self.n_in:
-            raise ConfigError(f"the label model expects {self.n_in} pooled features, got {x.shape[1]}")
+        x = as_features(x, self.n_in, "label")
         logits = (((x - self.center) / self.scale) @ self.coef.T + self.intercept) / self.temperature
         logits -= logits.max(axis=1, keepdims=True)
         weights = np.exp(logits)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .dating import BIN_YEARS, DateEstimate
+from .htmlpage import finish_html
 
 __all__ = ["date_svg", "render_date_html"]
 
@@ -87,10 +88,4 @@ def render_date_html(docs: Any, *, page: bool = True, path: str | Path | None = 
         else:
             chart = (f"<p><b>{html.escape(str(estimate))}</b></p>{date_svg(estimate)}")
         parts.append(f'<div class="stoicheia-date"><p class="text">{html.escape(doc.text)}</p>{chart}{_labels(doc)}</div>')
-    out = "".join(parts)
-    if page:
-        out = (f'<!DOCTYPE html><html lang="grc"><head><meta charset="utf-8"><title>Stoicheia date</title>'
-               f"<style>{_STYLE}</style></head><body>{out}</body></html>")
-    if path is not None:
-        Path(path).write_text(out, encoding="utf-8")
-    return out
+    return finish_html("".join(parts), title="Stoicheia date", style=_STYLE, page=page, path=path)

@@ -37,6 +37,24 @@ def pool_states(hidden: np.ndarray, layers: tuple[int, ...] = DEFAULT_LAYERS) ->
     return np.concatenate([hidden[layer].mean(axis=0) for layer in layers]).astype(np.float32)
 
 
+def doc_vector(doc: Any, component: str, layers: tuple[int, ...] = DEFAULT_LAYERS) -> np.ndarray | None:
+    """Pooled states of ``doc._.stoicheia`` for ``component`` (None: the Doc has no letters)."""
+    data = doc._.stoicheia
+    if data is None or data.hidden is None:
+        raise ConfigError(f"{component} needs a 'stoicheia_encoder' pipe before it with store_hidden = true")
+    if len(data.hidden[0]) == 0:
+        return None
+    return pool_states(data.hidden, tuple(layers))
+
+
+def as_features(x: np.ndarray, n_in: int, what: str) -> np.ndarray:
+    """``x`` as float32 rows of ``n_in`` pooled features, or a ConfigError naming ``what``."""
+    x = np.atleast_2d(np.asarray(x, dtype=np.float32))
+    if x.shape[1] != n_in:
+        raise ConfigError(f"the {what} model expects {n_in} pooled features, got {x.shape[1]}")
+    return x
+
+
 @dataclass
 class DateEstimate:
     """A date distribution in years (negative = BCE): ``mean``, the ``level`` interval
@@ -88,9 +106,7 @@ class DateModel:
 
     def predict_mean(self, x: np.ndarray) -> np.ndarray:
         """Ridge means (years) of the rows of ``x``."""
-        x = np.atleast_2d(np.asarray(x, dtype=np.float32))
-        if x.shape[1] != self.n_in:
-            raise ConfigError(f"the dating model expects {self.n_in} pooled features, got {x.shape[1]}")
+        x = as_features(x, self.n_in, "dating")
         return ((x - self.center) / self.scale) @ self.coef + self.intercept
 
     def estimate(self, vector: np.ndarray, level: float = 0.9) -> DateEstimate:

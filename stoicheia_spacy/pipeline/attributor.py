@@ -23,7 +23,7 @@ from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
 from ..attribution import LabelModel
-from ..dating import DEFAULT_LAYERS, pool_states
+from ..dating import DEFAULT_LAYERS, doc_vector
 from ..errors import ConfigError
 from .base import SerializedPipe
 
@@ -86,12 +86,9 @@ class StoicheiaAttributor(SerializedPipe, Pipe):
         if not self.models:
             raise ConfigError("stoicheia_attributor has no weights: load them with from_disk "
                               "(projects/date, command 'attribute')")
-        data = doc._.stoicheia
-        if data is None or data.hidden is None:
-            raise ConfigError("stoicheia_attributor needs a 'stoicheia_encoder' pipe before it with store_hidden = true")
-        if len(data.hidden[0]) == 0:
+        vector = doc_vector(doc, "stoicheia_attributor", tuple(self.cfg["layers"]))
+        if vector is None:
             return dict.fromkeys(self.models)
-        vector = pool_states(data.hidden, tuple(self.cfg["layers"]))
         return {task: model.estimate(vector) for task, model in self.models.items()}
 
     def initialize(self, get_examples: Any = None, *, nlp: Language | None = None) -> None:

@@ -20,7 +20,7 @@ from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
-from ..dating import DEFAULT_LAYERS, DateModel, pool_states
+from ..dating import DEFAULT_LAYERS, DateModel, doc_vector
 from ..errors import ConfigError
 from .base import SerializedPipe
 
@@ -77,12 +77,9 @@ class StoicheiaDater(SerializedPipe, Pipe):
         if self.date_model is None:
             raise ConfigError("stoicheia_dater has no weights: load them with from_disk "
                               "(projects/date, command 'train')")
-        data = doc._.stoicheia
-        if data is None or data.hidden is None:
-            raise ConfigError("stoicheia_dater needs a 'stoicheia_encoder' pipe before it with store_hidden = true")
-        if len(data.hidden[0]) == 0:
+        vector = doc_vector(doc, "stoicheia_dater", tuple(self.cfg["layers"]))
+        if vector is None:
             return None
-        vector = pool_states(data.hidden, tuple(self.cfg["layers"]))
         return self.date_model.estimate(vector, self.cfg["level"])
 
     def initialize(self, get_examples: Any = None, *, nlp: Language | None = None) -> None:

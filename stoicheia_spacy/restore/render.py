@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..htmlpage import finish_html
+
 __all__ = ["render_html"]
 
 _STYLE = """
@@ -77,10 +79,4 @@ def render_html(docs: Any, *, page: bool = True, path: str | Path | None = None)
         tables = "".join(_table(item, n, text) for n, item in
                          enumerate(sorted(restorations, key=lambda it: it["start"]), start=1))
         parts.append(f'<div class="stoicheia-restore"><p class="text">{"".join(body)}</p>{tables}</div>')
-    out = "".join(parts)
-    if page:
-        out = (f'<!DOCTYPE html><html lang="grc"><head><meta charset="utf-8"><title>Stoicheia restoration</title>'
-               f"<style>{_STYLE}</style></head><body>{out}</body></html>")
-    if path is not None:
-        Path(path).write_text(out, encoding="utf-8")
-    return out
+    return finish_html("".join(parts), title="Stoicheia restoration", style=_STYLE, page=page, path=path)

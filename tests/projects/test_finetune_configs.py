@@ -8,12 +8,12 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import spacy
 import torch
 from safetensors.torch import load_file
+from scriptload import load_script
 from spacy.tokens import DocBin
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,18 +23,10 @@ TINY = REPO / "tests" / "fixtures" / "char_bert_tiny"
 torch.set_num_threads(1)
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-H = _load(REPO / "tests" / "morph" / "helpers.py", "morph_helpers")
-chain = _load(SCRIPTS / "chain.py", "finetune_chain")
-silver_docbin = _load(SCRIPTS / "silver_docbin.py", "finetune_silver_docbin")
-evaluate = _load(REPO / "projects" / "parse" / "scripts" / "evaluate.py", "parse_evaluate_ft")
+H = load_script(REPO / "tests" / "morph" / "helpers.py", "morph_helpers")
+chain = load_script(SCRIPTS / "chain.py", "finetune_chain")
+silver_docbin = load_script(SCRIPTS / "silver_docbin.py", "finetune_silver_docbin")
+evaluate = load_script(REPO / "projects" / "parse" / "scripts" / "evaluate.py", "parse_evaluate_ft")
 
 TINY_ENCODER = {f"components.stoicheia_encoder.model.{k}": v for k, v in H.TINY_MODEL.items() if k != "@architectures"}
 QUICK = {"training.max_steps": 3, "training.eval_frequency": 3, "training.patience": 0,
@@ -101,7 +93,7 @@ def test_scanner_config_trains_on_silver(shared_data: Path, tmp_path: Path) -> N
     doc = nlp(rows[0]["text"])
     assert doc._.verses and doc._.verses[0]._.scansion["pattern"]
 
-    meter_arms = _load(SCRIPTS / "meter_arms.py", "finetune_meter_arms")
+    meter_arms = load_script(SCRIPTS / "meter_arms.py", "finetune_meter_arms")
     metrics = tmp_path / "metrics"
     assert meter_arms.main([str(metrics / "meter" / "joint.json"), "--arm", f"pre0={out / 'model-last'}",
                             "--random", f"rnd0={out / 'model-last'}", "--quick"]) == 0
@@ -109,7 +101,7 @@ def test_scanner_config_trains_on_silver(shared_data: Path, tmp_path: Path) -> N
     assert 0.0 <= scored["arms"]["pre0"]["macron"]["accuracy"] <= 1.0
     assert scored["pretrained_vs_random"]["mean_diff"] == 0.0  # the same pipeline twice
 
-    designs = _load(SCRIPTS / "designs.py", "finetune_designs")
+    designs = load_script(SCRIPTS / "designs.py", "finetune_designs")
     (metrics / "parse").mkdir()
     for arm, las in (("joint", [60.0, 62.0]), ("frozen", [50.0, 51.0])):
         for seed, value in enumerate(las):
@@ -127,7 +119,7 @@ def test_scanner_config_trains_on_silver(shared_data: Path, tmp_path: Path) -> N
 
 
 def test_restore_config_of_record_sets_the_finetune_options(shared_data: Path, tmp_path: Path) -> None:
-    finetune = _load(REPO / "projects" / "restore" / "scripts" / "finetune.py", "restore_finetune_cfg")
+    finetune = load_script(REPO / "projects" / "restore" / "scripts" / "finetune.py", "restore_finetune_cfg")
     out = tmp_path / "restore"
     assert finetune.main(["--config", str(CONFIGS / "restore.cfg"), "--mirror", str(shared_data),
                           "--init", str(TINY), "--top-layers", "1", "--lr", "0.0003", "--out", str(out), "--quick"]) == 0
@@ -141,7 +133,7 @@ def test_restore_config_of_record_sets_the_finetune_options(shared_data: Path, t
 
 
 def test_gpu_step_trains_arms_in_order_and_returns_parts(treebank: Path, tmp_path: Path) -> None:
-    gpu_step = _load(SCRIPTS / "gpu_step.py", "finetune_gpu_step")
+    gpu_step = load_script(SCRIPTS / "gpu_step.py", "finetune_gpu_step")
     work = tmp_path / "work"
     (work / "corpus" / "fold0").mkdir(parents=True)
     for split in ("train", "dev"):

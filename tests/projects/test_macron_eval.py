@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
+from scriptload import load_script
 
 from stoicheia_spacy.scan.macron_decoder import POSTERIOR_FEATURES, POSTERIOR_GROUPS
 
@@ -15,15 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 METER = REPO / "projects" / "meter"
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-E = _load(METER / "scripts" / "macron_eval.py", "macron_eval")
+E = load_script(METER / "scripts" / "macron_eval.py", "macron_eval")
 
 
 def test_accuracy_at_coverage_answers_the_most_confident_first() -> None:

@@ -6,14 +6,13 @@ table and plot."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import spacy
 import torch
+from scriptload import load_script
 from spacy.cli.train import train
 from spacy.tokens import DocBin
 
@@ -27,18 +26,10 @@ METRICS = ("UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS")
 torch.set_num_threads(1)
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-H = _load(REPO / "tests" / "morph" / "helpers.py", "morph_helpers")
-evaluate = _load(SCRIPTS / "evaluate.py", "parse_evaluate")
-compare = _load(SCRIPTS / "compare.py", "parse_compare")
-tiny_trf = _load(SCRIPTS / "make_tiny_transformer.py", "parse_make_tiny_transformer")
+H = load_script(REPO / "tests" / "morph" / "helpers.py", "morph_helpers")
+evaluate = load_script(SCRIPTS / "evaluate.py", "parse_evaluate")
+compare = load_script(SCRIPTS / "compare.py", "parse_compare")
+tiny_trf = load_script(SCRIPTS / "make_tiny_transformer.py", "parse_make_tiny_transformer")
 
 TINY_ENCODER = {f"components.stoicheia_encoder.model.{k}": v for k, v in H.TINY_MODEL.items() if k != "@architectures"}
 QUICK = {"training.max_steps": 5, "training.eval_frequency": 5, "training.patience": 0}
