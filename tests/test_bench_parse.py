@@ -58,7 +58,7 @@ def test_bench_parse_writes_metrics_json(tmp_path: Path, monkeypatch: pytest.Mon
     out = tmp_path / "metrics" / "bench_parse.json"
     argv = ["--cnn", str(tmp_path / "cnn"), "--data", str(data), "--n", "10", "--json", str(out)]
     assert bench_parse.main(argv) == 0
-    metrics = json.loads(out.read_text(encoding="utf-8"))
+    metrics = json.loads(out.read_text(encoding="utf-8"), parse_constant=pytest.fail)  # strict JSON: no NaN
 
     assert metrics["command"] == "python -m stoicheia_spacy.bench parse " + " ".join(argv)
     assert len(metrics["loadavg_at_start"]) == 3 and len(metrics["loadavg_at_end"]) == 3

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import sys
@@ -140,11 +141,21 @@ def _environment(threads: int) -> dict[str, Any]:
             "thinc": thinc.__version__}
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities (e.g. CLAS without content relations) as ``None``."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
 def write_metrics(path: Path, result: dict[str, Any]) -> None:
-    """Write the benchmark's record (with the load average at the end of the run) as JSON."""
+    """Write the benchmark's record (with the load average at the end of the run) as strict JSON."""
     result["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    text = json.dumps(_finite(result), ensure_ascii=False, indent=1, allow_nan=False)
+    path.write_text(text + "\n", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
