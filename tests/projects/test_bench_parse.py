@@ -4,28 +4,19 @@ spaCy pipeline for the CNN, so the scores are known: 100 and 0; no timing assert
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import spacy
+from scriptload import load_script
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
 from stoicheia_spacy.bench import parse as bench_parse
 
-HELPERS = Path(__file__).resolve().parent / "morph" / "helpers.py"
-
-
-def _helpers() -> Any:
-    spec = importlib.util.spec_from_file_location("morph_helpers_bench", HELPERS)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+HELPERS = Path(__file__).resolve().parents[1] / "morph" / "helpers.py"
 
 
 class Oracle:
@@ -43,7 +34,7 @@ class Oracle:
 
 
 def test_bench_parse_writes_metrics_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    helpers = _helpers()
+    helpers = load_script(HELPERS, "morph_helpers")
     blank = spacy.blank("grc")
     sentences = helpers.load_sentences()
     db = DocBin()
