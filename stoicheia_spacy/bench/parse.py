@@ -6,11 +6,19 @@ the same run; with ``--data`` (DocBins with gold trees, e.g. ``corpus/test.spacy
 (models loaded once) and their UAS/LAS (CoNLL-2018, :func:`~stoicheia_spacy.scoring.conll.score_conll`)
 are printed too. LAS needs the training labels: ``ud_perseus_test.spacy`` keeps UD's relations
 (LAS 0 for AGDT-trained parsers), ``ud_perseus_test_agdt.spacy`` has the same sentences in AGDT
-2.1 annotation. Without a CNN model or shipped heads it says so and measures what it can."""
+2.1 annotation. Without a CNN model or shipped heads it says so and measures what it can.
+``--json PATH`` also writes every figure (per file and pipeline: words/s by wall clock and by
+process CPU time, scores) with the command line, versions, CPU count and load average."""
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -52,18 +60,28 @@ def _unannotated(nlp: Any, sents: list[Any]) -> list[Any]:
     return docs
 
 
-def gold_run(nlp: Any, sents: list[Any]) -> tuple[float, dict[str, float]]:
-    """(words/s, CoNLL-2018 scores in %) of ``nlp``'s components over the gold words of ``sents``
-    (no tokenizer: both pipelines see the same words)."""
+def timed_gold_run(nlp: Any, sents: list[Any]) -> dict[str, Any]:
+    """Words/s (wall clock and process CPU time) and CoNLL-2018 scores in % of ``nlp``'s components
+    over the gold words of ``sents`` (no tokenizer: every pipeline sees the same words)."""
     from ..scoring.conll import score_conll, span_words
 
     list(nlp.pipe(_unannotated(nlp, sents[:8]), batch_size=32))  # warm-up
     docs = _unannotated(nlp, sents)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     preds = list(nlp.pipe(docs, batch_size=32))
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     scores = score_conll([span_words(s) for s in sents], [span_words(p) for p in preds])
-    return sum(len(d) for d in preds) / seconds, {k: 100 * v.accuracy for k, v in scores.items()}
+    words = sum(len(d) for d in preds)
+    return {"words": words, "wall_s": seconds, "cpu_s": cpu_seconds, "words_per_s": words / seconds,
+            "words_per_cpu_s": words / cpu_seconds if cpu_seconds > 0 else None,
+            "scores": {k: 100 * v.accuracy for k, v in scores.items()}}
+
+
+def gold_run(nlp: Any, sents: list[Any]) -> tuple[float, dict[str, float]]:
+    """(words/s, CoNLL-2018 scores in %) of ``nlp``'s components over the gold words of ``sents``
+    (no tokenizer: both pipelines see the same words)."""
+    run = timed_gold_run(nlp, sents)
+    return run["words_per_s"], run["scores"]
 
 
 def stoicheia_parse_pipeline(source: str = DEFAULT_SOURCE) -> Any:
@@ -87,19 +105,57 @@ def _line(name: str, nlp: Any, wps: float, scores: dict[str, float] | None) -> s
     return text
 
 
-def _gold_bench(nlp: Any, cnn: Any | None, path: Path, n: int, threads: int) -> None:
-    """Print both pipelines' words/s and scores on the first ``n`` gold sentences of ``path``."""
+def _gold_bench(nlp: Any, cnn: Any | None, path: Path, n: int, threads: int) -> dict[str, Any]:
+    """Print both pipelines' words/s and scores on the first ``n`` gold sentences of ``path``;
+    return them as a metrics record."""
     sents = gold_sentences(path, n)
-    print(f"{path.name}: {len(sents)} sentences, {sum(len(s) for s in sents)} words "
-          f"(gold tokens and sentences), {threads} thread(s)")
-    ours, our_scores = gold_run(nlp, sents)
-    print(_line("stoicheia", nlp, ours, our_scores))
+    words = sum(len(s) for s in sents)
+    print(f"{path.name}: {len(sents)} sentences, {words} words (gold tokens and sentences), {threads} thread(s)")
+    record: dict[str, Any] = {"path": str(path), "sentences": len(sents), "words": words,
+                              "words_per_sentence": words / len(sents) if sents else None, "runs": {}}
+    ours = record["runs"]["stoicheia"] = timed_gold_run(nlp, sents)
+    print(_line("stoicheia", nlp, ours["words_per_s"], ours["scores"]))
     if cnn is None:
-        return
-    base, cnn_scores = gold_run(cnn, sents)
-    print(_line("spaCy CNN", cnn, base, cnn_scores))
-    print(f"{path.name}: stoicheia / CNN words/s = {ours / base:.3f}; LAS {our_scores['LAS']:.2f} vs "
-          f"{cnn_scores['LAS']:.2f}, UAS {our_scores['UAS']:.2f} vs {cnn_scores['UAS']:.2f}")
+        return record
+    base = record["runs"]["spacy_cnn"] = timed_gold_run(cnn, sents)
+    print(_line("spaCy CNN", cnn, base["words_per_s"], base["scores"]))
+    record["stoicheia_over_cnn_words_per_s"] = ours["words_per_s"] / base["words_per_s"]
+    if ours["words_per_cpu_s"] and base["words_per_cpu_s"]:
+        record["stoicheia_over_cnn_words_per_cpu_s"] = ours["words_per_cpu_s"] / base["words_per_cpu_s"]
+    print(f"{path.name}: stoicheia / CNN words/s = {record['stoicheia_over_cnn_words_per_s']:.3f}; "
+          f"LAS {ours['scores']['LAS']:.2f} vs {base['scores']['LAS']:.2f}, "
+          f"UAS {ours['scores']['UAS']:.2f} vs {base['scores']['UAS']:.2f}")
+    return record
+
+
+def _environment(threads: int) -> dict[str, Any]:
+    """Where and under what load the benchmark runs (the load average matters on a shared machine)."""
+    import spacy
+    import thinc
+
+    return {"date_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "machine": platform.processor() or platform.machine(), "platform": platform.platform(),
+            "cpus": os.cpu_count(), "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
+            "threads": threads, "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+            "python": platform.python_version(), "torch": torch.__version__, "spacy": spacy.__version__,
+            "thinc": thinc.__version__}
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities (e.g. CLAS without content relations) as ``None``."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def write_metrics(path: Path, result: dict[str, Any]) -> None:
+    """Write the benchmark's record (with the load average at the end of the run) as strict JSON."""
+    result["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(_finite(result), ensure_ascii=False, indent=1, allow_nan=False)
+    path.write_text(text + "\n", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,28 +166,40 @@ def main(argv: list[str] | None = None) -> int:
                          "(e.g. corpus/test.spacy corpus/ud_perseus_test_agdt.spacy)")
     ap.add_argument("--n", type=int, default=200, help="sentences (per --data file)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--json", type=Path, default=None, help="also write every figure to this metrics JSON")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     import spacy
 
+    result: dict[str, Any] = {
+        "benchmark": "parse",
+        "command": " ".join(["python -m stoicheia_spacy.bench parse", *(sys.argv[1:] if argv is None else argv)]),
+        **_environment(args.threads), "n": args.n, "timing": "after an 8-sentence warm-up, batch_size 32",
+    }
     nlp = stoicheia_parse_pipeline()
     if not set(PARSE_PIPES[1:]) & set(nlp.pipe_names):
         print("no shipped morphosyntax heads: measuring the encoder alone")
     cnn = spacy.load(args.cnn) if args.cnn else None
+    result["pipelines"] = {"stoicheia": {"source": DEFAULT_SOURCE, "pipes": list(nlp.pipe_names)},
+                           "spacy_cnn": {"path": args.cnn, "pipes": list(cnn.pipe_names)} if cnn else None}
     if args.data:
-        for path in args.data:
-            _gold_bench(nlp, cnn, path, args.n, args.threads)
+        result["files"] = [_gold_bench(nlp, cnn, path, args.n, args.threads) for path in args.data]
         if cnn is None:
             print("no --cnn pipeline given: ratio and LAS comparison not measured")
-        return 0
-    texts = ["μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος οὐλομένην, ἣ μυρί᾽ Ἀχαιοῖς ἄλγε᾽ ἔθηκε."] * args.n
-    _throughput(nlp, texts[:4])  # warm-up
-    ours = _throughput(nlp, texts)
-    print(_line("stoicheia", nlp, ours, None))
-    if cnn is None:
-        print("no --cnn pipeline given: ratio and LAS comparison not measured")
-        return 0
-    _throughput(cnn, texts[:4])
-    base = _throughput(cnn, texts)
-    print(f"{_line('spaCy CNN', cnn, base, None)}; stoicheia / CNN = {ours / base:.3f}")
+    else:
+        texts = ["μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος οὐλομένην, ἣ μυρί᾽ Ἀχαιοῖς ἄλγε᾽ ἔθηκε."] * args.n
+        _throughput(nlp, texts[:4])  # warm-up
+        ours = _throughput(nlp, texts)
+        print(_line("stoicheia", nlp, ours, None))
+        result["throughput"] = {"text": texts[0], "repeats": args.n, "stoicheia_words_per_s": ours}
+        if cnn is None:
+            print("no --cnn pipeline given: ratio and LAS comparison not measured")
+        else:
+            _throughput(cnn, texts[:4])
+            base = _throughput(cnn, texts)
+            print(f"{_line('spaCy CNN', cnn, base, None)}; stoicheia / CNN = {ours / base:.3f}")
+            result["throughput"].update(spacy_cnn_words_per_s=base, stoicheia_over_cnn=ours / base)
+    if args.json is not None:
+        write_metrics(args.json, result)
+        print(f"metrics written to {args.json}")
     return 0
