@@ -92,3 +92,38 @@ def test_a_users_inscriptions_are_held_out_by_phi_digit(tmp_path: Path) -> None:
     assert all(r["text"][r["start"] : r["start"] + r["L"]] == "?" * r["L"] and r["gold"] in decree for r in test)
     train = list(itertools.islice(finetune.records("", 3, 0.0, None, 0, str(corpus)), 100))
     assert len(train) == 32  # 40 documents minus the 8 of digits 3 and 4
+
+
+def test_sharded_workers_merge_into_the_unsharded_run(tmp_path: Path) -> None:
+    """--shard K/N: two workers decode alternate gaps into their own cache files; the merged run
+    holds the same candidates in record order as one unsharded worker, with the CPU seconds summed."""
+    restore_eval, _ = _script("restore_eval"), _script("finetune")  # samples imports finetune
+    decree = ("ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι Κεκροπὶς ἐπρυτάνευε Μνησίθεος ἐγραμμάτευε "
+              "Εὐπείθης ἐπεστάτει Καλλίας εἶπε τὰς σπονδὰς ἀναγράψαι ἐν στήληι λιθίνηι ")
+    corpus = tmp_path / "inscriptions.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"PHI {1000 + i}", "text": decree * 2}, ensure_ascii=False) + "\n"
+                              for i in range(100)), encoding="utf-8")
+    samples = tmp_path / "samples"
+    assert restore_eval.main(["samples", "--mirror", "", "--corpus", str(corpus), "--fold", "3",
+                              "--per-length", "1", "--out", str(samples)]) == 0
+    common = ["evaluate", "--samples", str(samples), "--mirror", "", "--model", str(TINY), "--arms", "pretrained",
+              "--beam", "3", "--window", "12", "--chunk", "2", "--only-known"]
+    for k in (0, 1):
+        assert restore_eval.main([*common, "--shard", f"{k}/2", "--out", str(tmp_path / "sharded")]) == 0
+    assert restore_eval.main([*common, "--out", str(tmp_path / "whole")]) == 0
+    [whole] = (tmp_path / "whole" / "cache").glob("*/test_pretrained_known.json")
+    cache = tmp_path / "sharded" / "cache" / whole.parent.name / whole.name
+    shards = [json.loads(cache.with_name(f"{cache.stem}.shard{k}of2.json").read_text(encoding="utf-8")) for k in (0, 1)]
+    expected = json.loads(whole.read_text(encoding="utf-8"))
+    assert [s["n"] for s in shards] == [5, 5] and not cache.exists()
+    merged = restore_eval.merge_shards(cache, expected["n"])
+    assert merged is not None and cache.is_file() and merged["n"] == 10
+    assert [c[0][0] for c in merged["cands"]] == [c[0][0] for c in expected["cands"]]
+    assert merged["cpu_s"] == sum(s["cpu_s"] for s in shards)
+    assert restore_eval.merge_shards(cache, 9) is None  # shards that do not cover the records: no merge
+    try:
+        restore_eval.main([*common[:-1], "--shard", "2/2", "--out", str(tmp_path / "bad")])
+    except SystemExit as exc:
+        assert exc.code == 2
+    else:
+        raise AssertionError("--shard 2/2 without --only-known was accepted")

@@ -6,6 +6,7 @@ and per-bucket temperatures fitted on dev, ECE, speed, a markdown table and plot
     python scripts/restore_eval.py convert --samples samples/fold_3      # old records -> the formats below
     python scripts/restore_eval.py evaluate --samples samples/fold_3 --mirror M --out results/fold_3
         [--overlay DIR] [--arms finetuned,pretrained,random_init,ngram] [--per-length N] [--window 32]
+        [--only-known | --decode SPLIT:MODE,...] [--shard K/N]   # parallel workers filling OUT/cache
 
 Sample files (per split): ``{split}.jsonl`` in the published Ithaca record format
 ``{id, L, start, gold, text}`` (``text`` holds ``?`` × L at the target, ``-`` for real lacunae)
@@ -189,6 +190,13 @@ def decode(scorer, records: list[dict], mode: str, args: argparse.Namespace, cac
 
     if cache.is_file():
         return json.loads(cache.read_text(encoding="utf-8"))
+    if getattr(args, "shard", None):  # a worker: every N-th record from K into its own cache file
+        k, n = args.shard
+        records, cache = records[k::n], cache.with_name(f"{cache.stem}.shard{k}of{n}.json")
+        if cache.is_file():
+            return json.loads(cache.read_text(encoding="utf-8"))
+    elif merged := merge_shards(cache, len(records)):
+        return merged
     if args.cached_only:
         return None
     scorer = scorer()  # a factory: models are built only for runs not cached yet
@@ -204,6 +212,26 @@ def decode(scorer, records: list[dict], mode: str, args: argparse.Namespace, cac
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     return data
+
+
+def merge_shards(cache: Path, n_records: int) -> dict | None:
+    """The shard files ``{stem}.shard{K}of{N}.json`` of one run merged back into record order and
+    written to ``cache`` (CPU seconds summed, wall seconds the slowest shard's), or None when the
+    shards of no N are all there."""
+    for n in sorted({int(m.group(1)) for f in cache.parent.glob(f"{cache.stem}.shard*of*.json")
+                     if (m := re.search(r"of(\d+)\.json$", f.name))}):
+        files = [cache.with_name(f"{cache.stem}.shard{k}of{n}.json") for k in range(n)]
+        if not all(f.is_file() for f in files):
+            continue
+        parts = [json.loads(f.read_text(encoding="utf-8")) for f in files]
+        if sum(p["n"] for p in parts) != n_records:
+            continue
+        cands = [parts[i % n]["cands"][i // n] for i in range(n_records)]
+        data = {"cands": cands, "cpu_s": sum(p["cpu_s"] for p in parts), "wall_s": max(p["wall_s"] for p in parts),
+                "forwards": sum(p["forwards"] for p in parts), "n": n_records, "shards": n}
+        cache.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        return data
+    return None
 
 
 def ours_cer(pred: str, gold: str) -> float:
@@ -254,7 +282,7 @@ def evaluate(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     samples = Path(args.samples)
     test = load_split(samples, "test", args.per_length)
-    dev = load_split(samples, "dev", args.dev_per_length)
+    dev = load_split(Path(args.dev_samples) if args.dev_samples else samples, "dev", args.dev_per_length)
     arms = [a for a in (args.arms.split(",") if args.arms else ARMS)]
     if set(arms) - set(ARMS) or not arms:
         raise SystemExit(f"unknown arms {sorted(set(arms) - set(ARMS))}; choose from {ARMS}")
@@ -501,8 +529,18 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--cached-only", action="store_true", help="report only the runs already in OUT/cache")
     e.add_argument("--only-known", action="store_true",
                    help="only decode the --arms' known widths into OUT/cache (to run arms in parallel)")
+    e.add_argument("--shard", default=None, metavar="K/N",
+                   help="with --decode or --only-known: decode every N-th gap from the K-th (K = 0..N-1) into its "
+                        "own cache file; a later run without --shard merges the N files (parallel workers)")
+    e.add_argument("--dev-samples", default=None,
+                   help="take the dev split (prior and temperatures) from this samples dir (default: --samples)")
     e.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    if getattr(args, "shard", None):
+        k, _, n = args.shard.partition("/")
+        if not (k.isdigit() and n.isdigit() and 0 <= int(k) < int(n)) or not (args.decode or args.only_known):
+            parser.error("--shard K/N needs 0 <= K < N and --decode or --only-known")
+        args.shard = (int(k), int(n))
     args.argv = sys.argv[1:] if argv is None else list(argv)  # the command recorded in metrics.json
     if args.cmd == "samples":
         data = make_samples(args.mirror, args.fold, args.per_length, args.seed, args.limit, args.corpus)
