@@ -21,6 +21,7 @@ from spacy.tokens import Doc
 
 from ..errors import ConfigError
 from .convert import doc_to_record, merge_records
+from .heap import trim_heap
 from .pieces import split_text
 
 #: The package tried first when no ``--model`` is given (else the embedded default is built).
@@ -107,6 +108,7 @@ def annotate_batch(nlp: Language, task: str, *, max_chars: int = 4096, batch_cha
                 if doc is not None:  # spans in user_data point back at the Doc: break the cycle so that
                     doc.user_data.clear()  # its hidden states are freed now, not at the next full gc
             del docs, doc  # no Doc outlives its memory zone
+        trim_heap()  # glibc keeps the freed arenas of each forward resident otherwise (see .heap)
     lines, words = [], 0
     for r in range(len(parts)):
         rec_parts, parts[r] = parts[r], []  # each record's pieces are freed once merged and written

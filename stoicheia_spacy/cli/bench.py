@@ -25,6 +25,8 @@ KNOWN = {
     "backbone": ("Backbone letters/s and achieved FLOP/s against this machine's GEMM rate.",
                  "--sizes 1024,4096 --threads 2"),
     "codec": ("Codec MB/s (encode, decode, canonicalize) against plain NFD.", "--mb 2"),
+    "heapclimb": ("RSS per annotated piece of the default pipeline, with and without glibc malloc_trim.",
+                  "--pieces 12 --out memory_climb.json"),
     "parse": ("Words/s of tagging + lemmatizing + parsing against a spaCy CNN pipeline; scores with --data.",
               "--n 50 --data corpus/ud_perseus_test_agdt.spacy"),
     "pipeline": ("Words/s of the full default pipeline against the encoder alone, both against the GEMM roofline.",
