@@ -7,7 +7,7 @@ import platform
 import psutil
 import pytest
 
-from stoicheia_spacy.annotate.heap import trim_heap
+from stoicheia_spacy.annotate.heap import _malloc_trim, trim_heap
 
 GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
 
@@ -25,6 +25,12 @@ def test_trim_returns_freed_heap_pages() -> None:
     assert len(keep) == 2000
 
 
-@pytest.mark.skipif(GLIBC, reason="only where glibc is absent")
-def test_trim_is_a_no_op_elsewhere() -> None:
-    assert trim_heap() is False
+def test_trim_is_a_no_op_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(platform, "system", lambda: "Darwin")  # as on macOS: no glibc
+    _malloc_trim.cache_clear()
+    try:
+        assert trim_heap() is False
+    finally:
+        monkeypatch.undo()
+        _malloc_trim.cache_clear()
+    assert trim_heap() is GLIBC
