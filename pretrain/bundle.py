@@ -22,7 +22,6 @@ checked against ``--max-mib`` (45 by default, so code + bundle travel in one 64 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import lzma
@@ -33,6 +32,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from stoicheia_spacy.corpus.fetch import sha256_of
 from stoicheia_spacy.errors import CorpusError, StoicheiaError
 
 from .config import TIER_NAMES
@@ -42,14 +42,6 @@ log = logging.getLogger(__name__)
 
 FORMAT = "stoicheia-training-bundle/1"
 PARTS = ("pretrain", "treebank", "papyri", "scansion")
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 HOLDOUT_N = 8
@@ -190,7 +182,7 @@ def build_scansion(mirror: Path, out: Path, *, limit: int | None = None) -> dict
 
 def write_manifest(out: Path, counts: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
     files: dict[str, dict[str, Any]] = {
-        str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": sha256_file(p)}
+        str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": sha256_of(p)}
         for p in sorted(out.rglob("*"))
         if p.is_file() and p.name != "manifest.json"
     }
@@ -217,7 +209,7 @@ def verify_bundle(bundle: str | Path) -> dict[str, Any]:
         raise CorpusError(f"{path}: unknown format {manifest.get('format')!r}")
     for rel, meta in manifest["files"].items():
         f = bundle / rel
-        if not f.is_file() or f.stat().st_size != meta["bytes"] or sha256_file(f) != meta["sha256"]:
+        if not f.is_file() or f.stat().st_size != meta["bytes"] or sha256_of(f) != meta["sha256"]:
             raise CorpusError(f"{f}: missing or does not match the manifest")
     return manifest
 

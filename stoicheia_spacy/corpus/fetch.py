@@ -21,6 +21,7 @@ MIRROR_ENV = "STOICHEIA_ASSET_MIRROR"
 
 
 def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks."""
     h = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):

@@ -8,7 +8,6 @@ occurs in documentary text or a blocklist passage. Writes per-fold manifests.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ContaminationError, CorpusError
+from .fetch import sha256_of
 from .flat import FlatCorpus, distinct, ngram_hashes, valid_ngram_starts
 from .readers import Record
 
@@ -31,14 +31,6 @@ def read_jsonl(path: Path) -> Iterator[Record]:
                 yield json.loads(line)
             except json.JSONDecodeError as exc:
                 raise CorpusError(f"{path}:{n}: not JSON ({exc})") from exc
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 class NgramSet:
@@ -67,7 +59,7 @@ class NgramSet:
 def split_counts(path: Path) -> dict[str, Any]:
     recs = list(read_jsonl(path))
     return {"records": len(recs), "chars": sum(len(r["text"]) for r in recs),
-            "works": sorted({r["work"] for r in recs}), "sha256": sha256_file(path)}
+            "works": sorted({r["work"] for r in recs}), "sha256": sha256_of(path)}
 
 
 def verify_fold(fold_dir: Path, n: int = 5) -> dict[str, Any]:

@@ -1,10 +1,13 @@
-"""Import a project script (not a package module) by path, for the tests beside this file."""
+"""Helpers for the tests beside this file: import a project script by path, write the sample treebank."""
 
 from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
 from types import ModuleType
+
+import spacy
+from spacy.tokens import DocBin
 
 
 def load_script(path: Path, name: str) -> ModuleType:
@@ -14,3 +17,13 @@ def load_script(path: Path, name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def write_sample_treebank(path: Path, helpers: ModuleType) -> Path:
+    """The morph tests' gold sentences (``helpers``: tests/morph/helpers.py) as a DocBin at ``path``."""
+    nlp = spacy.blank("grc")
+    db = DocBin()
+    for sent in helpers.load_sentences():
+        db.add(helpers.gold_doc(nlp, sent))
+    db.to_disk(path)
+    return path

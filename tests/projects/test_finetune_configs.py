@@ -13,8 +13,7 @@ import pytest
 import spacy
 import torch
 from safetensors.torch import load_file
-from scriptload import load_script
-from spacy.tokens import DocBin
+from scriptload import load_script, write_sample_treebank
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "assets" / "configs" / "finetune"
@@ -36,13 +35,7 @@ QUICK = {"training.max_steps": 3, "training.eval_frequency": 3, "training.patien
 
 @pytest.fixture(scope="module")
 def treebank(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    nlp = spacy.blank("grc")
-    db = DocBin()
-    for sent in H.load_sentences():
-        db.add(H.gold_doc(nlp, sent))
-    path = tmp_path_factory.mktemp("corpus") / "sample.spacy"
-    db.to_disk(path)
-    return path
+    return write_sample_treebank(tmp_path_factory.mktemp("corpus") / "sample.spacy", H)
 
 
 def test_joint_config_stops_resumes_exports_and_scores(treebank: Path, tmp_path: Path) -> None:

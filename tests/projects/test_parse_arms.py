@@ -10,11 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-import spacy
 import torch
-from scriptload import load_script
+from scriptload import load_script, write_sample_treebank
 from spacy.cli.train import train
-from spacy.tokens import DocBin
 
 from stoicheia_spacy.bench.parse import gold_run, gold_sentences
 
@@ -37,13 +35,7 @@ QUICK = {"training.max_steps": 5, "training.eval_frequency": 5, "training.patien
 
 @pytest.fixture(scope="module")
 def docbin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    nlp = spacy.blank("grc")
-    db = DocBin()
-    for sent in H.load_sentences():
-        db.add(H.gold_doc(nlp, sent))
-    path = tmp_path_factory.mktemp("corpus") / "sample.spacy"
-    db.to_disk(path)
-    return path
+    return write_sample_treebank(tmp_path_factory.mktemp("corpus") / "sample.spacy", H)
 
 
 def test_every_arm_trains_scores_and_compares(docbin: Path, tmp_path: Path) -> None:
