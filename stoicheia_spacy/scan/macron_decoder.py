@@ -1,6 +1,6 @@
 """Lexicon-aware macron decoding: lexicon candidates + the backbone's macron head + metre.
 
-Per dichronon the decoder reads three kinds of evidence:
+Per dichronon the decoder reads these kinds of evidence:
 
 * the macron head's (temperature-scaled) long probability ``p`` in context;
 * the :class:`~.macron_lexicon.MacronLexicon` patterns of the word, as one vote per
@@ -12,16 +12,22 @@ Per dichronon the decoder reads three kinds of evidence:
   short ultima; an acute on a long penult means a long ultima; an acute on a dichronic
   penult before a short ultima means a short penult; a vowel of crasis (breathing
   inside a word, ``κἀγώ``, ``τἄρα``) is long;
+* the deictic suffix (:func:`deictic_iota`): the -ί of οὑτοσί, τουτί, ὁδί, νυνί is long;
+* dialect (:func:`dialect_features`): an α whose η-form is attested is either the Attic ᾱ
+  after ε, ι, ρ that Ionic writes η (χώρα/χώρη) or, elsewhere inside the word and where
+  no Attic source (LSJ, Wiktionary paradigms) lists the α-form, a Doric/Aeolic ᾱ for
+  Attic-Ionic η (νικάσας/νικήσας, ἀνίκατος/ἀνίκητος);
 * in verse, the metre: the scanner's Viterbi path through the metre automata fixes the
   weight of an open syllable and so the length of its dichronon (``vote`` +1 long,
   -1 short, 0 where the metre was not used) and how firmly it holds that weight
   (:func:`~.lattice.weight_margins`, capped at :data:`MARGIN_CAP` where it forces it).
 
 Two logistic stages, fitted on Norma's ``dev.txt`` (:func:`fit_logistic`), turn this
-into a calibrated probability: :meth:`MacronDecoder.prior` (head + lexicon; this is what
-the metre decoder sees) and :meth:`MacronDecoder.posterior` (prior, metre vote and margin,
-the letter's position: :data:`POSTERIOR_FEATURES`; which columns a fitted stage uses is
-in its ``features``, chosen on dev by ``meter-eval``). Where
+into a calibrated probability: :meth:`MacronDecoder.prior` (head, lexicon and rules:
+:data:`PRIOR_FEATURES`; this is what the metre decoder sees) and
+:meth:`MacronDecoder.posterior` (prior, metre vote and margin, the letter's position, the
+dialect cues: :data:`POSTERIOR_FEATURES`); which columns a fitted stage uses is in its
+``features``, chosen on dev by ``meter-eval`` (:data:`PRIOR_GROUPS`, :data:`POSTERIOR_GROUPS`). Where
 the lexicon has no pattern, only the head speaks; without a lexicon the ``backbone``
 calibration is used. ``abstain_below`` in the scanner leaves a vowel unmarked when
 ``max(p, 1 - p)`` is below it.
@@ -37,7 +43,7 @@ import numpy as np
 
 from ..alphabet import ACCENT_ACUTE, ACCENT_CIRCUMFLEX, ALPHABET
 from ..codec import CharPlanes
-from .macron_lexicon import SOURCES, MacronLexicon, form_key
+from .macron_lexicon import SOURCES, MacronLexicon, form_key, strip_diacritics
 from .syllabify import (
     ELISION_MARKS,
     LONG_VOWELS,
@@ -51,12 +57,15 @@ from .syllabify import (
 
 _WORD = re.compile(r"[^\W\d_]+")
 PRIOR_FEATURES = ("backbone", "hypotactic", "lsj", "wiktionary", "covered", "ambiguous_x_backbone", "accent",
-                  "suffix", "eta", "hypotactic_final")
+                  "suffix", "eta", "hypotactic_final", "deictic", "alpha_purum_eta", "doric_alpha")
+#: Prior feature groups the meter-eval selection tries (columns of :func:`prior_features`).
+PRIOR_GROUPS = {"base": tuple(range(10)), "deictic": (10,), "dialect": (11, 12)}
 N_VOTES = 7
 POSTERIOR_FEATURES = ("prior", "metre", "metre_margin", "metre_forced", "alpha", "iota", "last_vowel",
-                      "first_vowel", "last_vowel_x_prior", "next_vowel", "verse_metre")
+                      "first_vowel", "last_vowel_x_prior", "next_vowel", "verse_metre", "alpha_purum_eta",
+                      "doric_alpha")
 #: Posterior feature groups the meter-eval selection tries (columns of :func:`posterior_features`).
-POSTERIOR_GROUPS = {"base": (0, 1), "margin": (2, 3), "position": (4, 5, 6, 7, 8, 9, 10)}
+POSTERIOR_GROUPS = {"base": (0, 1), "margin": (2, 3), "position": (4, 5, 6, 7, 8, 9, 10), "dialect": (11, 12)}
 MARGIN_CAP = 20.0
 
 
@@ -117,6 +126,69 @@ def lexicon_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: Macr
     return out
 
 
+#: Demonstratives and adverbs that take the deictic -ί (Smyth 333g), as unaccented letters before it.
+DEICTIC_STEMS = frozenset("""
+ουτοσ αυτη τουτ τουτου ταυτησ τουτω ταυτη τουτον ταυτην ουτοι αυται ταυτ τουτων τουτοισ ταυταισ τουτουσ ταυτασ
+οδ ηδ τοδ τουδ τησδ τωδ τηδ τονδ τηνδ οιδ αιδ ταδ τωνδ τοισδ ταισδ τουσδ τασδ
+εκεινοσ εκεινη εκειν εκεινου εκεινησ εκεινω εκεινον εκεινην εκεινοι εκειναι εκεινων εκεινοισ εκεινουσ εκεινασ
+τοσουτοσ τοσουτον τοσουτ τοσαυτ τοιουτοσ τοιουτον τοιουτ τοιαυτ τηλικουτοσ τηλικουτον
+νυν δευρ ωδ ουτωσ ενθαδ ενθενδ εντευθεν
+""".split())
+
+
+def deictic_iota(text: str, planes: CharPlanes, dich: np.ndarray) -> np.ndarray:
+    """(n,) 1 at the deictic suffix -ί, always long and accented (οὑτοσί, τουτῳί, ὁδί, νυνί, δευρί):
+    a dichronic accented ι ending a word whose letters before it are a :data:`DEICTIC_STEMS` form."""
+    n = len(planes)
+    out = np.zeros(n, dtype=np.float64)
+    if n == 0 or not dich.any():
+        return out
+    offsets = np.asarray(planes.offsets)
+    for m in _WORD.finditer(text):
+        lo, hi = int(np.searchsorted(offsets, m.start())), int(np.searchsorted(offsets, m.end()))
+        key = form_key(m.group())
+        if hi <= lo or not dich[hi - 1] or len(key) != hi - lo:
+            continue
+        last = unicodedata.normalize("NFD", key[-1])
+        if last[0] == "ι" and ("\u0301" in last or "\u0300" in last) and strip_diacritics(key[:-1]) in DEICTIC_STEMS:
+            out[hi - 1] = 1.0
+    return out
+
+
+def dialect_features(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: MacronLexicon | None) -> np.ndarray:
+    """(n, 2) per dichronic α whose η-form is attested (:meth:`MacronLexicon.eta_variant_attested`):
+
+    0. after ε, ι or ρ in its word: the Attic ᾱ (alpha purum) that Ionic writes η (χώρα/χώρη);
+    1. elsewhere inside the word (neither its first letter nor its last vowel), with no LSJ or
+       Wiktionary pattern for the α-form: a Doric/Aeolic ᾱ where Attic-Ionic has η
+       (νικάσας/νικήσας). Word edges are left out because there the η-form is mostly another
+       inflection of the same word, not its dialect form: the temporal augment at the start
+       (ἀκούσατε/ἠκούσατε), neuter plural -ᾰ beside feminine -η and ἄν beside ἤν at the end; so is
+       a form the Attic sources list (its α is then an Attic α, not a substitute for η).
+    """
+    n = len(planes)
+    out = np.zeros((n, 2), dtype=np.float64)
+    if lexicon is None or n == 0 or not dich.any():
+        return out
+    offsets = np.asarray(planes.offsets)
+    attic = SOURCES["lsj"] | SOURCES["wiktionary"]
+    for m in _WORD.finditer(text):
+        lo, hi = int(np.searchsorted(offsets, m.start())), int(np.searchsorted(offsets, m.end()))
+        word = m.group()
+        if hi <= lo or not dich[lo:hi].any() or len(form_key(word)) != hi - lo:
+            continue
+        bare = strip_diacritics(form_key(word))
+        listed = any(int(src) & attic for _, src, _ in lexicon.candidates(word))
+        for j in np.nonzero(dich[lo:hi])[0].tolist():
+            if not lexicon.eta_variant_attested(word, j):
+                continue
+            if j > 0 and bare[j - 1] in "ειρ":
+                out[lo + j, 0] = 1.0
+            elif j > 0 and not listed and any(c in "αεηιουω" for c in bare[j + 1 :]):
+                out[lo + j, 1] = 1.0
+    return out
+
+
 def accent_votes(text: str, planes: CharPlanes, dich: np.ndarray) -> np.ndarray:
     """(n,) +1 long / -1 short / 0 at dichrona whose length the accent fixes (see module doc)."""
     n = len(planes)
@@ -162,13 +234,17 @@ def accent_votes(text: str, planes: CharPlanes, dich: np.ndarray) -> np.ndarray:
     return out
 
 
-def prior_features(p_backbone: np.ndarray, votes: np.ndarray, accent: np.ndarray | None = None) -> np.ndarray:
-    """(n, len(PRIOR_FEATURES)) design matrix of the prior stage."""
+def prior_features(p_backbone: np.ndarray, votes: np.ndarray, accent: np.ndarray | None = None,
+                   deictic: np.ndarray | None = None, dialect: np.ndarray | None = None) -> np.ndarray:
+    """(n, len(PRIOR_FEATURES)) design matrix of the prior stage (missing parts are zeros)."""
     z = _logit(p_backbone)
+    n = len(z)
     ambiguous = (votes[:, 3] > 0) & (np.abs(votes[:, :3]).max(axis=1) < 1)
-    acc = np.zeros(len(z)) if accent is None else np.asarray(accent, dtype=np.float64)
+    acc = np.zeros(n) if accent is None else np.asarray(accent, dtype=np.float64)
+    dei = np.zeros(n) if deictic is None else np.asarray(deictic, dtype=np.float64)
+    dia = np.zeros((n, 2)) if dialect is None else np.asarray(dialect, dtype=np.float64)
     return np.column_stack([z, votes[:, 0], votes[:, 1], votes[:, 2], votes[:, 3], ambiguous * z, acc,
-                            votes[:, 4], votes[:, 5], votes[:, 6]])
+                            votes[:, 4], votes[:, 5], votes[:, 6], dei, dia[:, 0], dia[:, 1]])
 
 
 def position_features(planes: CharPlanes) -> np.ndarray:
@@ -194,12 +270,14 @@ def position_features(planes: CharPlanes) -> np.ndarray:
 
 
 def posterior_features(p_prior: np.ndarray, metre: np.ndarray, margin: np.ndarray | None = None,
-                       position: np.ndarray | None = None, verse_metre: np.ndarray | None = None) -> np.ndarray:
+                       position: np.ndarray | None = None, verse_metre: np.ndarray | None = None,
+                       dialect: np.ndarray | None = None) -> np.ndarray:
     """(n, len(POSTERIOR_FEATURES)) design matrix of the posterior stage.
 
     ``margin``: the metre's max-marginal margin in nats (:func:`~.lattice.weight_margins`);
     ``position``: :func:`position_features`; ``verse_metre``: 1 where the letter's verse was
-    decoded through a metre. Missing parts are zeros (a stage fitted without them ignores them).
+    decoded through a metre; ``dialect``: :func:`dialect_features`. Missing parts are zeros
+    (a stage fitted without them ignores them).
     """
     z = _logit(p_prior)
     n = len(z)
@@ -207,8 +285,9 @@ def posterior_features(p_prior: np.ndarray, metre: np.ndarray, margin: np.ndarra
     mg = np.zeros(n) if margin is None else np.minimum(np.asarray(margin, dtype=np.float64), MARGIN_CAP)
     pos = np.zeros((n, 5)) if position is None else np.asarray(position, dtype=np.float64)
     vm = np.zeros(n) if verse_metre is None else np.asarray(verse_metre, dtype=np.float64)
+    dia = np.zeros((n, 2)) if dialect is None else np.asarray(dialect, dtype=np.float64)
     return np.column_stack([z, m, m * mg / MARGIN_CAP, m * (mg >= MARGIN_CAP), pos[:, 0], pos[:, 1], pos[:, 2],
-                            pos[:, 3], pos[:, 2] * z, pos[:, 4], vm])
+                            pos[:, 3], pos[:, 2] * z, pos[:, 4], vm, dia[:, 0], dia[:, 1]])
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, iters: int = 50) -> dict[str, list[float] | float]:
@@ -259,14 +338,16 @@ class MacronDecoder:
         if params is None:
             return p_backbone
         votes = lexicon_votes(text, planes, dich, self.lexicon)
-        x = prior_features(p_backbone, votes, accent_votes(text, planes, dich))
+        x = prior_features(p_backbone, votes, accent_votes(text, planes, dich), deictic_iota(text, planes, dich),
+                           dialect_features(text, planes, dich, self.lexicon))
         return np.where(dich, _apply(params, x), p_backbone)
 
     def posterior(self, p_prior: np.ndarray, metre: np.ndarray, dich: np.ndarray, *,
                   margin: np.ndarray | None = None, planes: CharPlanes | None = None,
-                  verse_metre: np.ndarray | None = None) -> np.ndarray:
+                  verse_metre: np.ndarray | None = None, text: str | None = None) -> np.ndarray:
         """Prior + metre vote (+1 long, -1 short, 0 none) and, where the fitted stage uses them,
-        the metre's margin and the letter's position -> calibrated probability of long.
+        the metre's margin, the letter's position and (``text`` and ``planes`` given, a lexicon
+        loaded) the dialect cues -> calibrated probability of long.
 
         A stage without ``features`` uses the first columns (older cfgs: prior and metre).
         """
@@ -275,5 +356,8 @@ class MacronDecoder:
             return np.where(metre > 0, np.maximum(p_prior, 0.5 + 1e-6),
                             np.where(metre < 0, np.minimum(p_prior, 0.5 - 1e-6), p_prior))
         position = None if planes is None else position_features(planes)
-        x = posterior_features(p_prior, metre, margin, position, verse_metre)
+        dialect = (None if planes is None or text is None or self.lexicon is None
+                   or not set(params.get("features", ())) & set(POSTERIOR_GROUPS["dialect"])
+                   else dialect_features(text, planes, dich, self.lexicon))
+        x = posterior_features(p_prior, metre, margin, position, verse_metre, dialect)
         return np.where(dich, _apply(params, x), p_prior)

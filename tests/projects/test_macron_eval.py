@@ -83,3 +83,20 @@ def test_left_out_works_are_used_only_when_held_out_prediction_prefers_them() ->
     kept = E.compare_fitting_data(*_works(0, True, True), repeats=1, folds=3, dev_folds=3)
     assert kept["chosen"] == "dev"
     assert E._better(kept["scores"]["dev"], kept["scores"]["dev+left-out"])
+
+
+def test_the_lexicon_stage_tries_each_group_set_with_and_without_the_dialect_cues() -> None:
+    # a Doric-like cue: where it fires the letter is long whatever the prior says
+    rng = np.random.default_rng(2)
+    n = 1200
+    doric = rng.random(n) < 0.1
+    gold = np.where(doric, True, rng.random(n) < 0.2)
+    prior = np.clip(np.where(gold & ~doric, 0.7, 0.3) + rng.normal(0, 0.1, n), 0.01, 0.99)
+    dialect = np.column_stack([np.zeros(n), doric.astype(float)])
+    x = E.posterior_features(prior, np.zeros(n), None, None, None, dialect)
+    stage, table = E.select_posterior(x, gold.astype(float), np.arange(n) // 10, repeats=1, folds=3,
+                                      group_sets=E.GROUP_SETS_LEXICON)
+    chosen = next(r for r in table if r.get("chosen"))
+    assert len(table) == 32 and "dialect" in chosen["groups"]
+    assert POSTERIOR_FEATURES.index("doric_alpha") in stage["features"]
+    assert not any("dialect" in g for g in E.GROUP_SETS)  # the backbone stage has no lexicon to ask

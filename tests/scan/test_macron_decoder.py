@@ -1,6 +1,9 @@
-"""The macron decoder's posterior stage: position features, metre margins, old cfgs."""
+"""The macron decoder's posterior stage: position features, metre margins, dialect cues, old cfgs."""
 
+import json
+import re
 import unicodedata
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,9 +12,22 @@ from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.scan.macron_decoder import (
     MARGIN_CAP,
     POSTERIOR_FEATURES,
+    POSTERIOR_GROUPS,
+    PRIOR_FEATURES,
+    PRIOR_GROUPS,
     MacronDecoder,
+    deictic_iota,
+    dialect_features,
     position_features,
     posterior_features,
+    prior_features,
+)
+from stoicheia_spacy.scan.macron_lexicon import (
+    SOURCES,
+    MacronLexicon,
+    form_key,
+    from_markup,
+    read_eta_forms,
 )
 from stoicheia_spacy.scan.syllabify import dichrona_mask
 
@@ -66,3 +82,80 @@ def test_a_forced_metre_weighs_more_than_a_loose_one() -> None:
     assert (held[dich] > 0.9).all() and (loose[dich] < 0.5).all()
     x = posterior_features(p, metre, np.full(n, 50.0))
     assert x.shape == (n, len(POSTERIOR_FEATURES)) and x[dich, forced].tolist() == [1.0] * int(dich.sum())
+
+
+def _dialect_lexicon() -> MacronLexicon:
+    lex = MacronLexicon()
+    # Attic-Ionic η-forms: νικήσας, ἀνίκητον, στήσειεν; Ionic χώρη; πάντη (adverb) beside neuter πάντα;
+    # the augmented ἤκουσα beside ἄκουσα
+    lex.eta_forms = {form_key(w) for w in ("νικήσας", "ἀνίκητον", "στήσειεν", "χώρη", "πάντη", "ἤκουσα", "τλήμων")}
+    lex.add(*from_markup("πάντα^"), SOURCES["wiktionary"])
+    lex.add(*from_markup("τλά_μων"), SOURCES["lsj"])  # a form an Attic source lists
+    return lex
+
+
+def test_dialect_features_mark_the_doric_long_alpha_and_alpha_purum() -> None:
+    text = "νικάσας ἀνίκατον χώρα πάντα ἄκουσα στάσειεν τλάμων"
+    planes = encode_planes(text)
+    dich = dichrona_mask(planes)
+    feats = dialect_features(text, planes, dich, _dialect_lexicon())
+    offs = np.asarray(planes.offsets).tolist()
+
+    def marked(col: int) -> list[str]:
+        return [f"{text[o]}@{m.group()}" for m in re.finditer(r"\S+", text) for i, o in enumerate(offs)
+                if m.start() <= o < m.end() and feats[i, col] == 1.0]
+
+    # νικ-ά-σας, ἀνίκ-α-τον, στ-ά-σειεν: Doric ᾱ for Attic η (first letter, last vowel, listed forms left out)
+    assert marked(1) == ["ά@νικάσας", "α@ἀνίκατον", "ά@στάσειεν"]
+    assert marked(0) == ["α@χώρα"]  # Attic ᾱ after ρ where Ionic has η
+    assert dialect_features(text, planes, dich, None).sum() == 0
+
+
+def test_a_dialect_stage_lengthens_the_doric_alpha_only_with_the_text() -> None:
+    text = "νικάσας ἀνίκατον"
+    planes = encode_planes(text)
+    dich = dichrona_mask(planes)
+    n = len(planes)
+    doric = POSTERIOR_FEATURES.index("doric_alpha")
+    assert doric in POSTERIOR_GROUPS["dialect"]
+    stage = {"weights": [1.0, 4.0], "bias": 0.0, "features": [0, doric]}
+    dec = MacronDecoder(_dialect_lexicon(), {"lexicon": {"posterior": stage}})
+    p, metre = np.full(n, 0.2), np.zeros(n)
+    with_text = dec.posterior(p, metre, dich, planes=planes, text=text)
+    without = dec.posterior(p, metre, dich, planes=planes)
+    long_now = [text[int(o)] for o, q in zip(np.asarray(planes.offsets), with_text, strict=True) if q > 0.5]
+    assert long_now == ["ά", "α"]  # νικ-ᾱ́-σας, ἀνίκ-ᾱ-τον; ι and the privative ἀ stay short
+    assert (without[dich] < 0.5).all()
+
+
+def test_the_deictic_iota_is_found_on_demonstratives_and_adverbs_only() -> None:
+    text = "οὑτοσὶ τουτῳὶ νυνὶ δευρί ὁδί, ἐπὶ περὶ ἐστί πόλι Τουτὶ"
+    planes = encode_planes(text)
+    dich = dichrona_mask(planes)
+    rule = deictic_iota(text, planes, dich)
+    offs = np.asarray(planes.offsets).tolist()
+    hits = [m.group() for m in re.finditer(r"[^\W\d_]+", text) for i, o in enumerate(offs)
+            if m.start() <= o < m.end() and rule[i] == 1.0]
+    assert hits == ["οὑτοσὶ", "τουτῳὶ", "νυνὶ", "δευρί", "ὁδί", "Τουτὶ"]
+    assert all(text[offs[i]] in "ὶί" for i in np.nonzero(rule)[0])  # on the final ι itself
+    x = prior_features(np.full(len(planes), 0.5), np.zeros((len(planes), 7)), None, rule)
+    assert PRIOR_GROUPS["deictic"] == (PRIOR_FEATURES.index("deictic"),)
+    assert x[:, PRIOR_FEATURES.index("deictic")].tolist() == rule.tolist()
+
+
+def test_bacchylides_doric_alpha_gets_the_cue_from_the_real_hunspell_forms(shared_data) -> None:
+    lex = MacronLexicon(eta_forms=read_eta_forms(shared_data / "lexica" / "grc_hunspell_wordforms.txt.xz"))
+    text = "νικάσας ἀνίκατον δύστανος"  # Doric for Attic νικήσας ἀνίκητον δύστηνος
+    planes = encode_planes(text)
+    dich = dichrona_mask(planes)
+    doric = dialect_features(text, planes, dich, lex)[:, 1]
+    offs = np.asarray(planes.offsets).tolist()
+    # νικ-ᾱ́-σας ἀνίκ-ᾱ-τον δύστ-ᾱ-νος
+    assert [(text[offs[i]], i) for i in np.nonzero(doric)[0]] == [("ά", 3), ("α", 11), ("α", 19)]
+    # the shipped calibration (dev-fitted) raises the odds of those ᾱ
+    cfg = Path(__file__).resolve().parents[2] / "assets" / "models" / "grc_stoicheia_doc_clean" / "scanner" / "cfg"
+    calibration = json.loads(cfg.read_text())["macron_calibration"]
+    p = np.full(len(planes), 0.3)
+    with_cue = MacronDecoder(lex, calibration).prior(text, planes, p, dich)
+    without = MacronDecoder(MacronLexicon(), calibration).prior(text, planes, p, dich)
+    assert (with_cue[doric == 1] > without[doric == 1] + 0.1).all()

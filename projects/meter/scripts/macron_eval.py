@@ -40,8 +40,10 @@ from stoicheia_spacy.models.scanner import N_MACRON
 from stoicheia_spacy.scan.macron_decoder import (
     N_VOTES,
     POSTERIOR_GROUPS,
-    PRIOR_FEATURES,
+    PRIOR_GROUPS,
     accent_votes,
+    deictic_iota,
+    dialect_features,
     fit_logistic,
     lexicon_votes,
     position_features,
@@ -59,6 +61,11 @@ from stoicheia_spacy.scan.norma import (
 )
 from stoicheia_spacy.scan.syllabify import dichrona_mask
 
+#: Posterior group sets the selection tries; the lexicon stage also tries each with the dialect cues
+#: (``dialect_features`` need the lexicon, so the backbone stage never does).
+GROUP_SETS = (("base",), ("base", "margin"), ("base", "position"), ("base", "margin", "position"))
+GROUP_SETS_LEXICON = GROUP_SETS + tuple((*g, "dialect") for g in GROUP_SETS)
+PRIOR_GROUP_SETS = (("base",), ("base", "deictic"), ("base", "dialect"), ("base", "deictic", "dialect"))
 PUBLISHED = {"all-short baseline": 83.14, "rule-based (Norma paper), unmarked as short": 89.46,
              "character transformer (Norma paper)": 90.66, "Stoicheia (paper, 405M, fine-tuned)": 93.37}
 COVERAGES = tuple(round(x, 2) for x in np.arange(0.1, 1.0001, 0.05))
@@ -135,13 +142,14 @@ def head_p(logits: np.ndarray, temperature: float) -> np.ndarray:
 
 
 def evidence(docs, logits, lexicon, temperature: float):
-    """Per doc: (p_head, lexicon votes, accent votes)."""
+    """Per doc: (p_head, lexicon votes, accent votes, deictic-ί rule, dialect cues)."""
     out = []
     for d, lg in zip(docs, logits, strict=True):
         planes = d._.stoicheia.planes
         dich = dichrona_mask(planes)
         out.append((head_p(lg, temperature), lexicon_votes(d.text, planes, dich, lexicon),
-                    accent_votes(d.text, planes, dich)))
+                    accent_votes(d.text, planes, dich), deictic_iota(d.text, planes, dich),
+                    dialect_features(d.text, planes, dich, lexicon)))
     return out
 
 
@@ -163,21 +171,25 @@ def annotate(pipe, docs, logits, lexicon, calibration, items):
     return np.array(res, dtype=np.float64)
 
 
-def posterior_design(docs, items, p_prior: np.ndarray, ann: np.ndarray) -> np.ndarray:
-    """Posterior-stage design at each item: prior, metre vote and margin, position, verse metre."""
+def posterior_design(docs, items, p_prior: np.ndarray, ann: np.ndarray, lexicon=None) -> np.ndarray:
+    """Posterior-stage design at each item: prior, metre vote and margin, position, verse metre and
+    (with a lexicon) the dialect cues."""
     pos = np.zeros((len(items), 5))
+    dia = np.zeros((len(items), 2))
     verse = np.zeros(len(items))
-    cache: dict[int, np.ndarray] = {}
+    cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for j, (_, k, i) in enumerate(items):
         if i < 0:
             continue
         if k not in cache:
-            cache[k] = position_features(docs[k]._.stoicheia.planes)
-        pos[j] = cache[k][i]
+            planes = docs[k]._.stoicheia.planes
+            cache[k] = (position_features(planes),
+                        dialect_features(docs[k].text, planes, dichrona_mask(planes), lexicon))
+        pos[j], dia[j] = cache[k][0][i], cache[k][1][i]
         off = int(np.asarray(docs[k]._.stoicheia.planes.offsets)[i])
         verse[j] = float(any(v.start_char <= off < v.end_char and bool(v._.meter and v._.meter["used"])
                              for v in docs[k]._.verses))
-    return posterior_features(p_prior, ann[:, 2], ann[:, 3], pos, verse)
+    return posterior_features(p_prior, ann[:, 2], ann[:, 3], pos, verse, dia)
 
 
 def accuracy_at(gold: np.ndarray, p: np.ndarray, coverage: float = 0.8) -> float:
@@ -187,14 +199,11 @@ def accuracy_at(gold: np.ndarray, p: np.ndarray, coverage: float = 0.8) -> float
     return 100 * float(((p > 0.5) == gold)[order][:k].mean())
 
 
-def select_posterior(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, repeats: int = 5, folds: int = 5
-                     ) -> tuple[dict, list[dict]]:
-    """Posterior stage chosen on the fitting data: feature groups x L2 by repeated grouped CV.
-
-    ``groups``: one key per line (unique across works when several are pooled, so no line
-    is split). Criterion (fixed beforehand): mean accuracy at 80 % coverage, then mean log loss.
-    Returns the stage refitted on all of ``x`` and the table of candidates.
-    """
+def _select(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, repeats: int, folds: int,
+            candidates: list[tuple[tuple[str, ...], list[int], float]]) -> tuple[dict, list[dict]]:
+    """Candidates (group names, columns, L2) scored by ``repeats`` x ``folds``-fold CV grouped by line;
+    criterion (fixed beforehand): mean accuracy at 80 % coverage, then mean log loss. Returns the
+    winner refitted on all of ``x`` and the table."""
     rng = np.random.default_rng(0)
     lines = np.unique(groups)
     splits = []
@@ -202,24 +211,44 @@ def select_posterior(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, repeat
         fold = dict(zip(rng.permutation(lines).tolist(), np.arange(len(lines)) % folds, strict=True))
         splits.append(np.array([fold[g] for g in groups.tolist()]))
     table = []
-    for names in (("base",), ("base", "margin"), ("base", "position"), ("base", "margin", "position")):
-        cols = [c for n in names for c in POSTERIOR_GROUPS[n]]
-        for l2 in (0.01, 0.1, 1.0, 10.0):
-            acc80, loss = [], []
-            for fold in splits:
-                p = np.zeros(len(gold))
-                for f in range(folds):
-                    tr, te = fold != f, fold == f
-                    w = fit_logistic(x[tr][:, cols], gold[tr], l2=l2)
-                    p[te] = 1 / (1 + np.exp(-(x[te][:, cols] @ np.asarray(w["weights"]) + w["bias"])))
-                acc80.append(accuracy_at(gold, p))
-                loss.append(_log_loss(gold, p))
-            table.append({"groups": list(names), "features": cols, "l2": l2,
-                          "cv_accuracy_at_80": float(np.mean(acc80)), "cv_log_loss": float(np.mean(loss))})
+    for names, cols, l2 in candidates:
+        acc80, loss = [], []
+        for fold in splits:
+            p = np.zeros(len(gold))
+            for f in range(folds):
+                tr, te = fold != f, fold == f
+                w = fit_logistic(x[tr][:, cols], gold[tr], l2=l2)
+                p[te] = 1 / (1 + np.exp(-(x[te][:, cols] @ np.asarray(w["weights"]) + w["bias"])))
+            acc80.append(accuracy_at(gold, p))
+            loss.append(_log_loss(gold, p))
+        table.append({"groups": list(names), "features": cols, "l2": l2,
+                      "cv_accuracy_at_80": float(np.mean(acc80)), "cv_log_loss": float(np.mean(loss))})
     best = max(table, key=lambda r: (round(r["cv_accuracy_at_80"], 6), -r["cv_log_loss"]))
     best["chosen"] = True
     stage = {**fit_logistic(x[:, best["features"]], gold, l2=best["l2"]), "features": best["features"]}
     return stage, table
+
+
+def select_posterior(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, repeats: int = 5, folds: int = 5,
+                     group_sets: tuple[tuple[str, ...], ...] = GROUP_SETS) -> tuple[dict, list[dict]]:
+    """Posterior stage chosen on the fitting data: feature groups (``group_sets``) x L2 by repeated
+    grouped CV (:func:`_select`).
+
+    ``groups``: one key per line (unique across works when several are pooled, so no line
+    is split). Returns the stage refitted on all of ``x`` and the table of candidates.
+    """
+    return _select(x, gold, groups, repeats, folds,
+                   [(names, [c for n in names for c in POSTERIOR_GROUPS[n]], l2)
+                    for names in group_sets for l2 in (0.01, 0.1, 1.0, 10.0)])
+
+
+def select_prior(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, repeats: int = 5, folds: int = 5
+                 ) -> tuple[dict, list[dict]]:
+    """Lexicon prior stage chosen on dev: the base evidence with or without the deictic-ί rule and the
+    dialect cues (:data:`PRIOR_GROUP_SETS`), L2 fixed at the stage's 0.01, by the same grouped CV
+    and criterion as the posterior (:func:`_select`), scored on the prior's own held-out predictions."""
+    return _select(x, gold, groups, repeats, folds,
+                   [(names, [c for n in names for c in PRIOR_GROUPS[n]], 0.01) for names in PRIOR_GROUP_SETS])
 
 
 def _log_loss(gold: np.ndarray, p: np.ndarray) -> float:
@@ -233,7 +262,8 @@ def _better(a: dict, b: dict) -> bool:
 
 
 def compare_fitting_data(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, works: np.ndarray,
-                         repeats: int = 5, folds: int = 5, dev_folds: int = 5) -> dict:
+                         repeats: int = 5, folds: int = 5, dev_folds: int = 5,
+                         group_sets: tuple[tuple[str, ...], ...] = GROUP_SETS) -> dict:
     """Should the posterior stage be fitted on dev alone or on dev + the left-out works?
 
     Decided on the fitting data only (never on test), by held-out prediction of every fitting
@@ -255,7 +285,7 @@ def compare_fitting_data(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, wo
     p = {"dev": np.zeros(len(gold)), "dev+left-out": np.zeros(len(gold))}
     for _, held in outer:
         for name, train in (("dev", is_dev & ~held), ("dev+left-out", ~held)):
-            stage, _ = select_posterior(x[train], gold[train], groups[train], repeats, folds)
+            stage, _ = select_posterior(x[train], gold[train], groups[train], repeats, folds, group_sets)
             z = x[held][:, stage["features"]] @ np.asarray(stage["weights"]) + stage["bias"]
             p[name][held] = 1 / (1 + np.exp(-z))
     scores: dict[str, dict] = {}
@@ -408,6 +438,22 @@ def markdown(results: dict, command: str) -> str:
           for k in dev],
         "",
         *fitting_section,
+        "## Prior stage: rules and dialect cues chosen on dev",
+        "",
+        "The lexicon prior stage (`PRIOR_GROUPS`) always has the base evidence (head, lexicon votes, suffix and "
+        "η-variant votes, accent/crasis rules); whether it also takes the deictic-ί rule "
+        "(`deictic_iota`: the accented -ί of οὑτοσί, τουτί, ὁδί, νυνί, δευρί, always long) and the dialect cues "
+        "(`dialect_features`: an α whose η-form is attested either after ε/ι/ρ, the Attic ᾱ that Ionic writes η, "
+        "or inside the word, not listed by LSJ or Wiktionary, the Doric/Aeolic ᾱ for Attic-Ionic η as in "
+        "νικάσας/νικήσας) is decided by the same 5×5-fold line-grouped CV on Norma dev and the same criterion "
+        "(accuracy at 80 % coverage, then log loss) on the prior's own held-out predictions, L2 0.01 as before. "
+        "The chosen row (bold) is refitted on all of dev.",
+        "",
+        "| groups | CV acc. @80 % | CV log loss |",
+        "|---|---|---|",
+        *[f"| {_bold(' + '.join(r['groups']), r.get('chosen', False))} | {r['cv_accuracy_at_80']:.3f} | "
+          f"{r['cv_log_loss']:.4f} |" for r in results.get("prior_selection", [])],
+        "",
         "## Posterior stage: groups and L2 chosen on the fitting data",
         "",
         "Feature groups of the posterior stage (`POSTERIOR_GROUPS` in `stoicheia_spacy.scan.macron_decoder`): "
@@ -415,7 +461,8 @@ def markdown(results: dict, command: str) -> str:
         "(`stoicheia_spacy.scan.lattice.weight_margins`: nats the best path of the detected metre costs more "
         "with the syllable's other weight, capped at 20 where no path has it, i.e. the metre forced it), as "
         "vote × margin / 20 and vote × forced; `position` = α, ι, last and first vowel of the word, last vowel × "
-        "prior log-odds, a vowel after it in the word, verse decoded through a metre. Each group set × L2 is "
+        "prior log-odds, a vowel after it in the word, verse decoded through a metre; `dialect` (lexicon stage "
+        "only) = the two η-variant cues of `dialect_features` (below). Each group set × L2 is "
         f"scored by 5 repeats of 5-fold cross-validation on the fitting data ({fit_text}) grouped by line; the "
         "criterion, fixed beforehand, is accuracy at 80 % coverage, then log loss. The chosen row (bold) is "
         "refitted on all of the fitting data.",
@@ -468,9 +515,10 @@ def markdown(results: dict, command: str) -> str:
         "Hypotactic at word-final vowels weighed apart), for words it lacks the vote of their longest known "
         "unaccented suffix, and for α whether the η-form is attested (Doric/Aeolic ᾱ; Hunspell forms); (3) accent "
         "and crasis rules (proparoxytone/properispomenon: short ultima; acute on a long penult: long ultima; "
-        "acute on a dichronic penult before a short ultima: short; κἀ/τἄ: long). A logistic *prior* stage "
-        "combines these; its probability feeds the metre automata's Viterbi path in verse, and a *posterior* "
-        "stage combines the prior with the metre's vote, the metre's margin and the letter's position (groups "
+        "acute on a dichronic penult before a short ultima: short; κἀ/τἄ: long); (4) where the dev CV takes "
+        "them, the deictic-ί rule and the dialect cues (above). A logistic *prior* stage combines these; its probability feeds the metre automata's Viterbi path in verse, and a *posterior* "
+        "stage combines the prior with the metre's vote, the metre's margin, the letter's position and the "
+        "dialect cues (groups "
         "and L2 chosen on the fitting data, above); its probability is `doc._.macrons[i][\"p_long\"]` and what `abstain_below` "
         "compares max(p, 1 − p) with. The prior stage is fitted on Norma's `dev.txt` "
         f"({results['dev']['lines']} Aristophanic lines, {results['dev']['positions']:,} marked dichrona, "
@@ -490,7 +538,12 @@ def markdown(results: dict, command: str) -> str:
         f"Hypotactic markup of the {lex['leak_screen']['forms_only_in_norma_books']} word forms found only in "
         f"those two books is dropped ({lex['hypotactic_dropped']} lexicon rows). The error analysis that "
         "suggested the suffix, η-variant, crasis and word-final features looked at test errors as well as dev "
-        "errors; the weights are dev-fitted.",
+        "errors; the weights are dev-fitted. The deictic-ί rule and the dialect cues came from the dev error list "
+        "(and the Doric share of the test errors, read by category only); whether each is used is decided by "
+        "the dev CV above. meter-eval ran on test twice for them: once with the dialect cues offered to the "
+        "posterior stage only (the dev CV declined them, so every test figure stayed as it was), then with the "
+        "prior-stage choice added after that dev decision (the table above); no choice was made from a test "
+        "figure.",
         "",
         "Command:",
         "",
@@ -548,46 +601,54 @@ def main(argv: list[str] | None = None) -> int:
     assert base["n"] == PUBLISHED_POSITIONS and round(base["all_short"], 2) == PUBLISHED_ALL_SHORT, base
 
     def design(docs, logits, items, lex):
+        """(prior design over every PRIOR_FEATURES column, lexicon votes) at each item."""
         ev = evidence(docs, logits, lex, temperature)
         p = np.array([ev[k][0][i] if i >= 0 else 0.5 for _, k, i in items])
         v = np.array([ev[k][1][i] if i >= 0 else np.zeros(N_VOTES) for _, k, i in items]).reshape(len(items), N_VOTES)
         a = np.array([ev[k][2][i] if i >= 0 else 0.0 for _, k, i in items])
-        return p, v, a
+        dx = np.array([ev[k][3][i] if i >= 0 else 0.0 for _, k, i in items])
+        dl = np.array([ev[k][4][i] if i >= 0 else np.zeros(2) for _, k, i in items]).reshape(len(items), 2)
+        return prior_features(p, v, a, dx, dl), v
 
-    # backbone: the head alone; lexicon: head + lexicon votes + accent rules (PRIOR_FEATURES)
-    columns = {"backbone": [0], "lexicon": list(range(len(PRIOR_FEATURES)))}
+    # backbone: the head alone; lexicon: head + lexicon votes + accent rules, with the deictic rule and
+    # the dialect cues as the grouped CV on dev decides (select_prior)
     calibration: dict[str, dict] = {}
     selection: dict[str, list] = {}
+    prior_selection: list[dict] = []
     fitting: dict[str, dict] = {}
+    dev_groups = np.array([k for _, k, _ in dev_items])
     for name, lex in (("backbone", None), ("lexicon", lexicon)):
-        p, v, a = design(dev_docs, dev_logits, dev_items, lex)
-        x = prior_features(p, v, a)[:, columns[name]]
-        prior = {**fit_logistic(x, gold_dev), "features": columns[name]}
+        x, _ = design(dev_docs, dev_logits, dev_items, lex)
+        if lex is None:
+            prior = {**fit_logistic(x[:, [0]], gold_dev), "features": [0]}
+        else:
+            prior, prior_selection = select_prior(x, gold_dev.astype(np.float64), dev_groups)
         stage = {"prior": prior}
 
         def post_design(docs, logits, items, stage=stage, lex=lex, name=name):
             # the posterior sees the prior probability (what the metre saw), the metre's vote and
-            # margin and the letter's position
-            p, v, a = design(docs, logits, items, lex)
-            xp = prior_features(p, v, a)[:, columns[name]]
+            # margin, the letter's position and the dialect cues
+            xp, _ = design(docs, logits, items, lex)
             pr = stage["prior"]
-            p_prior = 1 / (1 + np.exp(-(xp @ np.asarray(pr["weights"]) + pr["bias"])))
-            return posterior_design(docs, items, p_prior, annotate(pipe, docs, logits, lex, {name: stage}, items))
+            p_prior = 1 / (1 + np.exp(-(xp[:, pr["features"]] @ np.asarray(pr["weights"]) + pr["bias"])))
+            return posterior_design(docs, items, p_prior, annotate(pipe, docs, logits, lex, {name: stage}, items), lex)
 
         post_x = post_design(dev_docs, dev_logits, dev_items)
+        sets = GROUP_SETS if lex is None else GROUP_SETS_LEXICON
         data = "dev"
         if use_extra:
             post_x = np.vstack([post_x, post_design(extra_docs, extra_logits, extra_items)])
             gold_fit = np.concatenate([gold_dev, gold_extra]).astype(np.float64)
             data = args.posterior_data
             if data == "auto":
-                fitting[name] = compare_fitting_data(post_x, gold_fit, fit_groups, fit_works)
+                fitting[name] = compare_fitting_data(post_x, gold_fit, fit_groups, fit_works, group_sets=sets)
                 data = fitting[name]["chosen"]
             fitting.setdefault(name, {})["used"] = data
         keep = fit_works == "dev" if data == "dev" else np.ones(len(fit_works), dtype=bool)
         gold_fit = np.concatenate([gold_dev, gold_extra]).astype(np.float64)[keep]
         # features and L2 chosen by grouped CV on the fitting data (lines of each work kept whole)
-        stage["posterior"], selection[name] = select_posterior(post_x[keep], gold_fit, fit_groups[keep])
+        stage["posterior"], selection[name] = select_posterior(post_x[keep], gold_fit, fit_groups[keep],
+                                                               group_sets=sets)
         calibration[name] = stage
     args.calibration.parent.mkdir(parents=True, exist_ok=True)
     args.calibration.write_text(json.dumps(calibration, indent=2))
@@ -613,7 +674,7 @@ def main(argv: list[str] | None = None) -> int:
                       "metre_used_at": int((ann[:, 2] != 0).sum())}
         curves[name] = coverage_curve(gold, p, pred=length)
         preds[name] = p
-    _, v, _ = design(test_docs, test_logits, test_items, lexicon)
+    _, v = design(test_docs, test_logits, test_items, lexicon)
     vote = v[:, :3].sum(axis=1) + v[:, 6]  # Hypotactic, LSJ, Wiktionary (Hypotactic at word ends in col 6)
     lex_len = np.where((v[:, 3] > 0) & (vote != 0), (vote > 0).astype(np.int64), -1)
     arms["lexicon"] = score_protocol(gold, lex_len)
@@ -628,7 +689,7 @@ def main(argv: list[str] | None = None) -> int:
                            for k, v_ in curves.items()},
         "dev": {"lines": len(norma.dev), "positions": len(dev_items), "long": int(gold_dev.sum()),
                 "arms": dev_arms},
-        "calibration": calibration, "posterior_selection": selection,
+        "calibration": calibration, "prior_selection": prior_selection, "posterior_selection": selection,
         "posterior_data": {"setting": args.posterior_data, "stages": fitting,
                            "left_out_positions": {w: int((fit_works == w).sum())
                                                   for w in sorted(PUBLISHED_EXCLUDED_WORKS)}},
