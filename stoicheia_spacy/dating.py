@@ -57,7 +57,8 @@ def as_features(x: np.ndarray, n_in: int, what: str) -> np.ndarray:
 
 @dataclass
 class DateEstimate:
-    """A date distribution in years (negative = BCE): ``mean``, the ``level`` interval
+    """A date distribution in years (negative = BCE): ``mean``, the point estimate (the ridge
+    mean, or the weighted median of :mod:`stoicheia_spacy.dating_text`), the ``level`` interval
     ``low``..``high``, and ``histogram``: ``(bin_start, probability)`` pairs of
     :data:`BIN_YEARS`-year bins with non-zero mass."""
 
@@ -77,6 +78,18 @@ class DateEstimate:
 def _year(value: float) -> str:
     year = int(round(value))
     return f"{-year} BCE" if year < 0 else f"{year} CE"
+
+
+def residual_estimate(estimate: float, residuals: np.ndarray, level: float = 0.9) -> DateEstimate:
+    """The distribution ``estimate + residuals``: its ``level`` interval (residual quantiles)
+    and its histogram over :data:`BIN_YEARS`-year bins; ``mean`` is ``estimate``."""
+    sample = estimate + np.asarray(residuals, dtype=np.float64)
+    tail = (1.0 - level) / 2
+    low, high = np.quantile(sample, [tail, 1.0 - tail])
+    bins = np.floor(sample / BIN_YEARS).astype(int) * BIN_YEARS
+    starts, counts = np.unique(bins, return_counts=True)
+    histogram = [(int(s), float(c) / len(sample)) for s, c in zip(starts, counts, strict=True)]
+    return DateEstimate(estimate, float(low), float(high), level, histogram)
 
 
 @dataclass
@@ -111,14 +124,7 @@ class DateModel:
 
     def estimate(self, vector: np.ndarray, level: float = 0.9) -> DateEstimate:
         """The date distribution of one pooled vector."""
-        mean = float(self.predict_mean(vector)[0])
-        sample = mean + self.residuals
-        tail = (1.0 - level) / 2
-        low, high = np.quantile(sample, [tail, 1.0 - tail])
-        bins = np.floor(sample / BIN_YEARS).astype(int) * BIN_YEARS
-        starts, counts = np.unique(bins, return_counts=True)
-        histogram = [(int(s), float(c) / len(sample)) for s, c in zip(starts, counts, strict=True)]
-        return DateEstimate(mean, float(low), float(high), level, histogram)
+        return residual_estimate(float(self.predict_mean(vector)[0]), self.residuals, level)
 
     def to_bytes(self) -> bytes:
         buffer = io.BytesIO()
@@ -133,4 +139,4 @@ class DateModel:
                        arrays["residuals"])
 
 
-__all__ = ["BIN_YEARS", "DEFAULT_LAYERS", "DateEstimate", "DateModel", "pool_states"]
+__all__ = ["BIN_YEARS", "DEFAULT_LAYERS", "DateEstimate", "DateModel", "pool_states", "residual_estimate"]

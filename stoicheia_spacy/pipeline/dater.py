@@ -1,9 +1,12 @@
-"""The ``stoicheia_dater`` pipe: ``doc._.date`` from the encoder's pooled states.
+"""The ``stoicheia_dater`` pipe: ``doc._.date`` from the words of the Doc or the encoder's pooled states.
 
-Place it after ``stoicheia_encoder`` (``store_hidden = true``, the default): it runs no
-backbone but pools ``doc._.stoicheia.hidden`` (:func:`stoicheia_spacy.dating.pool_states`)
-and applies a :class:`~stoicheia_spacy.dating.DateModel` trained on dated documentary
-papyri (``projects/date``, command ``train``). ``doc._.date`` is a
+It runs no backbone. Its weights are one of two models trained on dated documentary papyri
+(``projects/date``, command ``train``): a :class:`~stoicheia_spacy.dating_text.TextDateModel`
+(the shipped one, the best of the measured arms: a weighted median of the most similar dated
+papyri by word n-grams of ``doc.text``), or a :class:`~stoicheia_spacy.dating.DateModel`
+over the encoder's pooled states (``doc._.stoicheia.hidden``,
+:func:`stoicheia_spacy.dating.pool_states`; then place it after ``stoicheia_encoder`` with
+``store_hidden = true``, the default). ``doc._.date`` is a
 :class:`~stoicheia_spacy.dating.DateEstimate`: mean year, a 90 % interval and the
 histogram over 25-year bins. The weights are read with ``from_disk`` (a folder written by
 ``to_disk``; the PaDoC fit ships with the default model, listed in its ``pipeline.json``,
@@ -21,6 +24,7 @@ from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
 from ..dating import DEFAULT_LAYERS, DateModel, doc_vector
+from ..dating_text import TextDateModel, load_date_model
 from ..errors import ConfigError
 from .base import SerializedPipe
 
@@ -31,7 +35,6 @@ if not Doc.has_extension("date"):
 @Language.factory(
     "stoicheia_dater",
     assigns=["doc._.date"],
-    requires=["doc._.stoicheia"],
     default_config={"layers": list(DEFAULT_LAYERS), "level": 0.9},
 )
 def make_stoicheia_dater(nlp: Language, name: str, layers: list[int], level: float) -> StoicheiaDater:
@@ -40,10 +43,10 @@ def make_stoicheia_dater(nlp: Language, name: str, layers: list[int], level: flo
 
 
 class StoicheiaDater(SerializedPipe, Pipe):
-    """Date Docs from the encoder's pooled hidden states (see the module docstring)."""
+    """Date Docs from their words or the encoder's pooled hidden states (see the module docstring)."""
 
     def __init__(self, name: str = "stoicheia_dater", *, layers: Iterable[int] = DEFAULT_LAYERS,
-                 level: float = 0.9, model: DateModel | None = None) -> None:
+                 level: float = 0.9, model: DateModel | TextDateModel | None = None) -> None:
         self.name = name
         self.cfg: dict[str, Any] = {}
         self.set_cfg({"layers": list(layers), "level": level})
@@ -61,7 +64,7 @@ class StoicheiaDater(SerializedPipe, Pipe):
 
     def model_from_bytes(self, data: bytes) -> None:
         if data:
-            self.date_model = DateModel.from_bytes(data)
+            self.date_model = load_date_model(data)
 
     def __call__(self, doc: Doc) -> Doc:
         return next(self.pipe([doc]))
@@ -77,6 +80,8 @@ class StoicheiaDater(SerializedPipe, Pipe):
         if self.date_model is None:
             raise ConfigError("stoicheia_dater has no weights: load them with from_disk "
                               "(projects/date, command 'train')")
+        if isinstance(self.date_model, TextDateModel):
+            return self.date_model.estimate(doc.text, self.cfg["level"])
         vector = doc_vector(doc, "stoicheia_dater", tuple(self.cfg["layers"]))
         if vector is None:
             return None

@@ -1,4 +1,5 @@
-"""stoicheia_dater: dates real papyri from the encoder's forward, round-trips its weights; the HTML/SVG view."""
+"""stoicheia_dater: dates real papyri (the shipped word n-gram kernel, and dating formulae it has not seen
+verbatim), round-trips its weights; the pooled-state model; the HTML/SVG view."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import pytest
 import spacy
 
 from stoicheia_spacy.date_render import date_svg, render_date_html
-from stoicheia_spacy.dating import BIN_YEARS, DateModel, pool_states
+from stoicheia_spacy.dating import BIN_YEARS, DateModel
+from stoicheia_spacy.dating_text import TextDateModel, date_ngrams, fit_vocabulary, vectorize
 from stoicheia_spacy.errors import ConfigError
 from stoicheia_spacy.pipeline.dater import StoicheiaDater
 
-#: PaDoC TM 1014 (Zenon archive, dated 225 BCE in PaDoC) and TM 17930 (Oxyrhynchus, 625 CE).
+#: PaDoC TM 1014 (Zenon archive, dated 225 BCE in PaDoC) and TM 17930 (Oxyrhynchus, 625 CE): both are
+#: among the shipped dater's training papyri (unseen texts: ``FORMULAE`` below).
 PTOLEMAIC = ("Ἀρίστων Ζήνωνι χαίρειν. τῆι η τοῦ Μεχεὶρ ἤρξατο Ἀμμώνιος τὰς ὠνὰς ἐπικηρύσσειν. γίνωσκε δὲ "
              "καὶ τὰ βαλανεῖα μισθούμενα ἀνυπόλογα παντὸς ὑπολόγου. ἔδοξεν οὖν μοι μηθὲν ὑποστῆναι ἕως τοῦ "
              "σε παραγενέσθαι. ἐὰν οὖν εὔκαιρόν σοι ἦι, παραγενοῦ, ὅπως ὑποστῶμεν καθὰ ἂν συγκρίνηις. ἔρρωσο. "
@@ -48,12 +51,15 @@ def test_dater_dates_real_papyri_in_order_with_a_proper_distribution(nlp: spacy.
     assert nlp.get_pipe_meta("stoicheia_dater").assigns == ["doc._.date"]
 
 
-def test_dater_round_trips_and_reads_only_the_shared_forward(nlp: spacy.Language, tmp_path: Path) -> None:
+def test_dater_round_trips_and_reads_only_the_text(nlp: spacy.Language, tmp_path: Path) -> None:
     dater = nlp.get_pipe("stoicheia_dater")
+    assert isinstance(dater.date_model, TextDateModel)  # the shipped weights: the word n-gram kernel
     doc = nlp(PTOLEMAIC)
-    vector = pool_states(doc._.stoicheia.hidden, tuple(dater.cfg["layers"]))
-    expected = dater.date_model.estimate(vector)
-    assert doc._.date == expected  # from doc._.stoicheia: no backbone of its own
+    expected = dater.date_model.estimate(PTOLEMAIC)
+    assert doc._.date == expected
+    blank = spacy.blank("grc")  # no encoder, no backbone: the dater reads doc.text
+    add_dater_to(blank, dater, tmp_path)
+    assert blank(PTOLEMAIC)._.date == expected
     dater.to_disk(tmp_path / "dater")
     restored = StoicheiaDater(level=0.5).from_disk(tmp_path / "dater")
     assert restored.cfg == dater.cfg and restored.estimate(doc) == expected
@@ -62,6 +68,60 @@ def test_dater_round_trips_and_reads_only_the_shared_forward(nlp: spacy.Language
     empty = StoicheiaDater().from_bytes(dater.to_bytes(exclude=["model"]))
     with pytest.raises(ConfigError, match="no weights"):
         empty.estimate(doc)
+
+
+def add_dater_to(nlp: spacy.Language, dater: StoicheiaDater, tmp_path: Path) -> None:
+    from stoicheia_spacy.pipeline.dater import add_dater
+
+    dater.to_disk(tmp_path / "copy")
+    add_dater(nlp, tmp_path / "copy")
+
+
+#: Dating formulae in documents written for this test (not PaDoC texts): a Ptolemaic regnal
+#: formula with an eponymous priest, a Roman imperial regnal formula (Antoninus Pius, 139 CE),
+#: and a Byzantine post-consular date with an indiction (6th century CE).
+FORMULAE = {
+    "ptolemaic": ("βασιλεύοντος Πτολεμαίου τοῦ Πτολεμαίου καὶ Ἀρσινόης θεῶν Ἀδελφῶν ἔτους ε ἐφʼ ἱερέως "
+                  "τοῦ ὄντος ἐν Ἀλεξανδρείαι Ἀλεξάνδρου καὶ θεῶν Ἀδελφῶν, μηνὸς Δαισίου. ὁμολογεῖ Ἀπολλώνιος "
+                  "Μακεδὼν τῆς ἐπιγονῆς ἔχειν παρὰ Ζήνωνος δραχμὰς ἑκατόν."),
+    "roman": ("ἔτους δευτέρου Αὐτοκράτορος Καίσαρος Τίτου Αἰλίου Ἁδριανοῦ Ἀντωνίνου Σεβαστοῦ Εὐσεβοῦς, "
+              "Φαῶφι ιβ. ὁμολογεῖ Ἡρακλείδης Πτολεμαίου τῶν ἀπὸ κώμης Καρανίδος ἔχειν παρὰ Σαραπίωνος "
+              "ἀργυρίου δραχμὰς τεσσαράκοντα."),
+    "byzantine": ("μετὰ τὴν ὑπατείαν Φλαουίου Βασιλείου τοῦ λαμπροτάτου, Θὼθ ι, ἰνδικτίονος πέμπτης. "
+                  "Φλαουίῳ Ἀπίωνι τῷ ὑπερφυεστάτῳ παρὰ Αὐρηλίου Ἰωάννου υἱοῦ Μηνᾶ ἀπὸ τῆς Ὀξυρυγχιτῶν πόλεως. "
+                  "ὁμολογῶ ἐσχηκέναι παρὰ σοῦ χρυσοῦ νομισμάτια δύο."),
+}
+
+
+def test_dater_places_dating_formulae_it_has_not_seen_in_their_era(nlp: spacy.Language) -> None:
+    ptolemaic, roman, byzantine = (doc._.date for doc in nlp.pipe(list(FORMULAE.values())))
+    assert ptolemaic.mean < 0 < roman.mean < 300 < byzantine.mean
+    # year 5 of Ptolemy III (243/2 BCE), year 2 of Antoninus Pius (139 CE), after Basilius' consulate (541)
+    assert ptolemaic.low <= -242 <= ptolemaic.high and roman.low <= 139 <= roman.high
+    assert byzantine.low <= 550 <= byzantine.high
+
+
+def test_word_ngrams_fold_case_diacritics_and_sigma_and_drop_numerals() -> None:
+    assert date_ngrams("Αὐρηλίου Ἰωάννου, ἰνδικτίονος ε.") == date_ngrams("αυρηλιου ιωαννου ινδικτιονος ε")
+    assert "αυρηλιου ιωαννου" in date_ngrams("Αὐρηλίου Ἰωάννου") and "ετουσ" in date_ngrams("ἔτους ιϛ")
+    assert not date_ngrams("123 !") and not any("ϛ" in g or "1" in g for g in date_ngrams("ἔτους ιϛ 12"))
+
+
+def test_text_model_takes_the_weighted_median_of_its_neighbours() -> None:
+    texts = [FORMULAE["ptolemaic"], FORMULAE["ptolemaic"] + " ἔρρωσο.", FORMULAE["byzantine"],
+             FORMULAE["byzantine"] + " ἐγράφη.", FORMULAE["roman"]]
+    years = np.array([-250.0, -240.0, 540.0, 560.0, 139.0])
+    vocab, idf = fit_vocabulary(texts, min_df=1)
+    x = vectorize(texts, vocab, idf)
+    assert np.allclose(np.asarray(x.multiply(x).sum(axis=1)).ravel(), 1.0, atol=1e-5)
+    model = TextDateModel(vocab, idf, x, years, np.zeros(len(vocab), dtype=np.float32), 0.0, tau=0.05, k=2,
+                          lam=float("inf"), residuals=np.array([-50.0, 0.0, 50.0]))
+    query = "μετὰ τὴν ὑπατείαν Φλαουίου Βασιλείου τοῦ λαμπροτάτου, ἰνδικτίονος πέμπτης."
+    assert model.predict_mean([query])[0] in (540.0, 560.0)  # one of the two Byzantine neighbours
+    assert model.estimate("123 !") is None
+    again = TextDateModel.from_bytes(model.to_bytes())
+    assert again.predict_mean([query]) == pytest.approx(model.predict_mean([query]))
+    assert again.vocab == vocab and again.estimate(query) == model.estimate(query)
 
 
 def test_date_model_fits_a_linear_date_and_rejects_wrong_widths() -> None:

@@ -32,7 +32,7 @@ TEXTS = [
 ]
 COMPONENTS = ["stoicheia_restorer", "stoicheia_accentuator", "stoicheia_morphologizer", "stoicheia_lemmatizer",
               "stoicheia_parser", "stoicheia_scanner"]
-#: Shipped components that read only the pooled states (their weights fit the default backbone's width).
+#: Shipped components that run no backbone of their own (the dater reads doc.text, the attributor the pooled states).
 POOLING = ["stoicheia_dater", "stoicheia_attributor"]
 
 

@@ -1,7 +1,7 @@
 """Cache per-layer mean-pooled backbone states of every PaDoC / in-the-wild papyrus.
 
-One forward per document through the ``stoicheia_encoder`` pipe (the shared forward the
-``stoicheia_dater`` reads); writes ``ids`` (TM numbers) and ``layers`` (n_docs, depth + 1,
+One forward per document through the ``stoicheia_encoder`` pipe (the shared forward a pooled-state
+``stoicheia_dater`` would read; the pretrained, random-init and stacked arms); writes ``ids`` (TM numbers) and ``layers`` (n_docs, depth + 1,
 d_model) = mean over letters of each hidden state (of the first ``--max-chars`` characters: the cost of
 the forward is what limits a shared CPU). ``--random-init`` loads a backbone of
 the same shape with random weights (``stoicheia.BackboneLoader.v1`` random_init).

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from kernel import fit_text_model
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LinearRegression, RidgeCV
@@ -75,9 +76,24 @@ class StackedRegressor(RegressorMixin, BaseEstimator):
         return self.combiner_.predict(np.column_stack([self.tfidf_.predict(texts), self.states_.predict(pooled)]))
 
 
-def make_model(arm: str) -> Pipeline | StackedRegressor:
+class TextKernelRegressor(RegressorMixin, BaseEstimator):
+    """Weighted median of similar dated texts (word 1-3-gram TF-IDF), tuned inside its training
+    data (``kernel.fit_text_model``); ``x`` is a list of texts."""
+
+    def fit(self, x: list, y: np.ndarray) -> TextKernelRegressor:
+        self.model_, self.chosen_ = fit_text_model(list(x), np.asarray(y, dtype=float))
+        self.residuals_ = self.model_.residuals
+        return self
+
+    def predict(self, x: list) -> np.ndarray:
+        return self.model_.predict_mean(list(x))
+
+
+def make_model(arm: str) -> Pipeline | StackedRegressor | TextKernelRegressor:
     if arm == "stacked":
         return StackedRegressor()
+    if arm == "text-kernel":
+        return TextKernelRegressor()
     if arm == "tfidf":
         return make_pipeline(TfidfVectorizer(analyzer="char", ngram_range=(1, 4), sublinear_tf=True,
                                              lowercase=True, min_df=2), RidgeCV(alphas=ALPHAS))
@@ -85,7 +101,7 @@ def make_model(arm: str) -> Pipeline | StackedRegressor:
 
 
 def features(arm: str, frame: pd.DataFrame, cache: Path | None) -> object:
-    if arm == "tfidf":
+    if arm in ("tfidf", "text-kernel"):
         return frame["text_raw"].fillna("").astype(str).tolist()
     assert cache is not None
     if arm == "stacked":
@@ -105,7 +121,7 @@ def take(x: object, index: np.ndarray) -> object:
 def fold_interval(arm: str, x: object, y: np.ndarray, seed: int, fitted: object = None) -> tuple[float, float]:
     """5th / 95th percentile of 5-fold out-of-fold residuals (y - prediction) on ``x``
     (the stacked arm: those its ``fitted`` model kept)."""
-    if isinstance(fitted, StackedRegressor):
+    if isinstance(fitted, StackedRegressor | TextKernelRegressor):
         residuals = fitted.residuals_
     else:
         residuals = y - cross_val_predict(make_model(arm), x, y, cv=KFold(5, shuffle=True, random_state=seed))
@@ -115,7 +131,7 @@ def fold_interval(arm: str, x: object, y: np.ndarray, seed: int, fitted: object 
 
 
 def cross_validate(arm: str, x: object, y: np.ndarray, groups: np.ndarray, folds: int, repeats: int) -> dict:
-    per_repeat, errors = [], []
+    per_repeat, errors, chosen = [], [], []
     for repeat in range(repeats):
         unique = np.unique(groups)
         order = np.random.default_rng(repeat).permutation(len(unique))
@@ -126,6 +142,8 @@ def cross_validate(arm: str, x: object, y: np.ndarray, groups: np.ndarray, folds
             test, train = np.where(fold == k)[0], np.where(fold != k)[0]
             model = make_model(arm).fit(take(x, train), y[train])
             pred[test] = model.predict(take(x, test))
+            if hasattr(model, "chosen_"):
+                chosen.append(model.chosen_)
             r_low, r_high = fold_interval(arm, take(x, train), y[train], seed=repeat, fitted=model)
             low[test], high[test] = pred[test] + r_low, pred[test] + r_high
         err = np.abs(pred - y)
@@ -138,6 +156,8 @@ def cross_validate(arm: str, x: object, y: np.ndarray, groups: np.ndarray, folds
     summary["mae_sd_over_repeats"] = float(np.std([r["mae"] for r in per_repeat]))
     summary["repeats"] = per_repeat
     summary["per_document_abs_error"] = [round(float(e), 2) for e in np.mean(errors, axis=0)]
+    if chosen:
+        summary["chosen_per_fold"] = chosen
     return summary
 
 
@@ -174,14 +194,14 @@ def main() -> None:
     wild = wild[wild["text_raw"].fillna("").str.contains(GREEK)].reset_index(drop=True)  # letters to read
     caches = {"pretrained": (args.pretrained, args.pretrained_wild),
               "random-init": (args.random_init, args.random_init_wild), "tfidf": (None, None),
-              "stacked": (args.pretrained, args.pretrained_wild)}
+              "stacked": (args.pretrained, args.pretrained_wild), "text-kernel": (None, None)}
     y, groups = years(frame), frame["tm"].to_numpy()
     limits = np.array([upper_limit(v) for v in wild["Date_notAfter"]])
     arms = {}
     for arm in args.arms.split(","):
         x = features(arm, frame, caches[arm][0])
         arms[arm] = cross_validate(arm, x, y, groups, args.folds, args.repeats)
-        if arm == "tfidf" or caches[arm][1] is not None:
+        if arm in ("tfidf", "text-kernel") or caches[arm][1] is not None:
             arms[arm]["in_the_wild"] = in_the_wild(arm, x, y, features(arm, wild, caches[arm][1]), limits)
     metrics = {"command": "spacy project run date-eval", "n_documents": int(len(frame)),
                "protocol": f"{args.repeats}x repeated {args.folds}-fold CV grouped by TM number",
