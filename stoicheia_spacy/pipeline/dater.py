@@ -2,8 +2,8 @@
 
 It runs no backbone. Its weights are one of two models trained on dated documentary papyri
 (``projects/date``, command ``train``): a :class:`~stoicheia_spacy.dating_text.TextDateModel`
-(the shipped one, the best of the measured arms: a weighted median of the most similar dated
-papyri by word n-grams of ``doc.text``), or a :class:`~stoicheia_spacy.dating.DateModel`
+(the shipped one: a weighted median of the most similar dated papyri by word n-grams of
+``doc.text``, its prior a ridge over the pooled states), or a :class:`~stoicheia_spacy.dating.DateModel`
 over the encoder's pooled states (``doc._.stoicheia.hidden``,
 :func:`stoicheia_spacy.dating.pool_states`; then place it after ``stoicheia_encoder`` with
 ``store_hidden = true``, the default). A text model fitted with pooled states as well
