@@ -6,7 +6,12 @@ binary word 1-3-gram TF-IDF rows (smoothed idf, unit length). :class:`TextDateMo
 rows and years of its dated training documents: the date of a new text is the weighted median
 year of its ``k`` most similar (cosine) documents, weighted by
 ``exp((s - s_max) / tau) * exp(-|year - prior| / lam)``, where ``prior`` is a ridge regression
-over the same features (``k = 0``: the ridge alone). The formulae that date a papyrus (regnal and consular dating,
+over the same features (``k = 0``: the ridge alone). A model may also read the pooled backbone
+states of the shared forward (:func:`~stoicheia_spacy.dating.pool_states`): ``state_model``, a
+ridge over them, enters the prior as ``blend = (w_words, w_states, offset)`` (prior = w_words x
+word ridge + w_states x state ridge + offset), and ``beta`` adds their cosine similarity
+(standardised states) to the word similarity. Without states (a pipeline without the encoder)
+such a model falls back to the word ridge prior and the word similarity alone. The formulae that date a papyrus (regnal and consular dating,
 indictions, titles such as Αὐρήλιος or Φλάουιος) are word n-grams, so the nearest dated
 documents share them. Fitting (vocabulary, ridge, the choice of ``tau``, ``k`` and ``lam``,
 the residuals) is done by ``projects/date``; this module builds the features and applies the result.
@@ -18,12 +23,13 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from scipy import sparse
 
 from .corpus.textnorm import word_keys
-from .dating import DateEstimate, DateModel, residual_estimate
+from .dating import DateEstimate, DateModel, as_features, residual_estimate
 
 #: Longest word n-gram.
 MAX_N = 3
@@ -93,10 +99,17 @@ def kernel_dates(similarity: np.ndarray, years: np.ndarray, prior: np.ndarray, t
     return weighted_median(vals, np.exp(log_w - log_w.max(axis=1, keepdims=True)))
 
 
+def unit_states(states: np.ndarray, model: DateModel) -> np.ndarray:
+    """Pooled states standardised as ``model`` does, each row of unit length."""
+    z = (as_features(states, model.n_in, "dating") - model.center) / model.scale
+    return (z / np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+
 @dataclass
 class TextDateModel:
     """Vocabulary, idf, the training rows and years, the ridge prior, the kernel settings and
-    the out-of-sample residuals (years) of a fit."""
+    the out-of-sample residuals (years) of a fit; optionally a pooled-state ridge with its
+    ``blend`` into the prior and the weight ``beta`` of state similarity (see the module doc)."""
 
     vocab: list[str]
     idf: np.ndarray
@@ -108,6 +121,15 @@ class TextDateModel:
     k: int
     lam: float
     residuals: np.ndarray
+    state_model: DateModel | None = None
+    blend: tuple[float, float, float] = (1.0, 0.0, 0.0)
+    beta: float = 0.0
+    train_states: np.ndarray | None = None
+
+    @property
+    def uses_states(self) -> bool:
+        """Whether the fit reads pooled backbone states (in its prior or its similarity)."""
+        return self.state_model is not None and (self.blend[1] != 0.0 or self.beta > 0.0)
 
     @cached_property
     def index(self) -> dict[str, int]:
@@ -117,27 +139,53 @@ class TextDateModel:
     def features(self, texts: Iterable[str]) -> sparse.csr_matrix:
         return vectorize(texts, self.index, self.idf)
 
-    def prior(self, x: sparse.csr_matrix) -> np.ndarray:
-        """The ridge estimates (years) of the rows of ``x``."""
-        return np.asarray(x @ self.coef, dtype=np.float64).ravel() + self.intercept
+    def prior(self, x: sparse.csr_matrix, states: np.ndarray | None = None) -> np.ndarray:
+        """The prior (years) of the rows of ``x``: the word ridge, blended with the state ridge
+        when the model has one and ``states`` are given."""
+        words = np.asarray(x @ self.coef, dtype=np.float64).ravel() + self.intercept
+        if states is None or not self.uses_states:
+            return words
+        assert self.state_model is not None
+        w_words, w_states, offset = self.blend
+        return w_words * words + w_states * self.state_model.predict_mean(states).astype(np.float64) + offset
 
-    def predict_mean(self, texts: Iterable[str]) -> np.ndarray:
-        """Point estimates (years) of ``texts``."""
+    def similarity(self, x: sparse.csr_matrix, states: np.ndarray | None = None) -> np.ndarray:
+        """Similarity of the rows of ``x`` to the training documents (word cosine, plus ``beta`` x
+        state cosine when the model reads states and ``states`` are given)."""
+        s = (x @ self.train.T).toarray()
+        if states is not None and self.uses_states and self.beta > 0 and self.train_states is not None:
+            assert self.state_model is not None
+            s = s + self.beta * (unit_states(states, self.state_model) @ self.train_states.T)
+        return s
+
+    def predict_mean(self, texts: Iterable[str], states: np.ndarray | None = None) -> np.ndarray:
+        """Point estimates (years) of ``texts``; ``states``: their pooled backbone states (rows),
+        read only by a model that uses them (without them: the word-only fallback)."""
         x = self.features(texts)
-        return kernel_dates((x @ self.train.T).toarray(), self.years, self.prior(x), self.tau, self.k, self.lam)
+        return kernel_dates(self.similarity(x, states), self.years, self.prior(x, states), self.tau, self.k, self.lam)
 
-    def estimate(self, text: str, level: float = 0.9) -> DateEstimate | None:
-        """The date distribution of ``text`` (None: no Greek word to read)."""
+    def estimate(self, text: str, level: float = 0.9, states: np.ndarray | None = None) -> DateEstimate | None:
+        """The date distribution of ``text`` (None: no Greek word to read); ``states``: its
+        pooled backbone states, if any."""
         if not word_keys(text):
             return None
-        return residual_estimate(float(self.predict_mean([text])[0]), self.residuals, level)
+        rows = None if states is None else np.atleast_2d(states)
+        return residual_estimate(float(self.predict_mean([text], rows)[0]), self.residuals, level)
 
     def to_bytes(self) -> bytes:
         """A compressed npz: the vocabulary as one UTF-8 text, the training rows as their columns
         (their values follow from ``idf``)."""
         buffer = io.BytesIO()
+        extra: dict[str, Any] = {}
+        if self.uses_states:
+            assert self.state_model is not None
+            extra = {"state_coef": self.state_model.coef, "state_intercept": np.float32(self.state_model.intercept),
+                     "state_center": self.state_model.center, "state_scale": self.state_model.scale,
+                     "blend": np.array(self.blend, dtype=np.float64), "beta": np.float64(self.beta)}
+            if self.beta > 0 and self.train_states is not None:
+                extra["train_states"] = self.train_states.astype(np.float16)
         np.savez_compressed(
-            buffer, kind=np.array("text"), vocab=np.frombuffer("\n".join(self.vocab).encode("utf-8"), dtype=np.uint8),
+            buffer, kind=np.array("text"), **extra, vocab=np.frombuffer("\n".join(self.vocab).encode("utf-8"), dtype=np.uint8),
             idf=self.idf.astype(np.float32), indices=self.train.indices.astype(np.uint32),
             indptr=self.train.indptr.astype(np.uint32), years=self.years.astype(np.float32),
             coef=self.coef.astype(np.float32), intercept=np.float32(self.intercept),
@@ -154,8 +202,17 @@ class TextDateModel:
             train = sparse.csr_matrix((idf[indices], indices, indptr), shape=(len(indptr) - 1, len(vocab)))
             train = _unit_rows(train)
             tau, k, lam = a["settings"].tolist()
-            return cls(vocab, idf, train, a["years"].astype(np.float64), a["coef"], float(a["intercept"]),
-                       float(tau), int(k), float(lam), a["residuals"])
+            model = cls(vocab, idf, train, a["years"].astype(np.float64), a["coef"], float(a["intercept"]),
+                        float(tau), int(k), float(lam), a["residuals"])
+            if "state_coef" in a.files:
+                model.state_model = DateModel(a["state_coef"], float(a["state_intercept"]), a["state_center"],
+                                              a["state_scale"], np.zeros(0, dtype=np.float32))
+                blend = a["blend"].tolist()
+                model.blend = (float(blend[0]), float(blend[1]), float(blend[2]))
+                model.beta = float(a["beta"])
+                if "train_states" in a.files:
+                    model.train_states = a["train_states"].astype(np.float32)
+            return model
 
 
 def load_date_model(data: bytes) -> DateModel | TextDateModel:
@@ -165,4 +222,5 @@ def load_date_model(data: bytes) -> DateModel | TextDateModel:
     return TextDateModel.from_bytes(data) if kind == "text" else DateModel.from_bytes(data)
 
 
-__all__ = ["TextDateModel", "load_date_model", "date_ngrams", "fit_vocabulary", "kernel_dates", "vectorize", "weighted_median"]
+__all__ = ["TextDateModel", "load_date_model", "date_ngrams", "fit_vocabulary", "kernel_dates", "unit_states", "vectorize",
+           "weighted_median"]

@@ -2,11 +2,16 @@
 
 It runs no backbone. Its weights are one of two models trained on dated documentary papyri
 (``projects/date``, command ``train``): a :class:`~stoicheia_spacy.dating_text.TextDateModel`
-(the shipped one, the best of the measured arms: a weighted median of the most similar dated
-papyri by word n-grams of ``doc.text``), or a :class:`~stoicheia_spacy.dating.DateModel`
+(the shipped one: a weighted median of the most similar dated papyri by word n-grams of
+``doc.text``, its prior a ridge over the pooled states), or a :class:`~stoicheia_spacy.dating.DateModel`
 over the encoder's pooled states (``doc._.stoicheia.hidden``,
 :func:`stoicheia_spacy.dating.pool_states`; then place it after ``stoicheia_encoder`` with
-``store_hidden = true``, the default). ``doc._.date`` is a
+``store_hidden = true``, the default). A text model fitted with pooled states as well
+(:attr:`~stoicheia_spacy.dating_text.TextDateModel.uses_states`) reads them from the shared
+forward when the Doc carries them; in a pipeline without the encoder (or with
+``store_hidden = false``) it falls back to its word-only prior and similarity. ``max_chars``
+pools only the letters of the first so many characters of ``doc.text`` (the span its states
+were fitted on; None: every letter). ``doc._.date`` is a
 :class:`~stoicheia_spacy.dating.DateEstimate`: mean year, a 90 % interval and the
 histogram over 25-year bins. The weights are read with ``from_disk`` (a folder written by
 ``to_disk``; the PaDoC fit ships with the default model, listed in its ``pipeline.json``,
@@ -19,11 +24,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
-from ..dating import DEFAULT_LAYERS, DateModel, doc_vector
+from ..dating import DEFAULT_LAYERS, DateModel, doc_vector, pool_states
 from ..dating_text import TextDateModel, load_date_model
 from ..errors import ConfigError
 from .base import SerializedPipe
@@ -35,29 +41,35 @@ if not Doc.has_extension("date"):
 @Language.factory(
     "stoicheia_dater",
     assigns=["doc._.date"],
-    default_config={"layers": list(DEFAULT_LAYERS), "level": 0.9},
+    default_config={"layers": list(DEFAULT_LAYERS), "level": 0.9, "max_chars": None},
 )
-def make_stoicheia_dater(nlp: Language, name: str, layers: list[int], level: float) -> StoicheiaDater:
+def make_stoicheia_dater(nlp: Language, name: str, layers: list[int], level: float,
+                         max_chars: int | None) -> StoicheiaDater:
     """Create the dater pipe (weights: ``from_disk``)."""
-    return StoicheiaDater(name, layers=layers, level=level)
+    return StoicheiaDater(name, layers=layers, level=level, max_chars=max_chars)
 
 
 class StoicheiaDater(SerializedPipe, Pipe):
     """Date Docs from their words or the encoder's pooled hidden states (see the module docstring)."""
 
     def __init__(self, name: str = "stoicheia_dater", *, layers: Iterable[int] = DEFAULT_LAYERS,
-                 level: float = 0.9, model: DateModel | TextDateModel | None = None) -> None:
+                 level: float = 0.9, max_chars: int | None = None,
+                 model: DateModel | TextDateModel | None = None) -> None:
         self.name = name
         self.cfg: dict[str, Any] = {}
-        self.set_cfg({"layers": list(layers), "level": level})
+        self.set_cfg({"layers": list(layers), "level": level, "max_chars": max_chars})
         self.date_model = model
 
     def set_cfg(self, cfg: dict[str, Any]) -> None:
-        """Settings read back: pooled ``layers`` and the interval ``level``."""
+        """Settings read back: pooled ``layers``, the interval ``level`` and ``max_chars``."""
         merged = {**self.cfg, **cfg}
         if not 0.0 < float(merged["level"]) < 1.0:
             raise ConfigError(f"stoicheia_dater level must lie in (0, 1), got {merged['level']}")
-        self.cfg = {"layers": [int(x) for x in merged["layers"]], "level": float(merged["level"])}
+        max_chars = merged.get("max_chars")
+        if max_chars is not None and int(max_chars) < 1:
+            raise ConfigError(f"stoicheia_dater max_chars must be positive or null, got {max_chars}")
+        self.cfg = {"layers": [int(x) for x in merged["layers"]], "level": float(merged["level"]),
+                    "max_chars": None if max_chars is None else int(max_chars)}
 
     def model_to_bytes(self) -> bytes:
         return self.date_model.to_bytes() if self.date_model is not None else b""
@@ -81,11 +93,24 @@ class StoicheiaDater(SerializedPipe, Pipe):
             raise ConfigError("stoicheia_dater has no weights: load them with from_disk "
                               "(projects/date, command 'train')")
         if isinstance(self.date_model, TextDateModel):
-            return self.date_model.estimate(doc.text, self.cfg["level"])
+            states = self.shared_states(doc) if self.date_model.uses_states else None
+            return self.date_model.estimate(doc.text, self.cfg["level"], states)
         vector = doc_vector(doc, "stoicheia_dater", tuple(self.cfg["layers"]))
         if vector is None:
             return None
         return self.date_model.estimate(vector, self.cfg["level"])
+
+    def shared_states(self, doc: Doc) -> Any:
+        """Pooled states of the shared forward (``doc._.stoicheia``), or None where the Doc has
+        none (no encoder, ``store_hidden = false``, no letters): the word-only fallback."""
+        data = doc._.stoicheia if Doc.has_extension("stoicheia") else None
+        if data is None or data.hidden is None or len(data.hidden[0]) == 0:
+            return None
+        hidden = np.asarray(data.hidden)
+        if self.cfg["max_chars"] is not None:  # the letters before the first one at or past max_chars
+            beyond = np.flatnonzero(np.asarray(data.planes.offsets) >= self.cfg["max_chars"])
+            hidden = hidden[:, : int(beyond[0]) if len(beyond) else hidden.shape[1]]
+        return pool_states(hidden, tuple(self.cfg["layers"])) if hidden.shape[1] else None
 
     def initialize(self, get_examples: Any = None, *, nlp: Language | None = None) -> None:
         """Nothing to do: the weights come from ``projects/date`` (``from_disk``)."""

@@ -1,5 +1,6 @@
-"""stoicheia_dater: dates real papyri (the shipped word n-gram kernel, and dating formulae it has not seen
-verbatim), round-trips its weights; the pooled-state model; the HTML/SVG view."""
+"""stoicheia_dater: dates real papyri (the shipped word n-gram kernel with its pooled-state prior, and dating
+formulae it has not seen verbatim), reads the shared forward's states or falls back to the text, round-trips
+its weights; the pooled-state model; the HTML/SVG view."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 import spacy
 
 from stoicheia_spacy.date_render import date_svg, render_date_html
-from stoicheia_spacy.dating import BIN_YEARS, DateModel
+from stoicheia_spacy.dating import BIN_YEARS, DEFAULT_LAYERS, DateModel, pool_states
 from stoicheia_spacy.dating_text import TextDateModel, date_ngrams, fit_vocabulary, vectorize
 from stoicheia_spacy.errors import ConfigError
 from stoicheia_spacy.pipeline.dater import StoicheiaDater
@@ -30,11 +31,9 @@ BYZANTINE = ("ἐν ὀνόματι τοῦ κυρίου καὶ δεσπότο�
 
 @pytest.fixture(scope="module")
 def nlp() -> spacy.Language:
-    from stoicheia_spacy.assembly import build_pipeline
-    from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.pipeline.dater import add_dater
 
-    nlp = build_pipeline(str(default_model_dir()), components=False)
+    nlp = build_encoder_pipeline()
     add_dater(nlp)
     return nlp
 
@@ -51,15 +50,21 @@ def test_dater_dates_real_papyri_in_order_with_a_proper_distribution(nlp: spacy.
     assert nlp.get_pipe_meta("stoicheia_dater").assigns == ["doc._.date"]
 
 
-def test_dater_round_trips_and_reads_only_the_text(nlp: spacy.Language, tmp_path: Path) -> None:
+def test_dater_reads_the_shared_forward_round_trips_and_falls_back_to_the_text(
+        nlp: spacy.Language, tmp_path: Path) -> None:
     dater = nlp.get_pipe("stoicheia_dater")
-    assert isinstance(dater.date_model, TextDateModel)  # the shipped weights: the word n-gram kernel
+    model = dater.date_model
+    # the shipped weights: the word n-gram kernel with the prior its leave-one-out chose from the pooled states
+    assert isinstance(model, TextDateModel) and model.uses_states and dater.cfg["max_chars"] == 800
     doc = nlp(PTOLEMAIC)
-    expected = dater.date_model.estimate(PTOLEMAIC)
+    states = pool_states(doc._.stoicheia.hidden, DEFAULT_LAYERS)  # a short letter: every letter pooled
+    assert dater.shared_states(doc) == pytest.approx(states)
+    expected = model.estimate(PTOLEMAIC, states=states)
     assert doc._.date == expected
-    blank = spacy.blank("grc")  # no encoder, no backbone: the dater reads doc.text
+    blank = spacy.blank("grc")  # no encoder, no backbone: the documented word-only fallback
     add_dater_to(blank, dater, tmp_path)
-    assert blank(PTOLEMAIC)._.date == expected
+    assert blank(PTOLEMAIC)._.date == model.estimate(PTOLEMAIC)
+    assert blank(PTOLEMAIC)._.date.low <= -225 <= blank(PTOLEMAIC)._.date.high
     dater.to_disk(tmp_path / "dater")
     restored = StoicheiaDater(level=0.5).from_disk(tmp_path / "dater")
     assert restored.cfg == dater.cfg and restored.estimate(doc) == expected
@@ -68,6 +73,20 @@ def test_dater_round_trips_and_reads_only_the_text(nlp: spacy.Language, tmp_path
     empty = StoicheiaDater().from_bytes(dater.to_bytes(exclude=["model"]))
     with pytest.raises(ConfigError, match="no weights"):
         empty.estimate(doc)
+    with pytest.raises(ConfigError, match="max_chars"):
+        StoicheiaDater(max_chars=0)
+
+
+def test_dater_pools_only_the_span_its_states_were_fitted_on(nlp: spacy.Language) -> None:
+    text = " ".join([BYZANTINE] * 4)
+    assert len(text) > 800
+    doc = nlp(text)
+    data = doc._.stoicheia
+    inside = int(np.sum(np.asarray(data.planes.offsets) < 800))
+    assert 0 < inside < data.n_letters
+    pooled = nlp.get_pipe("stoicheia_dater").shared_states(doc)
+    assert pooled == pytest.approx(pool_states(np.asarray(data.hidden)[:, :inside], DEFAULT_LAYERS))
+    assert not np.allclose(pooled, pool_states(data.hidden, DEFAULT_LAYERS))
 
 
 def add_dater_to(nlp: spacy.Language, dater: StoicheiaDater, tmp_path: Path) -> None:
@@ -122,6 +141,55 @@ def test_text_model_takes_the_weighted_median_of_its_neighbours() -> None:
     again = TextDateModel.from_bytes(model.to_bytes())
     assert again.predict_mean([query]) == pytest.approx(model.predict_mean([query]))
     assert again.vocab == vocab and again.estimate(query) == model.estimate(query)
+
+
+def test_text_model_reads_the_shared_forward_states_and_falls_back_without_the_encoder(
+        nlp: spacy.Language, tmp_path: Path) -> None:
+    texts = [FORMULAE["ptolemaic"], PTOLEMAIC, FORMULAE["roman"], FORMULAE["byzantine"], BYZANTINE]
+    years = np.array([-243.0, -225.0, 139.0, 541.0, 625.0])
+    states = np.stack([pool_states(doc._.stoicheia.hidden, DEFAULT_LAYERS) for doc in nlp.pipe(texts)])
+    vocab, idf = fit_vocabulary(texts, min_df=1)
+    x = vectorize(texts, vocab, idf)
+    # k = 0: the prior alone, so the estimate shows which prior was read: the word ridge (all zero
+    # weights, intercept 0) without states, the state ridge (fitted on these five papyri) with them
+    model = TextDateModel(vocab, idf, x, years, np.zeros(len(vocab), dtype=np.float32), 0.0, tau=0.1, k=0,
+                          lam=float("inf"), residuals=np.array([-50.0, 0.0, 50.0]),
+                          state_model=DateModel.fit(states, years, alpha=1e-2, residuals=np.zeros(0)),
+                          blend=(0.0, 1.0, 0.0))
+    assert model.uses_states
+    with_states = model.predict_mean(texts, states)
+    assert np.abs(with_states - years).max() < 30 and with_states[0] < 0 < with_states[2] < 300 < with_states[4]
+    assert model.predict_mean(texts) == pytest.approx(np.zeros(5))  # no states: the word-only fallback
+    again = TextDateModel.from_bytes(model.to_bytes())
+    assert again.uses_states and again.predict_mean(texts, states) == pytest.approx(with_states, abs=1e-3)
+
+    dater = StoicheiaDater(model=model)
+    dater.to_disk(tmp_path / "states")
+    with_encoder = build_encoder_pipeline()
+    from stoicheia_spacy.pipeline.dater import add_dater
+
+    add_dater(with_encoder, tmp_path / "states")
+    blank = spacy.blank("grc")
+    add_dater(blank, tmp_path / "states")
+    assert with_encoder(BYZANTINE)._.date.mean == pytest.approx(with_states[4], abs=1e-3)  # read the shared forward
+    assert blank(BYZANTINE)._.date.mean == pytest.approx(0.0)  # no encoder: the documented fallback
+
+    # a state similarity term (beta): the nearest papyrus by words and states together
+    knn = TextDateModel(vocab, idf, x, years, np.zeros(len(vocab), dtype=np.float32), 0.0, tau=0.05, k=1,
+                        lam=float("inf"), residuals=np.array([0.0]), state_model=model.state_model, beta=0.2)
+    from stoicheia_spacy.dating_text import unit_states
+
+    knn.train_states = unit_states(states, model.state_model)  # type: ignore[arg-type]
+    restored = TextDateModel.from_bytes(knn.to_bytes())
+    assert restored.beta == 0.2 and restored.train_states is not None
+    assert list(restored.predict_mean(texts, states)) == list(years)  # each text finds itself first
+
+
+def build_encoder_pipeline() -> spacy.Language:
+    from stoicheia_spacy.assembly import build_pipeline
+    from stoicheia_spacy.assets import default_model_dir
+
+    return build_pipeline(str(default_model_dir()), components=False)
 
 
 def test_date_model_fits_a_linear_date_and_rejects_wrong_widths() -> None:

@@ -32,7 +32,7 @@ TEXTS = [
 ]
 COMPONENTS = ["stoicheia_restorer", "stoicheia_accentuator", "stoicheia_morphologizer", "stoicheia_lemmatizer",
               "stoicheia_parser", "stoicheia_scanner"]
-#: Shipped components that run no backbone of their own (the dater reads doc.text, the attributor the pooled states).
+#: Shipped components that run no backbone of their own (both read the pooled states of the shared forward; the dater its text too).
 POOLING = ["stoicheia_dater", "stoicheia_attributor"]
 
 

@@ -1,4 +1,4 @@
-"""PaDoC dating: repeated K-fold cross-validation grouped by TM number, three arms.
+"""PaDoC dating: repeated K-fold cross-validation grouped by TM number, one arm per run.
 
 * ``tfidf``: character 1-4-gram TF-IDF of the edited text + ridge (scikit-learn).
 * ``pretrained`` / ``random-init``: ridge over mean-pooled backbone states (``embed.py``
@@ -7,6 +7,10 @@
 * ``stacked``: the ``tfidf`` and ``pretrained`` ridges combined by a linear regression on their
   5-fold out-of-fold predictions, all inside the training part (its interval comes from the
   residuals of those stacked out-of-fold predictions).
+
+* ``kernel-states`` / ``kernel-random``: the word n-gram kernel offered the pooled states of
+  the shipped / random-init backbone too (``kernel.fit_text_model``: state-ridge and stacked
+  priors, state similarity), its leave-one-out inside each training part choosing among them.
 
 Every fold chooses the ridge strength by efficient leave-one-out on its training part
 (``RidgeCV``) and takes the 90 % interval from the 5th/95th percentiles of 5-fold
@@ -78,21 +82,30 @@ class StackedRegressor(RegressorMixin, BaseEstimator):
 
 class TextKernelRegressor(RegressorMixin, BaseEstimator):
     """Weighted median of similar dated texts (word 1-3-gram TF-IDF), tuned inside its training
-    data (``kernel.fit_text_model``); ``x`` is a list of texts."""
+    data (``kernel.fit_text_model``); ``x`` is a list of texts, or of ``(text, pooled vector)``
+    pairs (the states offered too)."""
 
     def fit(self, x: list, y: np.ndarray) -> TextKernelRegressor:
-        self.model_, self.chosen_ = fit_text_model(list(x), np.asarray(y, dtype=float))
+        texts, states = split_pairs(x)
+        self.model_, self.chosen_ = fit_text_model(texts, np.asarray(y, dtype=float), states)
         self.residuals_ = self.model_.residuals
         return self
 
     def predict(self, x: list) -> np.ndarray:
-        return self.model_.predict_mean(list(x))
+        return self.model_.predict_mean(*split_pairs(x))
+
+
+def split_pairs(x: list) -> tuple[list[str], np.ndarray | None]:
+    """Texts and pooled vectors of ``(text, vector)`` pairs (a list of texts: no vectors)."""
+    if x and isinstance(x[0], tuple):
+        return [t for t, _ in x], np.stack([v for _, v in x])
+    return list(x), None
 
 
 def make_model(arm: str) -> Pipeline | StackedRegressor | TextKernelRegressor:
     if arm == "stacked":
         return StackedRegressor()
-    if arm == "text-kernel":
+    if arm in ("text-kernel", "kernel-states", "kernel-random"):
         return TextKernelRegressor()
     if arm == "tfidf":
         return make_pipeline(TfidfVectorizer(analyzer="char", ngram_range=(1, 4), sublinear_tf=True,
@@ -104,7 +117,7 @@ def features(arm: str, frame: pd.DataFrame, cache: Path | None) -> object:
     if arm in ("tfidf", "text-kernel"):
         return frame["text_raw"].fillna("").astype(str).tolist()
     assert cache is not None
-    if arm == "stacked":
+    if arm in ("stacked", "kernel-states", "kernel-random"):
         texts = features("tfidf", frame, None)
         return list(zip(texts, features("pretrained", frame, cache), strict=True))  # type: ignore[call-overload]
     with np.load(cache) as data:
@@ -165,7 +178,7 @@ def in_the_wild(arm: str, x: object, y: np.ndarray, wild_x: object, limits: np.n
     if isinstance(wild_x, np.ndarray):  # a papyrus whose letters the codec did not read: left out
         keep = np.isfinite(wild_x).all(axis=1)
         wild_x, limits = wild_x[keep], limits[keep]
-    elif arm == "stacked":
+    elif arm in ("stacked", "kernel-states", "kernel-random"):
         keep = np.array([np.isfinite(v).all() for _, v in wild_x])  # type: ignore[attr-defined]
         wild_x, limits = take(wild_x, np.where(keep)[0]), limits[keep]
     model = make_model(arm).fit(x, y)
@@ -194,7 +207,9 @@ def main() -> None:
     wild = wild[wild["text_raw"].fillna("").str.contains(GREEK)].reset_index(drop=True)  # letters to read
     caches = {"pretrained": (args.pretrained, args.pretrained_wild),
               "random-init": (args.random_init, args.random_init_wild), "tfidf": (None, None),
-              "stacked": (args.pretrained, args.pretrained_wild), "text-kernel": (None, None)}
+              "stacked": (args.pretrained, args.pretrained_wild), "text-kernel": (None, None),
+              "kernel-states": (args.pretrained, args.pretrained_wild),
+              "kernel-random": (args.random_init, args.random_init_wild)}
     y, groups = years(frame), frame["tm"].to_numpy()
     limits = np.array([upper_limit(v) for v in wild["Date_notAfter"]])
     arms = {}

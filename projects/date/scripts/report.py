@@ -12,19 +12,29 @@ from scipy.stats import wilcoxon
 NAMES = {"tfidf": "char 1-4-gram TF-IDF + ridge", "pretrained": "ridge on pooled states, shipped backbone",
          "random-init": "ridge on pooled states, random-init backbone",
          "stacked": "TF-IDF ridge + pooled-state ridge, stacked",
-         "text-kernel": "word n-gram kernel: weighted median of similar papyri (the shipped dater)"}
+         "text-kernel": "word n-gram kernel: weighted median of similar papyri (words only)",
+         "kernel-states": "word n-gram kernel offered the pooled states, shipped backbone (the shipped dater)",
+         "kernel-random": "word n-gram kernel offered the pooled states, random-init backbone"}
 PAIRS = (("pretrained", "tfidf"), ("pretrained", "random-init"), ("random-init", "tfidf"), ("stacked", "tfidf"),
-         ("stacked", "pretrained"), ("text-kernel", "tfidf"), ("text-kernel", "stacked"))
+         ("stacked", "pretrained"), ("text-kernel", "tfidf"), ("text-kernel", "stacked"),
+         ("kernel-states", "kernel-random"), ("kernel-states", "text-kernel"), ("kernel-random", "text-kernel"))
+KERNEL_ARMS = ("text-kernel", "kernel-states", "kernel-random")
 
 
 def chosen_summary(chosen: list[dict]) -> str:
     """How often each kernel setting was chosen over the training parts."""
     parts = []
-    for key in ("tau", "k", "lam"):
-        values = [c[key] for c in chosen]
+    for key in ("prior", "beta", "tau", "k", "lam"):
+        values = [c.get(key, "words" if key == "prior" else 0.0) for c in chosen]
         counts = {v: values.count(v) for v in sorted(set(values))}
-        parts.append(f"{key} " + ", ".join(f"{v:g} ({n}x)" for v, n in counts.items()))
+        parts.append(f"{key} " + ", ".join(f"{v if isinstance(v, str) else format(v, 'g')} ({n}x)"
+                                           for v, n in counts.items()))
     return "; ".join(parts)
+
+
+def reads_states(chosen: dict) -> bool:
+    """Whether a training part's choice reads the pooled states (a state or stacked prior, or beta > 0)."""
+    return chosen.get("prior", "words") != "words" or chosen.get("beta", 0.0) > 0
 
 
 def paired_tests(arms: dict) -> dict:
@@ -37,6 +47,65 @@ def paired_tests(arms: dict) -> dict:
                                   "median_difference_years": float(np.median(ea - eb)),
                                   "wilcoxon_p": float(wilcoxon(ea, eb).pvalue), "n": int(len(ea))}
     return out
+
+
+def states_section(m: dict) -> list[str]:
+    """Whether the kernel's inner choice took the backbone states (item 1 of issue 20)."""
+    arms = m["arms"]
+    if "kernel-states" not in arms:
+        return []
+    chosen = arms["kernel-states"]["chosen_per_fold"]
+    n_states = sum(reads_states(c) for c in chosen)
+    n_prior = sum(c.get("prior", "words") != "words" for c in chosen)
+    lines = ["Pooled backbone states in the kernel (issue 20, item 1): `kernel.fit_text_model` was offered the",
+             f"shared forward's pooled states (hidden states {m['layers']}, mean over letters) as a ridge prior, stacked",
+             "with the word ridge, and as a similarity term (beta x state cosine), all chosen by the same leave-one-out",
+             f"inside each training part. A state-based prior (state ridge or stacked) was chosen in {n_prior} of the",
+             f"{len(chosen)} training parts, the states in any form (prior or beta > 0) in {n_states}; outer MAE",
+             f"{arms['kernel-states']['mae']:.1f} years"]
+    if "text-kernel" in arms:
+        lines[-1] += f" against {arms['text-kernel']['mae']:.1f} for the words alone"
+    random = arms.get("kernel-random")
+    if random:
+        n_random = sum(c.get("prior", "words") != "words" for c in random["chosen_per_fold"])
+        lines[-1] += (f" and {random['mae']:.1f} with the states of the random-init backbone (whose state-based"
+                      f" prior was chosen in {n_random} of {len(random['chosen_per_fold'])} parts)")
+    lines[-1] += "."
+    tests = m.get("paired_tests", {})
+    for pair in ("kernel-states vs kernel-random", "kernel-states vs text-kernel"):
+        if pair in tests:
+            lines.append(f"Paired, {pair}: mean difference {tests[pair]['mean_difference_years']:+.1f} years per"
+                         f" papyrus, Wilcoxon p = {tests[pair]['wilcoxon_p']:.2g}.")
+    lines += ["So the states earn a small gain in the inner leave-one-out (the per-prior leave-one-out MAEs in",
+              "`chosen_per_fold`) that the outer folds do not show, and random-init states are chosen too:",
+              "what the state prior adds is not shown to come from pretraining. The dater reads them because the",
+              "rule fixed before this run (ship a state-based prior if the inner choice takes it in the majority",
+              "of training parts) says so; the outer figures do not separate it from the words-only kernel"]
+    wild_states, wild_words = arms["kernel-states"].get("in_the_wild"), arms.get("text-kernel", {}).get("in_the_wild")
+    if wild_states and wild_words:
+        lines += ["(it is no worse on PaDoC), and on the in-the-wild papyri fewer of its estimates respect the upper",
+                  f"limit ({wild_states['estimate_not_after_limit']:.1%} against"
+                  f" {wild_words['estimate_not_after_limit']:.1%} for the words-only kernel)."]
+    else:
+        lines[-1] += "."
+    return lines + [""]
+
+
+def shipped_lines(shipped: dict | None) -> list[str]:
+    """What the shipped ``stoicheia_dater`` weights are (``train.py``'s choices on all of PaDoC)."""
+    if shipped is None:
+        return ["The `stoicheia_dater` weights are the kernel fitted on all 389 papyri (`train`, the same",
+                "`kernel.fit_text_model`);"]
+    lines = [f"The `stoicheia_dater` weights are the `{shipped['model']}` arm fitted on all {shipped['n_documents']}"
+             f" papyri (`train`, the same `kernel.fit_text_model`; leave-one-out MAE {shipped['loo_mae']:.1f} years,"
+             f" prior: {shipped.get('prior', 'words')}, beta {shipped.get('beta', 0.0):g}, tau {shipped['tau']:g},"
+             f" k {shipped['k']}, lam {shipped['lam']:g});"]
+    if shipped.get("reads_states"):
+        return lines + ["they read the pooled states of the shared forward (`doc._.stoicheia`, the letters of the first",
+                        "800 characters, as `embed.py` pooled them) when the encoder runs before the dater, and fall back",
+                        "to the word ridge prior and word similarity alone in a pipeline without it (documented in",
+                        "`stoicheia_spacy.pipeline.dater`);"]
+    return lines + ["the fit on all of PaDoC did not choose the states, so the dater reads `doc.text` only;"]
 
 
 LITERARY_ARMS = {"majority": "majority class", "tfidf": "char 1-4-gram TF-IDF + ridge classifier",
@@ -95,6 +164,7 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--arms", type=Path, nargs="*", help="Per-arm files of evaluate.py to merge into METRICS")
     parser.add_argument("--attribute", type=Path, help="attribute.py's metrics: the literary (GLAUx) section")
+    parser.add_argument("--training", type=Path, help="train.py's training.json: what the shipped dater chose")
     args = parser.parse_args()
     if args.arms:
         parts = [json.loads(path.read_text()) for path in args.arms if path.is_file()]
@@ -102,18 +172,21 @@ def main() -> None:
         merged["paired_tests"] = paired_tests(merged["arms"])
         args.metrics.write_text(json.dumps(merged, indent=2) + "\n")
     m = json.loads(args.metrics.read_text())
+    if args.training is not None and args.training.is_file():
+        m["shipped"] = json.loads(args.training.read_text())
+        args.metrics.write_text(json.dumps(m, indent=2) + "\n")
     level = f"{m['level']:.0%}"
     lines = [
         "# Dating documentary papyri (PaDoC)", "",
         f"Measured by `{m['command']}` (workflow `all` of `projects/date`: `embed`, `evaluate`, `glaux-embed`,",
-        "`attribute`, `report`, `train`);",
+        "`attribute`, `train`, `report`);",
         "every figure below is read from `metrics/date_eval.json` by `scripts/report.py`.", "",
         f"Protocol: {m['n_documents']} PaDoC papyri, {m['protocol']}; dates in years (PaDoC's quarter",
         "centuries x 100). The ridge strength is chosen inside each training part (leave-one-out), the",
         f"{level} interval is the prediction plus the 5th / 95th percentiles of 5-fold out-of-fold residuals",
         f"of the training part. Backbone arms pool the mean over letters of hidden states {m['layers']} of the",
-        "first 800 characters of each text (`embed.py --max-chars`; the dater itself reads the whole Doc)",
-        "(what `stoicheia_dater` reads from `doc._.stoicheia`). The random-init arm reads the states of a",
+        "first 800 characters of each text (`embed.py --max-chars`; the shipped dater pools the same letters",
+        "of `doc._.stoicheia`, its cfg `max_chars`). The random-init arm reads the states of a",
         "backbone of the same shape with random weights (seed 0); the stacked arm combines the TF-IDF and",
         "pretrained ridges by a linear regression on their 5-fold out-of-fold predictions, all inside each",
         "training part (its interval: the residuals of those stacked predictions). The word n-gram kernel",
@@ -134,10 +207,12 @@ def main() -> None:
     pub = m["published"]
     lines += [f"| PaDoC published text regression ({pub['protocol']}) | {pub['padoc_text_regression_mae']:.0f} "
               "| – | – | – | – |", ""]
-    kernel = m["arms"].get("text-kernel", {})
-    if kernel.get("chosen_per_fold"):
-        lines += [f"Kernel settings chosen over the {len(kernel['chosen_per_fold'])} training parts: "
-                  + chosen_summary(kernel["chosen_per_fold"]) + ".", ""]
+    for arm in KERNEL_ARMS:
+        chosen = m["arms"].get(arm, {}).get("chosen_per_fold")
+        if chosen:
+            lines += [f"{NAMES[arm]}: settings chosen over the {len(chosen)} training parts: "
+                      + chosen_summary(chosen) + ".", ""]
+    lines += states_section(m)
     if missing:
         lines += [f"Not measured in this run (out of CPU time on the shared machine): {'; '.join(missing)}.", ""]
     if m.get("paired_tests"):
@@ -176,8 +251,7 @@ def main() -> None:
               "Decontamination: the shipped",
               "backbone is doc-clean (literary Greek only, no papyri, no word 8-gram shared with any papyrus,",
               "`projects/corpus`, PaDoC and the in-the-wild set included): no test papyrus was read in pretraining.",
-              "The `stoicheia_dater` weights are the word n-gram kernel arm fitted on all 389 papyri (`train`,",
-              "the same `kernel.fit_text_model`: it dates `doc.text`, the backbone states are not used by it);",
+              *shipped_lines(m.get("shipped")),
               "derived from PaDoC (they hold its 389 papyri's n-gram rows and dates), they are licensed",
               "CC BY 4.0 and ship with the default model",
               "(`assets/models/grc_stoicheia_doc_clean/dater`, listed in its `pipeline.json`), not in the code package.", ""]

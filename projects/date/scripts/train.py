@@ -2,7 +2,10 @@
 
 The word n-gram kernel (``kernel.fit_text_model``: the best arm of ``evaluate.py``, fitted the
 same way, its settings chosen by leave-one-out over all 389 papyri), with the leave-one-out
-residuals as the dater's interval and histogram. Writes the component folder (``to_disk``:
+residuals as the dater's interval and histogram. With ``--states`` (``embed.py``'s cache of the
+shared forward's pooled states) it is offered those too (the ``kernel-states`` arm); if the fit
+reads them, the dater's cfg gets ``max_chars`` (the span ``embed.py`` pooled) so the pipe pools
+the same letters of ``doc._.stoicheia``. Writes the component folder (``to_disk``:
 ``cfg`` + ``model``, a compressed npz) and a PNG: the leave-one-out estimates against the true
 dates, and one papyrus's date distribution.
 """
@@ -19,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from evaluate import LEVEL, features, years
+from evaluate import LEVEL, features, split_pairs, years
 from kernel import fit_text_model
 
 from stoicheia_spacy.dating import BIN_YEARS, DEFAULT_LAYERS, residual_estimate
@@ -32,17 +35,23 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--plot", type=Path, required=True)
     parser.add_argument("--ship", type=Path, help="Also write cfg + model here (the shipped weights beside the default model)")
+    parser.add_argument("--states", type=Path, help="Pooled states of the PaDoC papyri (embed.py), offered to the kernel")
+    parser.add_argument("--max-chars", type=int, default=800, help="The span embed.py pooled (--max-chars there)")
     args = parser.parse_args()
     frame = pd.read_csv(args.padoc)
-    texts, y = features("text-kernel", frame, None), years(frame)
-    model, chosen = fit_text_model(texts, y)  # type: ignore[arg-type]
+    y = years(frame)
+    texts, states = split_pairs(features("kernel-states", frame, args.states) if args.states  # type: ignore[arg-type]
+                                else features("text-kernel", frame, None))
+    model, chosen = fit_text_model(texts, y, states)
     oof = y - model.residuals  # leave-one-out estimates, PaDoC row order
-    dater = StoicheiaDater(layers=DEFAULT_LAYERS, level=LEVEL, model=model)
+    dater = StoicheiaDater(layers=DEFAULT_LAYERS, level=LEVEL, model=model,
+                           max_chars=args.max_chars if model.uses_states else None)
     dater.to_disk(args.out)
     if args.ship is not None:
         dater.to_disk(args.ship)
     (args.out / "training.json").write_text(json.dumps(
-        {"command": "spacy project run date-eval (train)", "model": "text-kernel", "n_documents": int(len(y)),
+        {"command": "spacy project run date-eval (train)", "n_documents": int(len(y)),
+         "model": "kernel-states" if args.states else "text-kernel", "reads_states": model.uses_states,
          **chosen}, indent=2) + "\n")
 
     tail = (1 - LEVEL) / 2
@@ -52,7 +61,7 @@ def main() -> None:
                   elinewidth=0.5, label=f"estimate, {LEVEL:.0%} interval")
     left.plot([y.min(), y.max()], [y.min(), y.max()], "k--", lw=1)
     left.set(xlabel="PaDoC date (year)", ylabel="leave-one-out estimate (year)",
-             title="PaDoC, leave-one-out (word n-gram kernel)")
+             title="PaDoC, leave-one-out (kernel dater)")
     left.legend(loc="upper left", fontsize=8)
     estimate = residual_estimate(float(oof[0]), model.residuals, LEVEL)  # the first papyrus, dated from the other 388
     starts, probs = zip(*estimate.histogram, strict=True)
