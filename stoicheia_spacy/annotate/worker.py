@@ -20,8 +20,8 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from ..errors import ConfigError
+from ..heap import trim_heap
 from .convert import doc_to_record, merge_records
-from .heap import trim_heap
 from .pieces import split_text
 
 #: The package tried first when no ``--model`` is given (else the embedded default is built).

@@ -3,7 +3,7 @@
 Successive distinct pieces of real Perseus text (``annotate``'s cutting, ``--max-chars``)
 go one at a time through the pipeline in a memory zone, as the annotate worker runs them,
 in two fresh processes run side by side (same machine load): ``keep`` (glibc keeps freed heap) and
-``trim`` (``malloc_trim(0)`` after each piece, :mod:`stoicheia_spacy.annotate.heap`). The
+``trim`` (``malloc_trim(0)`` after each piece, :mod:`stoicheia_spacy.heap`). The
 RSS after each piece and the least-squares slope from piece ``--skip`` + 1 on (MB per
 piece) are reported per arm; a slope that vanishes with trimming is freed-but-kept heap,
 not retained objects.
@@ -26,9 +26,9 @@ def run_arm(pieces: int, max_chars: int, trim: bool, model: str | None, source: 
     import psutil
 
     from ..annotate.convert import doc_to_record
-    from ..annotate.heap import trim_heap
     from ..annotate.pieces import split_text
     from ..annotate.worker import load_pipeline, set_threads
+    from ..heap import trim_heap
     from .memory import greek_text
 
     set_threads(1)

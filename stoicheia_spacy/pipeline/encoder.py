@@ -18,6 +18,10 @@ weights through ``[initialize.components.stoicheia_encoder.loader]``
 (:data:`DEFAULT_SOURCE`) when the shape fits. Running the pipe before any weights were
 loaded raises :class:`~stoicheia_spacy.errors.ConfigError` (never random outputs). Weights
 are saved as ``config.json`` + ``model.safetensors`` in the released format.
+
+Memory: :meth:`StoicheiaEncoderPipe.predict` trims the C heap before each forward
+(Linux/glibc; outputs unchanged), so a long stream of batches does not keep the freed heap
+of every earlier batch resident.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
 from ..errors import CheckpointError, ConfigError
+from ..heap import trim_heap
 from ..models.encoder import set_backbone_weights, torch_backbone
 from ..models.listener import StoicheiaListener
 from ..models.reference import BackboneReference
@@ -152,9 +157,12 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
 
     # ------------------------------------------------------------ inference
     def predict(self, docs: Iterable[Doc]) -> list[StoicheiaDocData]:
-        """Encode a batch of Docs in one forward (no gradients)."""
+        """Encode a batch of Docs in one forward (no gradients). The C heap that the previous
+        batch freed is handed back first (:mod:`stoicheia_spacy.heap`): otherwise glibc keeps
+        it and a long stream's RSS climbs, e.g. in spaCy's ``nlp.pipe(n_process=...)`` workers."""
         docs = list(docs)
         self._require_weights()
+        trim_heap()
         self.model.attrs["with_logits"] = bool(self.cfg["store_logits"])
         try:
             return self.model.predict(docs)

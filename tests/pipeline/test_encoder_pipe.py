@@ -11,7 +11,7 @@ import torch
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
-from thinc.api import Adam
+from thinc.api import Adam, Model
 
 from stoicheia_spacy.models import torch_backbone
 
@@ -187,3 +187,33 @@ def test_a_blank_encoder_refuses_to_run_without_weights() -> None:
     assert torch_backbone(pipe.model).config.d_model == 384  # the embedded backbone's shape, not paper size
     with pytest.raises(ConfigError, match="BackboneLoader"):
         nlp("λόγος")
+
+
+def test_each_forward_first_hands_the_freed_heap_back(tiny_nlp, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The encoder trims the C heap once per batch, before the forward (so the workers of
+    spaCy's ``nlp.pipe(n_process=...)`` do not keep every batch's freed heap); the states
+    are the same as without the trim."""
+    import stoicheia_spacy.pipeline.encoder as encoder_module
+    from stoicheia_spacy.heap import trim_heap
+
+    texts = [" ".join(words) for words, _ in SENTENCES]
+    nlp = tiny_nlp()
+    pipe = nlp.get_pipe("stoicheia_encoder")
+    events: list[str] = []
+    forward = Model.predict
+
+    def predict(model: Model, docs: list[Doc]) -> object:
+        if model is pipe.model:
+            events.append(f"forward {len(docs)}")
+        return forward(model, docs)
+
+    monkeypatch.setattr(Model, "predict", predict)
+    monkeypatch.setattr(encoder_module, "trim_heap", lambda: events.append("trim") or trim_heap())
+    trimmed = list(nlp.pipe(texts, batch_size=3))
+    assert events == ["trim", "forward 3", "trim", "forward 1"]
+    monkeypatch.setattr(encoder_module, "trim_heap", lambda: False)
+    plain = list(nlp.pipe(texts, batch_size=3))
+    for a, b in zip(trimmed, plain, strict=True):
+        assert a.text == b.text and a._.stoicheia.n_letters > 10
+        np.testing.assert_array_equal(a._.stoicheia.hidden, b._.stoicheia.hidden)
+        np.testing.assert_array_equal(a._.stoicheia.logits["char"], b._.stoicheia.logits["char"])

@@ -1,4 +1,4 @@
-"""The annotate worker's heap trim gives freed C-heap pages back (Linux/glibc)."""
+"""The heap trim gives freed C-heap pages back (Linux/glibc)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import platform
 import psutil
 import pytest
 
-from stoicheia_spacy.annotate.heap import _malloc_trim, trim_heap
+from stoicheia_spacy.heap import _malloc_trim, trim_heap
 
 GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
 
