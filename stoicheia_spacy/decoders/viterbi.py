@@ -59,8 +59,12 @@ def _check_logp(logp: np.ndarray) -> np.ndarray:
     return arr
 
 
+_WEIGHT_BYTES = np.frombuffer(WEIGHTS.encode("ascii"), dtype=np.uint8)
+
+
 def _to_string(ids: np.ndarray) -> str:
-    return "".join(WEIGHTS[i] for i in ids.tolist())
+    """``"HL..."`` of weight ids, by one table lookup (not a Python loop per syllable)."""
+    return _WEIGHT_BYTES[ids].tobytes().decode("ascii")
 
 
 @functools.lru_cache(maxsize=64)

@@ -69,7 +69,7 @@ from ..scan.lattice import (
 )
 from ..scan.macron_decoder import MacronDecoder
 from ..scan.macron_lexicon import MacronLexicon, find_macron_lexicon
-from ..scan.syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_text, syllabify
+from ..scan.syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_offsets, syllabify
 from .base import StoicheiaPipe
 
 for _name, _cls in (("macronized", Token), ("scansion", Span), ("meter", Span)):
@@ -272,13 +272,7 @@ class ScannerPipe(StoicheiaPipe):
                           "length": None if lengths[i] < 0 else int(lengths[i])} for i in np.nonzero(dich)[0]]
         for tok in doc:
             sl = slice(int(token_ends[tok.i - 1]) if tok.i else 0, int(token_ends[tok.i]))
-            if sl.stop > sl.start:
-                sub_tok = planes[sl]
-                shifted = type(sub_tok)(sub_tok.letters, sub_tok.boundary, sub_tok.diacritics, sub_tok.capitals,
-                                        sub_tok.punctuation, np.asarray(sub_tok.offsets) - tok.idx)
-                tok._.macronized = macronize_text(tok.text, shifted, lengths[sl])
-            else:
-                tok._.macronized = tok.text
+            tok._.macronized = macronize_offsets(tok.text, offsets[sl] - tok.idx, lengths[sl])
 
     def _weight_logp(self, syl: Any, scan: np.ndarray, p_long: np.ndarray, dich: np.ndarray,
                      correption: np.ndarray | None = None) -> np.ndarray:
