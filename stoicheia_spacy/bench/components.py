@@ -124,20 +124,24 @@ def matmul_seconds(shapes: list[tuple[int, int, int, int]], repeats: int = 3) ->
     return total
 
 
-def forward_shapes(backbone: Any, letters: int) -> list[tuple[int, int, int, int]]:
-    """The matrix products of one forward over one Doc of ``letters`` letters (see module doc),
-    each ``(batch, m, k, n)``, repeated per layer."""
+def forward_shapes(backbone: Any, letters: int) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int, int]]]:
+    """The matrix products of one forward over one Doc of ``letters`` letters, each
+    ``(batch, m, k, n)``: (every linear layer, the attention products of every layer)."""
     cfg = backbone.config
     w, heads, dim = cfg.char_window, cfg.n_heads, cfg.d_model // cfg.n_heads
-    linear = [m for m in backbone.modules() if isinstance(m, torch.nn.Linear)]
-    shapes = [(1, letters, m.in_features, m.out_features) for m in linear]
+    linear = [(1, letters, m.in_features, m.out_features) for m in backbone.modules() if isinstance(m, torch.nn.Linear)]
+    attention: list[tuple[int, int, int, int]] = []
     blocks = -(-letters // w)
     for layer in range(cfg.depth):
-        if cfg.is_global(layer) or letters <= w:
-            shapes += [(heads, letters, dim, letters), (heads, letters, letters, dim)]
-        else:
-            shapes += [(blocks * heads, w, dim, 3 * w), (blocks * heads, w, 3 * w, dim)]
-    return shapes
+        if cfg.is_global(layer):  # QK^T and PV over the whole Doc
+            attention += [(heads, letters, dim, letters), (heads, letters, letters, dim)]
+        else:  # the blocked kernel: w queries x 3w keys per block
+            attention += [(blocks * heads, w, dim, 3 * w), (blocks * heads, w, 3 * w, dim)]
+    return linear, attention
+
+
+def _flops(shapes: list[tuple[int, int, int, int]]) -> float:
+    return float(sum(2 * b * m * k * n for b, m, k, n in shapes))
 
 
 def gemm_comparison(source: str, letters: dict[str, int], encoder_s: dict[str, float]) -> dict[str, Any]:
@@ -152,11 +156,16 @@ def gemm_comparison(source: str, letters: dict[str, int], encoder_s: dict[str, f
     out: dict[str, Any] = {"square_gemm_gflops": square / 1e9}
     for name, n in letters.items():
         flops = forward_flops(backbone, n, n)
-        same = matmul_seconds(forward_shapes(backbone, n))
+        linear, attention = forward_shapes(backbone, n)
+        linear_s, attention_s = matmul_seconds(linear), matmul_seconds(attention)
+        same = linear_s + attention_s
         enc = encoder_s[name]
         out[name] = {"letters": n, "forward_gflop": flops / 1e9, "encoder_s": enc,
                      "encoder_gflops": flops / enc / 1e9, "square_gemm_s": flops / square,
                      "same_shape_gemm_s": same, "same_shape_gemm_gflops": flops / same / 1e9,
+                     "linear_gflop": _flops(linear) / 1e9, "linear_same_shape_gflops": _flops(linear) / linear_s / 1e9,
+                     "attention_gflop": _flops(attention) / 1e9,
+                     "attention_same_shape_gflops": _flops(attention) / attention_s / 1e9,
                      "encoder_over_same_shape": enc / same, "encoder_over_square": enc / (flops / square)}
     return out
 
@@ -228,7 +237,8 @@ def main(argv: list[str]) -> int:
         g = gemm[name]
         print(f"{name}: {g['letters']} letters, {g['forward_gflop']:.1f} GFLOP; encoder {g['encoder_s']:.2f} s "
               f"({g['encoder_gflops']:.1f} GFLOP/s) = {g['encoder_over_square']:.2f} x square-GEMM time, "
-              f"{g['encoder_over_same_shape']:.2f} x same-shape matmul time ({g['same_shape_gemm_gflops']:.1f} GFLOP/s)")
+              f"{g['encoder_over_same_shape']:.2f} x same-shape matmul time ({g['same_shape_gemm_gflops']:.1f} GFLOP/s: "
+              f"linear {g['linear_same_shape_gflops']:.1f}, attention {g['attention_same_shape_gflops']:.1f})")
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
