@@ -25,6 +25,9 @@ KNOWN = {
     "backbone": ("Backbone letters/s and achieved FLOP/s against this machine's GEMM rate.",
                  "--sizes 1024,4096 --threads 2"),
     "codec": ("Codec MB/s (encode, decode, canonicalize) against plain NFD.", "--mb 2"),
+    "components": ("CPU seconds per component and words/s of the default pipeline, against a baseline "
+                   "checkout in the same run; the encoder against same-shape matmuls.",
+                   "--baseline ../old-checkout --out components.json"),
     "heapclimb": ("RSS per annotated piece of the default pipeline, with and without glibc malloc_trim.",
                   "--pieces 12 --out memory_climb.json"),
     "parse": ("Words/s of tagging + lemmatizing + parsing against a spaCy CNN pipeline; scores with --data.",

@@ -59,8 +59,12 @@ def _check_logp(logp: np.ndarray) -> np.ndarray:
     return arr
 
 
+_WEIGHT_BYTES = np.frombuffer(WEIGHTS.encode("ascii"), dtype=np.uint8)
+
+
 def _to_string(ids: np.ndarray) -> str:
-    return "".join(WEIGHTS[i] for i in ids.tolist())
+    """``"HL..."`` of weight ids, by one table lookup (not a Python loop per syllable)."""
+    return _WEIGHT_BYTES[ids].tobytes().decode("ascii")
 
 
 @functools.lru_cache(maxsize=64)
@@ -89,30 +93,66 @@ def _predecessors(meter: Meter) -> tuple[np.ndarray, np.ndarray]:
     return pred, valid
 
 
-def _viterbi_same_length(scores: np.ndarray, meter: Meter) -> tuple[np.ndarray, np.ndarray]:
-    """Batched recursion over (B, n, 2) scores: (paths (B, n), costs (B,)); inf cost = no path."""
-    b, n, _ = scores.shape
+#: Most (line x syllable x state) back-pointer cells one padded pass holds (~32 MB of int64).
+MAX_PASS_CELLS = 4_000_000
+
+
+def _passes(lengths: np.ndarray, n_states: int) -> list[np.ndarray]:
+    """Line indices grouped into padded passes: ascending length, a pass ends where the next
+    line would pad its shortest line by more than a quarter or exceed :data:`MAX_PASS_CELLS`."""
+    order = np.argsort(lengths, kind="stable")
+    out: list[np.ndarray] = []
+    start = 0
+    for end in range(1, len(order) + 1):
+        if end < len(order):
+            longest, shortest = int(lengths[order[end]]), int(lengths[order[start]])
+            if longest <= 1.25 * shortest + 4 and (end + 1 - start) * longest * n_states <= MAX_PASS_CELLS:
+                continue
+        out.append(order[start:end])
+        start = end
+    return out
+
+
+def _viterbi_padded(lines: Sequence[np.ndarray], meter: Meter) -> tuple[list[np.ndarray], np.ndarray]:
+    """The recursion for lines of any lengths in one vectorised pass over the longest:
+    (path ids per line, found per line). Each line's steps are exactly its own (elementwise
+    over lines); its final scores are taken at its own last syllable, its path traced from there."""
+    lengths = np.array([x.shape[0] for x in lines], dtype=np.int64)
+    b, n = len(lines), int(lengths.max())
+    scores = np.zeros((b, n, len(WEIGHTS)))
+    for i, x in enumerate(lines):
+        scores[i, : x.shape[0]] = x
     pred, valid = _predecessors(meter)
     n_states = meter.n_states
+    gather = np.where(valid, pred, 2 * n_states)  # a padded entry reads the extra -inf column
+    cand = np.empty((b, 2 * n_states + 1))
+    cand[:, -1] = -np.inf
     alpha = np.full((b, n_states), -np.inf)
     alpha[:, 0] = 0.0
+    final = np.full((b, n_states), -np.inf)
     back = np.empty((n, b, n_states), dtype=np.int64)
     states = np.arange(n_states)[None, :]
+    last = lengths - 1
     for t in range(n):  # over syllables; lines, states and their predecessors are vectorised
-        cand = (alpha[:, None, :] + scores[:, t, :, None]).reshape(b, -1)  # (B, 2S), row w*S + s
-        table = np.where(valid[None], cand[:, pred], -np.inf)  # (B, S, D)
+        cand[:, :-1] = (alpha[:, None, :] + scores[:, t, :, None]).reshape(b, -1)  # row w*S + s
+        table = cand[:, gather]  # (B, S, D)
         best = np.argmax(table, axis=2)  # first of equal maxima = lowest row, as a dense argmax
         back[t] = pred[states, best]
-        alpha = np.take_along_axis(table, best[:, :, None], axis=2)[:, :, 0]
-    final = np.where(meter.accepting[None], alpha, -np.inf)
+        alpha = np.max(table, axis=2)  # the value at ``best``
+        ending = last == t
+        if ending.any():
+            final[ending] = alpha[ending]
+    final = np.where(meter.accepting[None], final, -np.inf)
+    rows = np.arange(b)
     state = np.argmax(final, axis=1)
-    found = np.isfinite(final[np.arange(b), state])
+    found = np.isfinite(final[rows, state])
     paths = np.zeros((b, n), dtype=np.int64)
     for t in range(n - 1, -1, -1):
-        weight, state = np.divmod(back[t, np.arange(b), state], n_states)
-        paths[:, t] = weight
-    costs = -np.take_along_axis(scores, paths[:, :, None], axis=2)[:, :, 0].sum(axis=1)
-    return paths, np.where(found, costs, np.inf)
+        weight, prev = np.divmod(back[t, rows, state], n_states)
+        active = t <= last
+        paths[:, t] = np.where(active, weight, 0)
+        state = np.where(active, prev, state)
+    return [paths[i, : lengths[i]] for i in range(b)], found
 
 
 def viterbi(logp: np.ndarray, meter: Meter) -> ViterbiResult:
@@ -125,23 +165,34 @@ def viterbi(logp: np.ndarray, meter: Meter) -> ViterbiResult:
 
 
 def viterbi_batch(logps: Sequence[np.ndarray], meter: Meter) -> list[ViterbiResult]:
-    """:func:`viterbi` for many lines at once; lines of equal length share one vectorised pass."""
+    """:func:`viterbi` for many lines at once: lines of similar lengths share one padded,
+    vectorised pass (:func:`_viterbi_padded`), so a Doc's verses cost a few passes, not one each."""
     checked = [_check_logp(x) for x in logps]
+    if not checked:
+        return []
+    paths: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(checked)
+    found = np.zeros(len(checked), dtype=bool)
+    lengths = np.array([x.shape[0] for x in checked])
+    for idx in _passes(lengths, meter.n_states):
+        got, ok = _viterbi_padded([checked[i] for i in idx], meter)
+        for j, i in enumerate(idx.tolist()):
+            paths[i] = got[j]
+        found[idx] = ok
     results: list[ViterbiResult | None] = [None] * len(checked)
     by_length: dict[int, list[int]] = {}
     for i, x in enumerate(checked):
         by_length.setdefault(x.shape[0], []).append(i)
-    for idx in by_length.values():
-        scores = np.stack([checked[i] for i in idx])
-        paths, costs = _viterbi_same_length(scores, meter)
+    for idx_list in by_length.values():  # costs per length, as one (B, n) sum
+        scores = np.stack([checked[i] for i in idx_list])
+        group = np.stack([paths[i] for i in idx_list])
+        costs = -np.take_along_axis(scores, group[:, :, None], axis=2)[:, :, 0].sum(axis=1)
         argmax_ids = np.argmax(scores, axis=2)
         argmax_costs = -np.max(scores, axis=2).sum(axis=1)
-        for j, i in enumerate(idx):
-            found = bool(np.isfinite(costs[j]))
+        for j, i in enumerate(idx_list):
             results[i] = ViterbiResult(
                 meter.name,
-                _to_string(paths[j]) if found else None,
-                float(costs[j]),
+                _to_string(group[j]) if found[i] else None,
+                float(costs[j]) if found[i] else float("inf"),
                 _to_string(argmax_ids[j]),
                 float(argmax_costs[j]),
             )

@@ -170,7 +170,7 @@ def _forward(
         return data, lambda d_hidden: []
     (hidden, logits), bp_hidden = model.layers[0]((batch, with_logits), is_train)
     for d, idx in zip(data, batch.doc_index, strict=True):
-        d.hidden = hidden[:, idx]
+        d.hidden = hidden[:, _positions(idx)]
         if logits:
             d.logits = {k: model.ops.to_numpy(v[idx]).astype(np.float32, copy=False) for k, v in logits.items()}
 
@@ -183,6 +183,14 @@ def _forward(
         return []
 
     return data, backprop
+
+
+def _positions(idx: np.ndarray) -> slice | np.ndarray:
+    """A Doc's positions in the batch: a slice when they are one run (one row, no windows), so
+    that its states are a view whose layers stay contiguous, else the index (a copy)."""
+    if idx.size > 1 and int(idx[-1]) - int(idx[0]) + 1 == idx.size and bool((np.diff(idx) == 1).all()):
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return idx
 
 
 def _convert_inputs(

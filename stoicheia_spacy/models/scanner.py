@@ -151,7 +151,11 @@ def _convert_inputs(model: Model, docs: list[StoicheiaDocData], is_train: bool
                     ) -> tuple[ArgsKwargs, Callable[[ArgsKwargs], list[Any]]]:
     lengths = [int(d.hidden.shape[1]) for d in docs]
     hid = [np.asarray(model.ops.to_numpy(d.hidden), dtype=np.float32) for d in docs]
-    hidden = torch.as_tensor(np.concatenate(hid, axis=1) if hid else np.zeros((1, 0, 1), np.float32))
+    if len(hid) == 1:  # one Doc (annotate's long pieces): its states as they are, not a copy
+        stacked = hid[0]
+    else:
+        stacked = np.concatenate(hid, axis=1) if hid else np.zeros((1, 0, 1), np.float32)
+    hidden = torch.as_tensor(stacked)
     hidden.requires_grad_(is_train)
     feats = torch.as_tensor(np.concatenate([_features_of(d) for d in docs]) if docs else np.zeros(0, np.int64))
     splits = np.cumsum(lengths)[:-1]

@@ -120,10 +120,11 @@ class StoicheiaMorphologizer(HeadPipe):
 
             tags = ids_to_tags(np.stack([lp.argmax(axis=1) for lp in lps], axis=1))
             return [UPOS_TAGS[i] for i in upos_lp.argmax(axis=1)], tags
-        compat = _upos_compatibility(tuple(attested))  # (M, U) bool
-        per_tag = np.where(compat[None, :, :], upos_lp[:, None, :], -np.inf)  # (N, M, U)
-        best, _ = constrained_decode(lps, tags_to_ids(attested), bonus=per_tag.max(axis=2))
-        upos_ids = per_tag[np.arange(len(best)), best].argmax(axis=1)
+        sets, which, tag_ids = _upos_sets(tuple(attested))
+        # a tag's bonus: the best UPOS of its set; the tags share a few distinct sets
+        per_set = np.stack([np.where(s, upos_lp, -np.inf).max(axis=1) for s in sets], axis=1)  # (N, R)
+        best, _ = constrained_decode(lps, tag_ids, bonus=per_set[:, which])
+        upos_ids = np.where(sets[which[best]], upos_lp, -np.inf).argmax(axis=1)
         return [UPOS_TAGS[i] for i in upos_ids], [attested[i] for i in best]
 
     def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
@@ -169,3 +170,11 @@ def _upos_compatibility(tags: tuple[str, ...]) -> np.ndarray:
             out[m, index[u]] = True
     return out
 
+
+
+@lru_cache(maxsize=4)
+def _upos_sets(tags: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(R, U)`` distinct rows of :func:`_upos_compatibility`, ``(M,)`` each tag's row and
+    ``(M, 9)`` the tags' class ids (built once per tag set, not per Doc)."""
+    sets, which = np.unique(_upos_compatibility(tags), axis=0, return_inverse=True)
+    return sets, which.reshape(-1), tags_to_ids(list(tags))

@@ -119,12 +119,18 @@ class StoicheiaParser(HeadPipe):
             for s, (_, _, n) in enumerate(index):
                 scores = logp[s, : n + 1, : n + 1].copy()
                 heads[s, 1 : n + 1] = chu_liu_edmonds(scores)
-            labels = module.labels(label_dep, label_head, torch.from_numpy(heads)).argmax(-1).numpy()
+            # labels of the real words only, as one row (not of every padded position)
+            rows = np.concatenate([np.arange(1, n + 1) + s * arcs.shape[1] for s, (_, _, n) in enumerate(index)])
+            flat_heads = (heads + np.arange(len(heads))[:, None] * arcs.shape[1]).reshape(-1)[rows]
+            labels = module.labels(label_dep.flatten(0, 1)[torch.from_numpy(rows)][None], label_head.flatten(0, 1)[None],
+                                   torch.from_numpy(flat_heads)[None]).argmax(-1).numpy()[0]
         out = [(np.zeros(len(d), np.int64), np.zeros(len(d), np.int64)) for d in docs]
+        first = 0
         for s, (i, start, n) in enumerate(index):
             rel = heads[s, 1 : n + 1]
             out[i][0][start : start + n] = np.where(rel == 0, np.arange(start, start + n), start + rel - 1)
-            out[i][1][start : start + n] = labels[s, 1 : n + 1]
+            out[i][1][start : start + n] = labels[first : first + n]
+            first += n
         return out
 
     def set_annotations(self, docs: Iterable[Doc], scores: Sequence[tuple[np.ndarray, np.ndarray]]) -> None:

@@ -62,14 +62,14 @@ from ..models.listener import _zeros
 from ..models.scanner import N_MACRON, ScannerHeads, heads_node, make_heads, torch_heads
 from ..scan.lattice import (
     correption_mask,
-    decode_lattice,
+    decode_lattices,
     expand_weights,
     synizesis_candidates,
-    weight_margins,
+    weight_margins_batch,
 )
 from ..scan.macron_decoder import MacronDecoder
 from ..scan.macron_lexicon import MacronLexicon, find_macron_lexicon
-from ..scan.syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_text, syllabify
+from ..scan.syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_offsets, syllabify
 from .base import StoicheiaPipe
 
 for _name, _cls in (("macronized", Token), ("scansion", Span), ("meter", Span)):
@@ -180,6 +180,7 @@ class ScannerPipe(StoicheiaPipe):
 
     def _annotate(self, doc: Doc, logits: np.ndarray) -> None:
         data = doc._.stoicheia
+        text = doc.text  # spaCy re-joins every token on each doc.text: read it once
         planes = data.planes
         letter_token = np.asarray(data.letter_token)
         if data.gaps:  # a gap's MASK letters have no sound: scan the text letters only
@@ -194,7 +195,7 @@ class ScannerPipe(StoicheiaPipe):
         dich = dichrona_mask(planes)
         decoder = self.macron_decoder
         if decoder is not None:
-            p_long = decoder.prior(doc.text, planes, p_long, dich)
+            p_long = decoder.prior(text, planes, p_long, dich)
         lengths = np.where(dich, (p_long > 0.5).astype(np.int64), -1)
         metre_vote = np.zeros(n, dtype=np.int64)
         metre_margin = np.zeros(n, dtype=np.float64)
@@ -202,36 +203,34 @@ class ScannerPipe(StoicheiaPipe):
         abstain = float(self.cfg.get("abstain_below", 0.0))
         offsets = np.asarray(planes.offsets)
         verses = self.verses(doc)
+        rule_eps = float(self.cfg.get("rule_eps", 0.02))
+        lines: list[tuple[Span, int, int, Any, Any, np.ndarray]] = []  # span, lo, hi, sub, syl, logp
         for span in verses:
             lo = int(np.searchsorted(offsets, span.start_char))
             hi = int(np.searchsorted(offsets, span.end_char))
-            if hi <= lo:
+            sub = planes[lo:hi] if hi > lo else None
+            syl = syllabify(sub, text=text) if sub is not None else None
+            if sub is None or syl is None or len(syl) == 0:
                 span._.scansion = {"syllables": [], "pattern": ""}
                 span._.meter = None
                 continue
-            sub = planes[lo:hi]
-            syl = syllabify(sub, text=doc.text)
-            if len(syl) == 0:
-                span._.scansion = {"syllables": [], "pattern": ""}
-                span._.meter = None
-                continue
-            corr = correption_mask(syl, sub, doc.text)
-            logp = self._weight_logp(syl, scan[lo:hi], p_long[lo:hi], dich[lo:hi], corr)
+            corr = correption_mask(syl, sub, text)
+            lines.append((span, lo, hi, sub, syl, self._weight_logp(syl, scan[lo:hi], p_long[lo:hi], dich[lo:hi], corr)))
+        decoded: list[Any] = [None] * len(lines)
+        if self.meters and lines:  # every verse of the Doc through one lattice batch
+            decoded = decode_lattices([(logp, synizesis_candidates(syl, sub, text), hi - lo)
+                                       for _, lo, hi, sub, syl, logp in lines], self.meters,
+                                      theta=float(self.cfg["theta"]),
+                                      synizesis_cost=float(self.cfg.get("synizesis_cost", 1.0)), rule_eps=rule_eps)
+        line_weights: list[np.ndarray] = []
+        margin_lines: list[tuple[np.ndarray, tuple[int, ...], Any, np.ndarray]] = []
+        margin_at: list[np.ndarray] = []
+        for (_, lo, hi, _, syl, logp), res in zip(lines, decoded, strict=True):
             weights = np.where(np.argmax(logp, axis=1) == 0, HEAVY, LIGHT)
-            meter_info: dict[str, Any] | None = None
-            merged: tuple[int, ...] = ()
-            res = None
-            if self.meters:
-                cands = synizesis_candidates(syl, sub, doc.text)
-                res = decode_lattice(logp, cands, self.meters, theta=float(self.cfg["theta"]), n_units=hi - lo,
-                                     synizesis_cost=float(self.cfg.get("synizesis_cost", 1.0)),
-                                     rule_eps=float(self.cfg.get("rule_eps", 0.02)))
             if res is not None:
                 merged = res.merged
                 reduced = np.array([HEAVY if c == "H" else LIGHT for c in res.path])
                 weights = expand_weights(reduced, merged, len(syl))
-                meter_info = {"name": res.meter, "cost": float(res.cost), "used": bool(res.used_viterbi),
-                              "synizesis": [int(k) for k in merged]}
                 if res.used_viterbi:
                     verse_metre[lo:hi] = 1.0
                     open_dich = (syl.weights == UNKNOWN) & dich[lo:hi][syl.nucleus] & ~syl.muta_cum_liquida
@@ -241,20 +240,26 @@ class ScannerPipe(StoicheiaPipe):
                     idx = syl.nucleus[open_dich] + lo
                     lengths[idx] = np.where(weights[open_dich] == HEAVY, 1, 0)
                     metre_vote[idx] = 2 * lengths[idx] - 1
-                    metre_margin[idx] = weight_margins(logp, merged, self.meters[res.meter],
-                                                       np.nonzero(open_dich)[0],
-                                                       rule_eps=float(self.cfg.get("rule_eps", 0.02)))
-            disp = syllabify(sub, text=doc.text, weights=weights)
+                    margin_lines.append((logp, merged, self.meters[res.meter], np.nonzero(open_dich)[0]))
+                    margin_at.append(idx)
+            line_weights.append(weights)
+        for idx, margins in zip(margin_at, weight_margins_batch(margin_lines, rule_eps=rule_eps), strict=True):
+            metre_margin[idx] = margins
+        for (span, _, _, sub, syl, _), res, weights in zip(lines, decoded, line_weights, strict=True):
+            merged = res.merged if res is not None else ()
+            disp = syllabify(sub, text=text, weights=weights)
             sub_off = np.asarray(sub.offsets)
             keep = np.ones(len(disp), dtype=bool)
             if merged:
                 keep[np.asarray(merged, dtype=np.int64)] = False  # a merge ends where its second half ends
             starts = np.concatenate([[disp.starts[0]], disp.ends[keep][:-1] + 1])
-            sylls = [doc.text[int(sub_off[a]) : int(sub_off[b]) + 1]
+            sylls = [text[int(sub_off[a]) : int(sub_off[b]) + 1]
                      for a, b in zip(starts, disp.ends[keep], strict=True)]
             shown = weights[keep]  # both halves of a merge share its weight
             span._.scansion = {"syllables": sylls, "pattern": syl.pattern(shown), "synizesis": list(merged)}
-            span._.meter = meter_info
+            span._.meter = None if res is None else {
+                "name": res.meter, "cost": float(res.cost), "used": bool(res.used_viterbi),
+                "synizesis": [int(k) for k in merged]}
         if decoder is not None:
             p_long = decoder.posterior(p_long, metre_vote, dich, margin=metre_margin, planes=planes,
                                        verse_metre=verse_metre, text=doc.text)
@@ -267,13 +272,7 @@ class ScannerPipe(StoicheiaPipe):
                           "length": None if lengths[i] < 0 else int(lengths[i])} for i in np.nonzero(dich)[0]]
         for tok in doc:
             sl = slice(int(token_ends[tok.i - 1]) if tok.i else 0, int(token_ends[tok.i]))
-            if sl.stop > sl.start:
-                sub_tok = planes[sl]
-                shifted = type(sub_tok)(sub_tok.letters, sub_tok.boundary, sub_tok.diacritics, sub_tok.capitals,
-                                        sub_tok.punctuation, np.asarray(sub_tok.offsets) - tok.idx)
-                tok._.macronized = macronize_text(tok.text, shifted, lengths[sl])
-            else:
-                tok._.macronized = tok.text
+            tok._.macronized = macronize_offsets(tok.text, offsets[sl] - tok.idx, lengths[sl])
 
     def _weight_logp(self, syl: Any, scan: np.ndarray, p_long: np.ndarray, dich: np.ndarray,
                      correption: np.ndarray | None = None) -> np.ndarray:

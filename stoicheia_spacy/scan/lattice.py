@@ -20,7 +20,7 @@ among readings, not evidence against the model) with the unmerged argmax.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,6 +108,18 @@ class LatticeResult:
     used_viterbi: bool
 
 
+def merge_sets(candidates: np.ndarray, max_candidates: int = 4) -> list[tuple[int, ...]]:
+    """The lattice's merge sets: subsets of the first ``max_candidates`` candidates in which
+    no syllable merges twice, smallest first."""
+    cands = [int(k) for k in np.asarray(candidates)[:max_candidates]]
+    sets: list[tuple[int, ...]] = []
+    for r in range(len(cands) + 1):
+        for combo in itertools.combinations(cands, r):
+            if all(b - a > 1 for a, b in itertools.pairwise(combo)):  # a syllable merges once
+                sets.append(combo)
+    return sets
+
+
 def decode_lattice(
     logp: np.ndarray,
     candidates: np.ndarray,
@@ -123,30 +135,52 @@ def decode_lattice(
 
     None when no metre accepts any variant of the line.
     """
+    return decode_lattices([(logp, candidates, n_units)], meters, theta=theta, synizesis_cost=synizesis_cost,
+                           max_candidates=max_candidates, rule_eps=rule_eps)[0]
+
+
+def decode_lattices(
+    lines: Sequence[tuple[np.ndarray, np.ndarray, int]],
+    meters: Mapping[str, Meter],
+    *,
+    theta: float,
+    synizesis_cost: float = 1.0,
+    max_candidates: int = 4,
+    rule_eps: float = 0.02,
+) -> list[LatticeResult | None]:
+    """:func:`decode_lattice` for many lines ``(logp, candidates, n_units)``: every variant
+    of every line goes through one :func:`~stoicheia_spacy.decoders.viterbi_batch` per metre."""
     heavy = (float(np.log1p(-rule_eps)), float(np.log(rule_eps)))
-    cands = [int(k) for k in np.asarray(candidates)[:max_candidates]]
-    sets: list[tuple[int, ...]] = []
-    for r in range(len(cands) + 1):
-        for combo in itertools.combinations(cands, r):
-            if all(b - a > 1 for a, b in itertools.pairwise(combo)):  # a syllable merges once
-                sets.append(combo)
-    variants = [merge_logp(logp, s, heavy) for s in sets]
-    penalty = np.array([synizesis_cost * len(s) for s in sets])
-    best: tuple[float, str, int, str, float] | None = None
+    sets = [merge_sets(cands, max_candidates) for _, cands, _ in lines]
+    variants = [merge_logp(logp, s, heavy) for (logp, _, _), line_sets in zip(lines, sets, strict=True)
+                for s in line_sets]
+    first = np.cumsum([0] + [len(line_sets) for line_sets in sets])
+    penalties = [np.array([synizesis_cost * len(s) for s in line_sets]) for line_sets in sets]
+    best: list[tuple[float, str, int, str, float] | None] = [None] * len(lines)
     for name in sorted(meters):
-        results = viterbi_batch(variants, meters[name])  # all variants of this line, batched
-        costs = np.array([r.cost for r in results]) + penalty
-        j = int(np.argmin(costs))
-        if np.isfinite(costs[j]) and (best is None or costs[j] < best[0]):
-            best = (float(costs[j]), name, j, results[j].path or "", float(results[j].cost))
-    if best is None:
-        return None
-    cost, name, j, path, evidence = best
-    argmax_cost = float(-np.max(logp, axis=1).sum())
-    used = evidence - argmax_cost <= theta * n_units + 1e-12  # the gate weighs model evidence only
-    if not used:
-        return LatticeResult(name, cost / logp.shape[0], (), "".join("HL"[i] for i in np.argmax(logp, 1)), False)
-    return LatticeResult(name, cost / logp.shape[0], sets[j], path, True)
+        results = viterbi_batch(variants, meters[name])  # all variants of all lines, batched
+        all_costs = np.array([r.cost for r in results])
+        for i in range(len(lines)):
+            costs = all_costs[first[i] : first[i + 1]] + penalties[i]
+            j = int(np.argmin(costs))
+            held = best[i]
+            if np.isfinite(costs[j]) and (held is None or costs[j] < held[0]):
+                res = results[first[i] + j]
+                best[i] = (float(costs[j]), name, j, res.path or "", float(res.cost))
+    out: list[LatticeResult | None] = []
+    for (logp, _, n_units), line_sets, found in zip(lines, sets, best, strict=True):
+        if found is None:
+            out.append(None)
+            continue
+        cost, name, j, path, evidence = found
+        argmax_cost = float(-np.max(logp, axis=1).sum())
+        used = evidence - argmax_cost <= theta * n_units + 1e-12  # the gate weighs model evidence only
+        if not used:
+            path = "".join("HL"[i] for i in np.argmax(logp, 1))
+            out.append(LatticeResult(name, cost / logp.shape[0], (), path, False))
+        else:
+            out.append(LatticeResult(name, cost / logp.shape[0], line_sets[j], path, True))
+    return out
 
 
 def weight_margins(logp: np.ndarray, merged: tuple[int, ...], meter: Meter, syllables: np.ndarray, *,
@@ -157,25 +191,43 @@ def weight_margins(logp: np.ndarray, merged: tuple[int, ...], meter: Meter, syll
     syllable is forced to the other weight; ``cap`` where no accepted path has it (the metre
     forced the weight). Merged syllables get 0. A max-marginal: the metre's own log-odds.
     """
+    return weight_margins_batch([(logp, merged, meter, syllables)], rule_eps=rule_eps, cap=cap)[0]
+
+
+def weight_margins_batch(lines: Sequence[tuple[np.ndarray, tuple[int, ...], Meter, np.ndarray]], *,
+                         rule_eps: float = 0.02, cap: float = 20.0) -> list[np.ndarray]:
+    """:func:`weight_margins` for many lines ``(logp, merged, meter, syllables)``: the lines of
+    one metre share one Viterbi batch for their best paths and one for all their forced variants."""
     heavy = (float(np.log1p(-rule_eps)), float(np.log(rule_eps)))
-    reduced = merge_logp(logp, merged, heavy)
-    keep = np.ones(logp.shape[0], dtype=bool)
-    idx = np.asarray(merged, dtype=np.int64)
-    keep[idx + 1] = False
-    in_merge = np.zeros(logp.shape[0], dtype=bool)
-    in_merge[idx] = in_merge[idx + 1] = True
-    src = np.cumsum(keep) - 1
-    best = viterbi_batch([reduced], meter)[0]
-    out = np.zeros(len(syllables), dtype=np.float64)
-    if best.path is None:
-        return out
-    todo = [j for j, k in enumerate(np.asarray(syllables).tolist()) if not in_merge[k]]
-    variants = []
-    for j in todo:
-        r = int(src[int(syllables[j])])
-        v = reduced.copy()
-        v[r, "HL".index(best.path[r])] = -1e6  # forbid the decoded weight
-        variants.append(v)
-    for j, res in zip(todo, viterbi_batch(variants, meter) if variants else [], strict=True):
-        out[j] = min(cap, res.cost - best.cost) if np.isfinite(res.cost) else cap
+    out = [np.zeros(len(syllables), dtype=np.float64) for _, _, _, syllables in lines]
+    by_meter: dict[str, list[int]] = {}
+    for i, (_, _, meter, _) in enumerate(lines):
+        by_meter.setdefault(meter.name, []).append(i)
+    for members in by_meter.values():
+        meter = lines[members[0]][2]
+        reduced = {i: merge_logp(lines[i][0], lines[i][1], heavy) for i in members}
+        bests = dict(zip(members, viterbi_batch([reduced[i] for i in members], meter), strict=True))
+        variants: list[np.ndarray] = []
+        slots: list[tuple[int, int]] = []  # (line, index into its syllables) per variant
+        for i in members:
+            logp, merged, _, syllables = lines[i]
+            path = bests[i].path
+            if path is None:
+                continue
+            keep = np.ones(logp.shape[0], dtype=bool)
+            idx = np.asarray(merged, dtype=np.int64)
+            keep[idx + 1] = False
+            in_merge = np.zeros(logp.shape[0], dtype=bool)
+            in_merge[idx] = in_merge[idx + 1] = True
+            src = np.cumsum(keep) - 1
+            for j, k in enumerate(np.asarray(syllables).tolist()):
+                if in_merge[k]:
+                    continue
+                r = int(src[int(k)])
+                v = reduced[i].copy()
+                v[r, "HL".index(path[r])] = -1e6  # forbid the decoded weight
+                variants.append(v)
+                slots.append((i, j))
+        for (i, j), res in zip(slots, viterbi_batch(variants, meter) if variants else [], strict=True):
+            out[i][j] = min(cap, res.cost - bests[i].cost) if np.isfinite(res.cost) else cap
     return out

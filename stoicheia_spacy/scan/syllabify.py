@@ -238,13 +238,17 @@ def macronize_text(text: str, planes: CharPlanes, lengths: np.ndarray) -> str:
     The mark goes after the letter and any combining marks on it, so the result is
     the input with marks inserted (NFC is not applied: accents stay as written).
     """
+    return macronize_offsets(text, np.asarray(planes.offsets), lengths)
+
+
+def macronize_offsets(text: str, offsets: np.ndarray, lengths: np.ndarray) -> str:
+    """:func:`macronize_text` given only the letters' offsets in ``text`` (all it reads of the planes)."""
     import unicodedata
 
     lengths = np.asarray(lengths)
     idx = np.nonzero(lengths >= 0)[0]
     if idx.size == 0:
         return text
-    offsets = np.asarray(planes.offsets)
     pieces: list[str] = []
     prev = 0
     for i in idx.tolist():  # one per marked vowel

@@ -173,3 +173,25 @@ def test_batch_equals_single_lines(meters: dict[str, Meter]) -> None:
         )
         assert result.cost == pytest.approx(brute_force(line, meter))
     assert batch[4].path is None  # five syllables cannot be a hexameter
+
+
+def test_lines_of_any_lengths_share_a_pass_and_match_each_line_alone(meters: dict[str, Meter],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    module = importlib.import_module("stoicheia_spacy.decoders.viterbi")
+
+    rng = np.random.default_rng(3)
+    lines = [log_softmax(rng.normal(size=(n, 2)) * 2) for n in (17, 5, 12, 16, 13, 30, 12, 1, 14)]
+    lines.append(np.log(np.full((12, 2), 0.5)))  # every path ties: heavy first, lowest state
+    lines.append(np.array([[0.0, -np.inf]] * 6 + [[-np.inf, 0.0]] * 6))  # one string only
+    for name in ("iambic_trimeter", "iambic_trimeter_resolved", "dactylic_hexameter"):
+        meter = meters[name]
+        alone = [viterbi(x, meter) for x in lines]
+        assert viterbi_batch(lines, meter) == alone  # paths and costs equal, not approximately
+        monkeypatch.setattr(module, "MAX_PASS_CELLS", 50)  # many small passes: still the same
+        assert viterbi_batch(lines, meter) == alone
+        monkeypatch.undo()
+        for x, res in zip(lines, alone, strict=True):
+            if x.shape[0] <= 16:
+                assert res.cost == pytest.approx(brute_force(x, meter)) or res.cost == brute_force(x, meter)

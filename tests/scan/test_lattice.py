@@ -8,10 +8,12 @@ from stoicheia_spacy.decoders import load_meters
 from stoicheia_spacy.scan.lattice import (
     correption_mask,
     decode_lattice,
+    decode_lattices,
     expand_weights,
     merge_logp,
     synizesis_candidates,
     weight_margins,
+    weight_margins_batch,
 )
 from stoicheia_spacy.scan.syllabify import HEAVY, LIGHT, syllabify
 
@@ -126,3 +128,29 @@ def test_weight_margins_leave_merged_syllables_out() -> None:
     k = res.merged[0]
     margins = weight_margins(logp, res.merged, meters["dactylic_hexameter"], np.array([k, k + 1, 0]))
     assert margins[0] == 0.0 and margins[1] == 0.0 and margins[2] > 0.0
+
+
+ODYSSEY_1_1_5 = [
+    "ἄνδρα μοι ἔννεπε, Μοῦσα, πολύτροπον, ὃς μάλα πολλὰ",
+    "πλάγχθη, ἐπεὶ Τροίης ἱερὸν πτολίεθρον ἔπερσε·",
+    "πολλῶν δʼ ἀνθρώπων ἴδεν ἄστεα καὶ νόον ἔγνω,",
+    "πολλὰ δʼ ὅ γʼ ἐν πόντῳ πάθεν ἄλγεα ὃν κατὰ θυμόν,",
+    ILIAD_1_1,
+]
+
+
+def test_a_batch_of_lines_decodes_as_each_line_alone() -> None:
+    meters = {k: v for k, v in load_meters().items() if k in ("dactylic_hexameter", "iambic_trimeter")}
+    lines = []
+    for text in ODYSSEY_1_1_5:
+        syl, planes = _syl(text)
+        lines.append((_rule_logp(syl), synizesis_candidates(syl, planes, text), len(planes)))
+    alone = [decode_lattice(logp, cands, meters, theta=0.1, n_units=n) for logp, cands, n in lines]
+    assert decode_lattices(lines, meters, theta=0.1) == alone
+    assert alone[-1] is not None and alone[-1].merged  # Iliad 1.1 needs its synizesis in the batch too
+    found = [(logp, res.merged, meters[res.meter], np.arange(logp.shape[0]))
+             for (logp, _, _), res in zip(lines, alone, strict=True) if res is not None]
+    batch = weight_margins_batch(found)
+    for (logp, merged, meter, syllables), margins in zip(found, batch, strict=True):
+        assert margins.tolist() == weight_margins(logp, merged, meter, syllables).tolist()
+    assert any(m.any() for m in batch)
