@@ -101,12 +101,11 @@ def _render_cluster(base: str, marks: str, letter_follows: bool) -> str:
         flags &= ~MARK_FLAGS[_SMOOTH]
     elif _SMOOTH in marks and lower in _VOWELS and not letter_follows and not flags & F_IOTA:
         placed = [m for m in marks if MARK_FLAGS.get(m, 0) & (F_ACCENTS | F_BREATHINGS)]
-        before = 0
-        for m in placed[:-1]:
-            before |= MARK_FLAGS[m]
+        last = marks.rindex(_SMOOTH)
+        before = _flags(marks[:last])  # every mark written before it, a diaeresis included (ά̈̓)
         if placed[-1] == _SMOOTH and before & F_ACCENTS:  # δύ̓: written after the accent
             elided = True
-            flags = before | _flags(marks[marks.rindex(_SMOOTH) + 1 :])
+            flags = before | _flags(marks[last + 1 :])
     return base + flag_marks(flags) + "".join(others) + (ELISION if elided else "")
 
 
