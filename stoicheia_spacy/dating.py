@@ -37,14 +37,21 @@ def pool_states(hidden: np.ndarray, layers: tuple[int, ...] = DEFAULT_LAYERS) ->
     return np.concatenate([hidden[layer].mean(axis=0) for layer in layers]).astype(np.float32)
 
 
-def doc_vector(doc: Any, component: str, layers: tuple[int, ...] = DEFAULT_LAYERS) -> np.ndarray | None:
-    """Pooled states of ``doc._.stoicheia`` for ``component`` (None: the Doc has no letters)."""
-    data = doc._.stoicheia
+def doc_vector(doc: Any, component: str, layers: tuple[int, ...] = DEFAULT_LAYERS, *,
+               max_chars: int | None = None, required: bool = True) -> np.ndarray | None:
+    """Pooled states of ``doc._.stoicheia`` for ``component``, over the letters of the first
+    ``max_chars`` characters of the text (None: every letter). None: no letters there, or
+    (``required=False``) no states to read (no encoder before it, ``store_hidden = false``)."""
+    data = getattr(doc._, "stoicheia", None)  # None also where no encoder registered the extension
     if data is None or data.hidden is None:
+        if not required:
+            return None
         raise ConfigError(f"{component} needs a 'stoicheia_encoder' pipe before it with store_hidden = true")
-    if len(data.hidden[0]) == 0:
-        return None
-    return pool_states(data.hidden, tuple(layers))
+    hidden = np.asarray(data.hidden)
+    if max_chars is not None:  # the letters before the first one at or past max_chars
+        beyond = np.flatnonzero(np.asarray(data.planes.offsets) >= max_chars)
+        hidden = hidden[:, : int(beyond[0]) if len(beyond) else hidden.shape[1]]
+    return pool_states(hidden, tuple(layers)) if hidden.shape[1] else None
 
 
 def as_features(x: np.ndarray, n_in: int, what: str) -> np.ndarray:

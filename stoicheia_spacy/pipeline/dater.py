@@ -24,12 +24,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
-from ..dating import DEFAULT_LAYERS, DateModel, doc_vector, pool_states
+from ..dating import DEFAULT_LAYERS, DateModel, doc_vector
 from ..dating_text import TextDateModel, load_date_model
 from ..errors import ConfigError
 from .base import SerializedPipe
@@ -103,14 +102,7 @@ class StoicheiaDater(SerializedPipe, Pipe):
     def shared_states(self, doc: Doc) -> Any:
         """Pooled states of the shared forward (``doc._.stoicheia``), or None where the Doc has
         none (no encoder, ``store_hidden = false``, no letters): the word-only fallback."""
-        data = doc._.stoicheia if Doc.has_extension("stoicheia") else None
-        if data is None or data.hidden is None or len(data.hidden[0]) == 0:
-            return None
-        hidden = np.asarray(data.hidden)
-        if self.cfg["max_chars"] is not None:  # the letters before the first one at or past max_chars
-            beyond = np.flatnonzero(np.asarray(data.planes.offsets) >= self.cfg["max_chars"])
-            hidden = hidden[:, : int(beyond[0]) if len(beyond) else hidden.shape[1]]
-        return pool_states(hidden, tuple(self.cfg["layers"])) if hidden.shape[1] else None
+        return doc_vector(doc, self.name, tuple(self.cfg["layers"]), max_chars=self.cfg["max_chars"], required=False)
 
     def initialize(self, get_examples: Any = None, *, nlp: Language | None = None) -> None:
         """Nothing to do: the weights come from ``projects/date`` (``from_disk``)."""
