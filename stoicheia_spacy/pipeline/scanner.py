@@ -262,7 +262,7 @@ class ScannerPipe(StoicheiaPipe):
                 "synizesis": [int(k) for k in merged]}
         if decoder is not None:
             p_long = decoder.posterior(p_long, metre_vote, dich, margin=metre_margin, planes=planes,
-                                       verse_metre=verse_metre, text=doc.text)
+                                       verse_metre=verse_metre, text=text)
             lengths = np.where(dich, (p_long > 0.5).astype(np.int64), -1)
         conf = np.maximum(p_long, 1 - p_long)
         lengths = np.where(dich & (conf < abstain), -1, lengths)

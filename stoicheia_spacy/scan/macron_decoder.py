@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,6 +86,16 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
 
+def _dichronic_words(text: str, planes: CharPlanes, dich: np.ndarray) -> Iterator[tuple[str, int, int]]:
+    """``(word, lo, hi)`` for each word of ``text`` with a dichronon whose letters are
+    ``planes[lo:hi]`` one for one (its form key as long as its letter span)."""
+    offsets = np.asarray(planes.offsets)
+    for m in _WORD.finditer(text):
+        lo, hi = int(np.searchsorted(offsets, m.start())), int(np.searchsorted(offsets, m.end()))
+        if hi > lo and dich[lo:hi].any() and len(form_key(m.group())) == hi - lo:
+            yield m.group(), lo, hi
+
+
 def lexicon_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: MacronLexicon | None) -> np.ndarray:
     """(n, 7): per letter the Hypotactic, LSJ, Wiktionary votes, whether any source marks it,
     the suffix vote (words without an entry), the η-variant flag and the Hypotactic vote
@@ -94,15 +105,8 @@ def lexicon_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: Macr
     out = np.zeros((n, N_VOTES), dtype=np.float64)
     if lexicon is None or n == 0 or not dich.any():
         return out
-    offsets = np.asarray(planes.offsets)
-    for m in _WORD.finditer(text):
-        lo, hi = int(np.searchsorted(offsets, m.start())), int(np.searchsorted(offsets, m.end()))
-        if hi <= lo or not dich[lo:hi].any():
-            continue
-        word = m.group()
+    for word, lo, hi in _dichronic_words(text, planes, dich):
         cands = lexicon.candidates(word)
-        if len(form_key(word)) != hi - lo:
-            continue
         for j in np.nonzero(dich[lo:hi])[0].tolist():
             out[lo + j, 5] = float(lexicon.eta_variant_attested(word, j))
             if not cands:
@@ -143,11 +147,9 @@ def deictic_iota(text: str, planes: CharPlanes, dich: np.ndarray) -> np.ndarray:
     out = np.zeros(n, dtype=np.float64)
     if n == 0 or not dich.any():
         return out
-    offsets = np.asarray(planes.offsets)
-    for m in _WORD.finditer(text):
-        lo, hi = int(np.searchsorted(offsets, m.start())), int(np.searchsorted(offsets, m.end()))
-        key = form_key(m.group())
-        if hi <= lo or not dich[hi - 1] or len(key) != hi - lo:
+    for word, _lo, hi in _dichronic_words(text, planes, dich):
+        key = form_key(word)
+        if not dich[hi - 1]:
             continue
         last = unicodedata.normalize("NFD", key[-1])
         if last[0] == "ι" and ("\u0301" in last or "\u0300" in last) and strip_diacritics(key[:-1]) in DEICTIC_STEMS:
@@ -170,13 +172,8 @@ def dialect_features(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: M
     out = np.zeros((n, 2), dtype=np.float64)
     if lexicon is None or n == 0 or not dich.any():
         return out
-    offsets = np.asarray(planes.offsets)
     attic = SOURCES["lsj"] | SOURCES["wiktionary"]
-    for m in _WORD.finditer(text):
-        lo, hi = int(np.searchsorted(offsets, m.start())), int(np.searchsorted(offsets, m.end()))
-        word = m.group()
-        if hi <= lo or not dich[lo:hi].any() or len(form_key(word)) != hi - lo:
-            continue
+    for word, lo, hi in _dichronic_words(text, planes, dich):
         bare = strip_diacritics(form_key(word))
         listed = any(int(src) & attic for _, src, _ in lexicon.candidates(word))
         for j in np.nonzero(dich[lo:hi])[0].tolist():
