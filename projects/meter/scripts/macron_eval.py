@@ -42,6 +42,7 @@ from stoicheia_spacy.scan.macron_decoder import (
     POSTERIOR_GROUPS,
     PRIOR_GROUPS,
     accent_votes,
+    corpus_votes,
     deictic_iota,
     dialect_features,
     fit_logistic,
@@ -61,11 +62,14 @@ from stoicheia_spacy.scan.norma import (
 )
 from stoicheia_spacy.scan.syllabify import dichrona_mask
 
-#: Posterior group sets the selection tries; the lexicon stage also tries each with the dialect cues
-#: (``dialect_features`` need the lexicon, so the backbone stage never does).
+#: Posterior group sets the selection tries; the lexicon stage also tries each with the dialect cues,
+#: the corpus counts and both (they need the lexicon, so the backbone stage never does).
 GROUP_SETS = (("base",), ("base", "margin"), ("base", "position"), ("base", "margin", "position"))
-GROUP_SETS_LEXICON = GROUP_SETS + tuple((*g, "dialect") for g in GROUP_SETS)
-PRIOR_GROUP_SETS = (("base",), ("base", "deictic"), ("base", "dialect"), ("base", "deictic", "dialect"))
+GROUP_SETS_LEXICON = (GROUP_SETS + tuple((*g, "dialect") for g in GROUP_SETS) + tuple((*g, "corpus") for g in GROUP_SETS)
+                      + tuple((*g, "dialect", "corpus") for g in GROUP_SETS))
+PRIOR_GROUP_SETS = (("base",), ("base", "deictic"), ("base", "dialect"), ("base", "deictic", "dialect"),
+                    ("base", "corpus"), ("base", "deictic", "corpus"), ("base", "dialect", "corpus"),
+                    ("base", "deictic", "dialect", "corpus"))
 PUBLISHED = {"all-short baseline": 83.14, "rule-based (Norma paper), unmarked as short": 89.46,
              "character transformer (Norma paper)": 90.66, "Stoicheia (paper, 405M, fine-tuned)": 93.37}
 COVERAGES = tuple(round(x, 2) for x in np.arange(0.1, 1.0001, 0.05))
@@ -142,14 +146,14 @@ def head_p(logits: np.ndarray, temperature: float) -> np.ndarray:
 
 
 def evidence(docs, logits, lexicon, temperature: float):
-    """Per doc: (p_head, lexicon votes, accent votes, deictic-ί rule, dialect cues)."""
+    """Per doc: (p_head, lexicon votes, accent votes, deictic-ί rule, dialect cues, corpus counts)."""
     out = []
     for d, lg in zip(docs, logits, strict=True):
         planes = d._.stoicheia.planes
         dich = dichrona_mask(planes)
         out.append((head_p(lg, temperature), lexicon_votes(d.text, planes, dich, lexicon),
                     accent_votes(d.text, planes, dich), deictic_iota(d.text, planes, dich),
-                    dialect_features(d.text, planes, dich, lexicon)))
+                    dialect_features(d.text, planes, dich, lexicon), corpus_votes(d.text, planes, dich, lexicon)))
     return out
 
 
@@ -173,23 +177,25 @@ def annotate(pipe, docs, logits, lexicon, calibration, items):
 
 def posterior_design(docs, items, p_prior: np.ndarray, ann: np.ndarray, lexicon=None) -> np.ndarray:
     """Posterior-stage design at each item: prior, metre vote and margin, position, verse metre and
-    (with a lexicon) the dialect cues."""
+    (with a lexicon) the dialect cues and the corpus counts."""
     pos = np.zeros((len(items), 5))
     dia = np.zeros((len(items), 2))
+    cor = np.zeros((len(items), 2))
     verse = np.zeros(len(items))
-    cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for j, (_, k, i) in enumerate(items):
         if i < 0:
             continue
         if k not in cache:
             planes = docs[k]._.stoicheia.planes
-            cache[k] = (position_features(planes),
-                        dialect_features(docs[k].text, planes, dichrona_mask(planes), lexicon))
-        pos[j], dia[j] = cache[k][0][i], cache[k][1][i]
+            dich = dichrona_mask(planes)
+            cache[k] = (position_features(planes), dialect_features(docs[k].text, planes, dich, lexicon),
+                        corpus_votes(docs[k].text, planes, dich, lexicon))
+        pos[j], dia[j], cor[j] = cache[k][0][i], cache[k][1][i], cache[k][2][i]
         off = int(np.asarray(docs[k]._.stoicheia.planes.offsets)[i])
         verse[j] = float(any(v.start_char <= off < v.end_char and bool(v._.meter and v._.meter["used"])
                              for v in docs[k]._.verses))
-    return posterior_features(p_prior, ann[:, 2], ann[:, 3], pos, verse, dia)
+    return posterior_features(p_prior, ann[:, 2], ann[:, 3], pos, verse, dia, cor)
 
 
 def accuracy_at(gold: np.ndarray, p: np.ndarray, coverage: float = 0.8) -> float:
@@ -565,6 +571,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--posterior-data", choices=("dev", "dev+left-out", "auto"), default="dev",
                     help="fit the posterior stage on Norma dev, on dev + the works the protocol leaves "
                          "out (Pindar, In Solem), or on whichever compare_fitting_data prefers (auto)")
+    ap.add_argument("--dev-only", action="store_true",
+                    help="fit and choose the stages on the fitting data, write the selection tables to OUT "
+                         "and stop: no test line is read")
     ap.add_argument("--pipeline", type=Path, default=None,
                     help="score this trained pipeline's encoder + scanner instead of the shipped heads")
     args = ap.parse_args(argv)
@@ -580,7 +589,8 @@ def main(argv: list[str] | None = None) -> int:
     test_masks = [norma.protocol[i] for i in test_idx]
     cache = {k: None if args.cache is None else args.cache / f"{k}.pkl" for k in ("dev", "test", "left_out")}
     dev_docs, dev_logits = encode(nlp, pipe, [x.text for x in norma.dev], cache=cache["dev"])
-    test_docs, test_logits = encode(nlp, pipe, [x.text for x in test_lines], cache=cache["test"])
+    test_docs, test_logits = (([], []) if args.dev_only else
+                              encode(nlp, pipe, [x.text for x in test_lines], cache=cache["test"]))
     # the works the protocol leaves out: extra fitting data for the posterior stage, never test
     extra_lines = [x for x in norma.macron if x.source in PUBLISHED_EXCLUDED_WORKS]
     assert not {x.source for x in test_lines} & PUBLISHED_EXCLUDED_WORKS
@@ -589,7 +599,7 @@ def main(argv: list[str] | None = None) -> int:
                                 if use_extra else ([], []))
     t_enc = time.time() - t0
     dev_items = [x for x in marked(norma.dev, dev_docs) if x[2] >= 0]
-    test_items = marked(test_lines, test_docs, test_masks)
+    test_items = [] if args.dev_only else marked(test_lines, test_docs, test_masks)
     gold_dev = np.array([g for g, _, _ in dev_items])
     extra_items = [x for x in marked(extra_lines, extra_docs) if x[2] >= 0] if use_extra else []
     gold_extra = np.array([g for g, _, _ in extra_items], dtype=bool)
@@ -597,8 +607,9 @@ def main(argv: list[str] | None = None) -> int:
     # one group per line of each work (dev keeps its line numbers, so dev-only CV is unchanged)
     fit_groups = np.array([k for _, k, _ in dev_items] + [len(dev_docs) + k for _, k, _ in extra_items])
     gold = np.array([g for g, _, _ in test_items])
-    base = score_protocol(gold, np.zeros(len(gold), dtype=np.int64))
-    assert base["n"] == PUBLISHED_POSITIONS and round(base["all_short"], 2) == PUBLISHED_ALL_SHORT, base
+    if not args.dev_only:
+        base = score_protocol(gold, np.zeros(len(gold), dtype=np.int64))
+        assert base["n"] == PUBLISHED_POSITIONS and round(base["all_short"], 2) == PUBLISHED_ALL_SHORT, base
 
     def design(docs, logits, items, lex):
         """(prior design over every PRIOR_FEATURES column, lexicon votes) at each item."""
@@ -608,7 +619,8 @@ def main(argv: list[str] | None = None) -> int:
         a = np.array([ev[k][2][i] if i >= 0 else 0.0 for _, k, i in items])
         dx = np.array([ev[k][3][i] if i >= 0 else 0.0 for _, k, i in items])
         dl = np.array([ev[k][4][i] if i >= 0 else np.zeros(2) for _, k, i in items]).reshape(len(items), 2)
-        return prior_features(p, v, a, dx, dl), v
+        co = np.array([ev[k][5][i] if i >= 0 else np.zeros(2) for _, k, i in items]).reshape(len(items), 2)
+        return prior_features(p, v, a, dx, dl, co), v
 
     # backbone: the head alone; lexicon: head + lexicon votes + accent rules, with the deictic rule and
     # the dialect cues as the grouped CV on dev decides (select_prior)
@@ -652,6 +664,20 @@ def main(argv: list[str] | None = None) -> int:
         calibration[name] = stage
     args.calibration.parent.mkdir(parents=True, exist_ok=True)
     args.calibration.write_text(json.dumps(calibration, indent=2))
+    if args.dev_only:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({
+            "dev_only": True, "dev": {"lines": len(norma.dev), "positions": len(dev_items), "long": int(gold_dev.sum())},
+            "prior_selection": prior_selection, "posterior_selection": selection,
+            "posterior_data": {"setting": args.posterior_data, "stages": fitting},
+            "calibration": calibration,
+            "lexicon": {k: v_ for k, v_ in lexicon.meta.items() if k != "licence"},
+            "seconds": round(time.time() - t0, 1)}, indent=2))
+        chosen = [r for r in prior_selection if r.get("chosen")] + [r for r in selection["lexicon"] if r.get("chosen")]
+        for r in chosen:
+            print(f"  chosen: {'+'.join(r['groups'])} L2 {r['l2']}: CV acc@80 {r['cv_accuracy_at_80']:.3f} "
+                  f"log loss {r['cv_log_loss']:.4f}")
+        return 0
 
     arms: dict[str, dict] = {}
     dev_arms: dict[str, dict] = {}
