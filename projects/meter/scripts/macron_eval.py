@@ -250,8 +250,8 @@ def select_posterior(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, repeat
 
 def select_prior(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, repeats: int = 5, folds: int = 5
                  ) -> tuple[dict, list[dict]]:
-    """Lexicon prior stage chosen on dev: the base evidence with or without the deictic-ί rule and the
-    dialect cues (:data:`PRIOR_GROUP_SETS`), L2 fixed at the stage's 0.01, by the same grouped CV
+    """Lexicon prior stage chosen on dev: the base evidence with or without the deictic-ί rule, the
+    dialect cues and the corpus counts (:data:`PRIOR_GROUP_SETS`), L2 fixed at the stage's 0.01, by the same grouped CV
     and criterion as the posterior (:func:`_select`), scored on the prior's own held-out predictions."""
     return _select(x, gold, groups, repeats, folds,
                    [(names, [c for n in names for c in PRIOR_GROUPS[n]], 0.01) for names in PRIOR_GROUP_SETS])
@@ -371,6 +371,7 @@ def markdown(results: dict, command: str) -> str:
                          f"abstain_below {hit['abstain_below']:.3f})" if k == "both" else f"{hit['accuracy']:.2f}")
         cov_rows.append(f"| {int(100 * c)} % | " + " | ".join(cells) + " |")
     lex = results["lexicon"]
+    cor = lex.get("corpus")
     dev = results["dev"]["arms"]
     pdata = results.get("posterior_data", {"setting": "dev", "stages": {}})
     used = {k: v.get("used", "dev") for k, v in pdata["stages"].items()}
@@ -444,14 +445,16 @@ def markdown(results: dict, command: str) -> str:
           for k in dev],
         "",
         *fitting_section,
-        "## Prior stage: rules and dialect cues chosen on dev",
+        "## Prior stage: rules, dialect cues and corpus counts chosen on dev",
         "",
         "The lexicon prior stage (`PRIOR_GROUPS`) always has the base evidence (head, lexicon votes, suffix and "
         "η-variant votes, accent/crasis rules); whether it also takes the deictic-ί rule "
         "(`deictic_iota`: the accented -ί of οὑτοσί, τουτί, ὁδί, νυνί, δευρί, always long) and the dialect cues "
         "(`dialect_features`: an α whose η-form is attested either after ε/ι/ρ, the Attic ᾱ that Ionic writes η, "
         "or inside the word, not listed by LSJ or Wiktionary, the Doric/Aeolic ᾱ for Attic-Ionic η as in "
-        "νικάσας/νικήσας) is decided by the same 5×5-fold line-grouped CV on Norma dev and the same criterion "
+        "νικάσας/νικήσας) and the corpus counts (`corpus_votes`: how often the dichronon of this form scanned long "
+        "or short in Hypotactic's verse, as log((long + ½) / (short + ½)) and log(1 + long + short); below) "
+        "is decided by the same 5×5-fold line-grouped CV on Norma dev and the same criterion "
         "(accuracy at 80 % coverage, then log loss) on the prior's own held-out predictions, L2 0.01 as before. "
         "The chosen row (bold) is refitted on all of dev.",
         "",
@@ -468,7 +471,8 @@ def markdown(results: dict, command: str) -> str:
         "with the syllable's other weight, capped at 20 where no path has it, i.e. the metre forced it), as "
         "vote × margin / 20 and vote × forced; `position` = α, ι, last and first vowel of the word, last vowel × "
         "prior log-odds, a vowel after it in the word, verse decoded through a metre; `dialect` (lexicon stage "
-        "only) = the two η-variant cues of `dialect_features` (below). Each group set × L2 is "
+        "only) = the two η-variant cues of `dialect_features` (below); `corpus` (lexicon stage only) = the two "
+        "corpus-count columns of `corpus_votes` (below). Each group set × L2 is "
         f"scored by 5 repeats of 5-fold cross-validation on the fitting data ({fit_text}) grouped by line; the "
         "criterion, fixed beforehand, is accuracy at 80 % coverage, then log loss. The chosen row (bold) is "
         "refitted on all of the fitting data.",
@@ -522,9 +526,9 @@ def markdown(results: dict, command: str) -> str:
         "unaccented suffix, and for α whether the η-form is attested (Doric/Aeolic ᾱ; Hunspell forms); (3) accent "
         "and crasis rules (proparoxytone/properispomenon: short ultima; acute on a long penult: long ultima; "
         "acute on a dichronic penult before a short ultima: short; κἀ/τἄ: long); (4) where the dev CV takes "
-        "them, the deictic-ί rule and the dialect cues (above). A logistic *prior* stage combines these; its probability feeds the metre automata's Viterbi path in verse, and a *posterior* "
-        "stage combines the prior with the metre's vote, the metre's margin, the letter's position and the "
-        "dialect cues (groups "
+        "them, the deictic-ί rule, the dialect cues and the corpus counts (above). A logistic *prior* stage combines these; its probability feeds the metre automata's Viterbi path in verse, and a *posterior* "
+        "stage combines the prior with the metre's vote, the metre's margin, the letter's position, the "
+        "dialect cues and the corpus counts (as chosen; groups "
         "and L2 chosen on the fitting data, above); its probability is `doc._.macrons[i][\"p_long\"]` and what `abstain_below` "
         "compares max(p, 1 − p) with. The prior stage is fitted on Norma's `dev.txt` "
         f"({results['dev']['lines']} Aristophanic lines, {results['dev']['positions']:,} marked dichrona, "
@@ -536,7 +540,14 @@ def markdown(results: dict, command: str) -> str:
         f"`spacy project run macron-lexicon` builds `assets/macron_lexicon.json.gz` ({lex['forms']:,} forms, "
         f"{lex['suffixes']:,} suffixes, {lex['eta_forms']:,} η-forms) from the mirror's `grc_macronizer_db` "
         "(grc-macronizer 1.3.0: GPL-3.0; Hypotactic CC BY 4.0, LSJ CC BY-SA, Wiktionary CC BY-SA 4.0) and the "
-        "Hunspell form list (GPL-3.0). The code package contains none of it: the scanner loads "
+        "Hunspell form list (GPL-3.0)"
+        + (f", and a corpus table of long/short counts per dichronon ({cor['forms']:,} forms, {cor['counted']:,} "
+           f"counts from {cor['labelled']:,} of {cor['lines']:,} scanned lines; {cor['norma_lines_dropped']} lines "
+           "sharing a 20-letter shingle with a Norma line dropped, Dionysiaca 1 and Posthomerica 1 never read; "
+           "Hypotactic, CC BY 4.0, recorded in the asset's licence; `stoicheia_spacy.scan.corpus_lengths`: a length "
+           "counts only where the syllable weight decides it, a light syllable as short only before a consonant)"
+           if cor else "")
+        + ". The code package contains none of it: the scanner loads "
         "`macron_lexicon.json.gz` from its own folder in a model package (licence text inside the file) or from "
         "`ScannerPipe.load_lexicon(path)`; without it the scanner warns once and macronizes from the backbone and "
         "the metre alone (the `backbone` rows).",
@@ -548,8 +559,14 @@ def markdown(results: dict, command: str) -> str:
         "(and the Doric share of the test errors, read by category only); whether each is used is decided by "
         "the dev CV above. meter-eval ran on test twice for them: once with the dialect cues offered to the "
         "posterior stage only (the dev CV declined them, so every test figure stayed as it was), then with the "
-        "prior-stage choice added after that dev decision (the table above); no choice was made from a test "
-        "figure.",
+        "prior-stage choice added after that dev decision; no choice was made from a test figure.",
+        *([f"**Third test run** (these tables): the corpus counts were offered to both stages and the dev CV "
+           "decided before any test figure with them existed ([DECISION.md](DECISION.md), "
+           "`metrics/macron_dev_selection.json`, `macron_eval.py --dev-only`): the prior stage declined them, "
+           "the posterior stage took them; test was then run once. The run before it: "
+           f"{prev['accuracy']:.2f} at full coverage, {prev['accuracy_at_80']:.3f} at 80 % coverage "
+           f"({prev['wrong_at_80']} wrong of {prev['n_at_80']:,}), ECE {100 * prev['ece']:.2f} "
+           "(`previous_run` in the metrics)."] if (prev := results.get("previous_run")) else []),
         "",
         "Command:",
         "",
@@ -723,6 +740,13 @@ def main(argv: list[str] | None = None) -> int:
                     "suffixes": len(lexicon.suffixes), "eta_forms": len(lexicon.eta_forms)},
         "temperature": temperature, "encode_seconds": round(t_enc, 1), "seconds": round(time.time() - t0, 1),
     }
+    if args.out.is_file():  # headline figures of the run this one replaces
+        old = json.loads(args.out.read_text())
+        if "arms" in old:
+            hit = next(c for c in old["coverage"]["both"] if c["coverage"] == 0.8)
+            results["previous_run"] = {"accuracy": old["arms"]["both"]["accuracy"], "accuracy_at_80": hit["accuracy"],
+                                       "wrong_at_80": hit["n"] - hit["correct"], "n_at_80": hit["n"],
+                                       "ece": old["arms"]["both"]["ece"]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2))
     if args.plot:
