@@ -176,7 +176,8 @@ class MacronLexicon:
         return len(self.entries)
 
     def to_disk(self, path: str | Path) -> None:
-        data = {"format": FORMAT, "licence": LICENCE + (CORPUS_LICENCE if self.corpus else ""), **self.meta,
+        meta = {k: v for k, v in self.meta.items() if k not in ("entries", "suffixes", "eta_forms", "corpus")}
+        data = {**meta, "format": FORMAT, "licence": LICENCE + (CORPUS_LICENCE if self.corpus else ""),
                 "entries": {k: [list(c) for c in v] for k, v in sorted(self.entries.items())},
                 "suffixes": {k: list(v) for k, v in sorted(self.suffixes.items())},
                 "eta_forms": sorted(self.eta_forms)}

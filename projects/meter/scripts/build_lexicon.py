@@ -8,7 +8,7 @@ counts per dichronon from Hypotactic's scanned verse (CC BY 4.0;
 ``stoicheia_spacy.scan.corpus_lengths``: the Norma books never read, lines sharing a
 shingle with any Norma line dropped).
 
-    python scripts/build_lexicon.py assets/macron_lexicon.json.gz
+    python scripts/build_lexicon.py assets/macron_lexicon.json.gz --meta metrics/macron_lexicon.json
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from stoicheia_spacy.scan.silver import leaked_forms
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
+    ap.add_argument("--meta", type=Path, default=None, help="also write the asset's meta (counts, leak screen) here")
     args = ap.parse_args(argv)
     mirror = Path(os.environ["STOICHEIA_ASSET_MIRROR"])
     leaked = leaked_forms(mirror)
@@ -35,10 +36,14 @@ def main(argv: list[str] | None = None) -> int:
     lex = build_macron_lexicon(mirror / "lexica" / "grc_macronizer_db", drop_hypotactic=leaked, eta_forms=eta)
     lex.meta["leak_screen"] = {"forms_only_in_norma_books": len(leaked)}
     norma = read_norma(mirror / "scansion" / "norma_syllabarum_graecarum.tar.xz")
-    lex.corpus, lex.meta["corpus"] = corpus_length_table(mirror, norma)
+    lex.corpus, lex.meta["corpus_table"] = corpus_length_table(mirror, norma)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     lex.to_disk(args.out)
-    print(json.dumps(lex.meta))
+    meta = {**lex.meta, "bytes": args.out.stat().st_size}
+    if args.meta is not None:
+        args.meta.parent.mkdir(parents=True, exist_ok=True)
+        args.meta.write_text(json.dumps(meta, indent=2, ensure_ascii=False))
+    print(json.dumps(meta, ensure_ascii=False))
     return 0
 
 

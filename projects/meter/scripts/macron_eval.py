@@ -371,7 +371,7 @@ def markdown(results: dict, command: str) -> str:
                          f"abstain_below {hit['abstain_below']:.3f})" if k == "both" else f"{hit['accuracy']:.2f}")
         cov_rows.append(f"| {int(100 * c)} % | " + " | ".join(cells) + " |")
     lex = results["lexicon"]
-    cor = lex.get("corpus")
+    cor = lex.get("corpus_table")
     dev = results["dev"]["arms"]
     pdata = results.get("posterior_data", {"setting": "dev", "stages": {}})
     used = {k: v.get("used", "dev") for k, v in pdata["stages"].items()}
@@ -545,7 +545,8 @@ def markdown(results: dict, command: str) -> str:
            f"counts from {cor['labelled']:,} of {cor['lines']:,} scanned lines; {cor['norma_lines_dropped']} lines "
            "sharing a 20-letter shingle with a Norma line dropped, Dionysiaca 1 and Posthomerica 1 never read; "
            "Hypotactic, CC BY 4.0, recorded in the asset's licence; `stoicheia_spacy.scan.corpus_lengths`: a length "
-           "counts only where the syllable weight decides it, a light syllable as short only before a consonant)"
+           "counts only where the syllable weight decides it, a light syllable as short only before a consonant; "
+           "`metrics/macron_lexicon.json`)"
            if cor else "")
         + ". The code package contains none of it: the scanner loads "
         "`macron_lexicon.json.gz` from its own folder in a model package (licence text inside the file) or from "
