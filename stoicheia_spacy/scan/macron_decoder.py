@@ -17,6 +17,9 @@ Per dichronon the decoder reads these kinds of evidence:
   after ε, ι, ρ that Ionic writes η (χώρα/χώρη) or, elsewhere inside the word and where
   no Attic source (LSJ, Wiktionary paradigms) lists the α-form, a Doric/Aeolic ᾱ for
   Attic-Ionic η (νικάσας/νικήσας, ἀνίκατος/ἀνίκητος);
+* corpus attestation (:func:`corpus_votes`): how often the dichronon of this form scanned
+  long / short in Hypotactic's verse (:meth:`MacronLexicon.corpus_counts`), as the log-odds
+  ``log((long + ½) / (short + ½))`` and the count ``log(1 + long + short)``;
 * in verse, the metre: the scanner's Viterbi path through the metre automata fixes the
   weight of an open syllable and so the length of its dichronon (``vote`` +1 long,
   -1 short, 0 where the metre was not used) and how firmly it holds that weight
@@ -58,15 +61,17 @@ from .syllabify import (
 
 _WORD = re.compile(r"[^\W\d_]+")
 PRIOR_FEATURES = ("backbone", "hypotactic", "lsj", "wiktionary", "covered", "ambiguous_x_backbone", "accent",
-                  "suffix", "eta", "hypotactic_final", "deictic", "alpha_purum_eta", "doric_alpha")
+                  "suffix", "eta", "hypotactic_final", "deictic", "alpha_purum_eta", "doric_alpha",
+                  "corpus_log_odds", "corpus_log_count")
 #: Prior feature groups the meter-eval selection tries (columns of :func:`prior_features`).
-PRIOR_GROUPS = {"base": tuple(range(10)), "deictic": (10,), "dialect": (11, 12)}
+PRIOR_GROUPS = {"base": tuple(range(10)), "deictic": (10,), "dialect": (11, 12), "corpus": (13, 14)}
 N_VOTES = 7
 POSTERIOR_FEATURES = ("prior", "metre", "metre_margin", "metre_forced", "alpha", "iota", "last_vowel",
                       "first_vowel", "last_vowel_x_prior", "next_vowel", "verse_metre", "alpha_purum_eta",
-                      "doric_alpha")
+                      "doric_alpha", "corpus_log_odds", "corpus_log_count")
 #: Posterior feature groups the meter-eval selection tries (columns of :func:`posterior_features`).
-POSTERIOR_GROUPS = {"base": (0, 1), "margin": (2, 3), "position": (4, 5, 6, 7, 8, 9, 10), "dialect": (11, 12)}
+POSTERIOR_GROUPS = {"base": (0, 1), "margin": (2, 3), "position": (4, 5, 6, 7, 8, 9, 10), "dialect": (11, 12),
+                    "corpus": (13, 14)}
 MARGIN_CAP = 20.0
 
 
@@ -186,6 +191,22 @@ def dialect_features(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: M
     return out
 
 
+def corpus_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: MacronLexicon | None) -> np.ndarray:
+    """(n, 2) per dichronon: ``log((long + ½) / (short + ½))`` and ``log(1 + long + short)`` of the
+    lexicon's corpus table (:meth:`MacronLexicon.corpus_counts`; zeros where the form or the letter
+    is unseen, and without a lexicon or a table)."""
+    n = len(planes)
+    out = np.zeros((n, 2), dtype=np.float64)
+    if lexicon is None or not lexicon.corpus or n == 0 or not dich.any():
+        return out
+    for word, lo, hi in _dichronic_words(text, planes, dich):
+        for j in np.nonzero(dich[lo:hi])[0].tolist():
+            long, short = lexicon.corpus_counts(word, j)
+            if long + short:
+                out[lo + j] = np.log((long + 0.5) / (short + 0.5)), np.log1p(long + short)
+    return out
+
+
 def accent_votes(text: str, planes: CharPlanes, dich: np.ndarray) -> np.ndarray:
     """(n,) +1 long / -1 short / 0 at dichrona whose length the accent fixes (see module doc)."""
     n = len(planes)
@@ -232,7 +253,8 @@ def accent_votes(text: str, planes: CharPlanes, dich: np.ndarray) -> np.ndarray:
 
 
 def prior_features(p_backbone: np.ndarray, votes: np.ndarray, accent: np.ndarray | None = None,
-                   deictic: np.ndarray | None = None, dialect: np.ndarray | None = None) -> np.ndarray:
+                   deictic: np.ndarray | None = None, dialect: np.ndarray | None = None,
+                   corpus: np.ndarray | None = None) -> np.ndarray:
     """(n, len(PRIOR_FEATURES)) design matrix of the prior stage (missing parts are zeros)."""
     z = _logit(p_backbone)
     n = len(z)
@@ -240,8 +262,9 @@ def prior_features(p_backbone: np.ndarray, votes: np.ndarray, accent: np.ndarray
     acc = np.zeros(n) if accent is None else np.asarray(accent, dtype=np.float64)
     dei = np.zeros(n) if deictic is None else np.asarray(deictic, dtype=np.float64)
     dia = np.zeros((n, 2)) if dialect is None else np.asarray(dialect, dtype=np.float64)
+    cor = np.zeros((n, 2)) if corpus is None else np.asarray(corpus, dtype=np.float64)
     return np.column_stack([z, votes[:, 0], votes[:, 1], votes[:, 2], votes[:, 3], ambiguous * z, acc,
-                            votes[:, 4], votes[:, 5], votes[:, 6], dei, dia[:, 0], dia[:, 1]])
+                            votes[:, 4], votes[:, 5], votes[:, 6], dei, dia[:, 0], dia[:, 1], cor[:, 0], cor[:, 1]])
 
 
 def position_features(planes: CharPlanes) -> np.ndarray:
@@ -268,12 +291,13 @@ def position_features(planes: CharPlanes) -> np.ndarray:
 
 def posterior_features(p_prior: np.ndarray, metre: np.ndarray, margin: np.ndarray | None = None,
                        position: np.ndarray | None = None, verse_metre: np.ndarray | None = None,
-                       dialect: np.ndarray | None = None) -> np.ndarray:
+                       dialect: np.ndarray | None = None, corpus: np.ndarray | None = None) -> np.ndarray:
     """(n, len(POSTERIOR_FEATURES)) design matrix of the posterior stage.
 
     ``margin``: the metre's max-marginal margin in nats (:func:`~.lattice.weight_margins`);
     ``position``: :func:`position_features`; ``verse_metre``: 1 where the letter's verse was
-    decoded through a metre; ``dialect``: :func:`dialect_features`. Missing parts are zeros
+    decoded through a metre; ``dialect``: :func:`dialect_features`; ``corpus``: :func:`corpus_votes`.
+    Missing parts are zeros
     (a stage fitted without them ignores them).
     """
     z = _logit(p_prior)
@@ -283,8 +307,9 @@ def posterior_features(p_prior: np.ndarray, metre: np.ndarray, margin: np.ndarra
     pos = np.zeros((n, 5)) if position is None else np.asarray(position, dtype=np.float64)
     vm = np.zeros(n) if verse_metre is None else np.asarray(verse_metre, dtype=np.float64)
     dia = np.zeros((n, 2)) if dialect is None else np.asarray(dialect, dtype=np.float64)
+    cor = np.zeros((n, 2)) if corpus is None else np.asarray(corpus, dtype=np.float64)
     return np.column_stack([z, m, m * mg / MARGIN_CAP, m * (mg >= MARGIN_CAP), pos[:, 0], pos[:, 1], pos[:, 2],
-                            pos[:, 3], pos[:, 2] * z, pos[:, 4], vm, dia[:, 0], dia[:, 1]])
+                            pos[:, 3], pos[:, 2] * z, pos[:, 4], vm, dia[:, 0], dia[:, 1], cor[:, 0], cor[:, 1]])
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, iters: int = 50) -> dict[str, list[float] | float]:
@@ -313,6 +338,13 @@ def _apply(params: dict, x: np.ndarray) -> np.ndarray:
     return _sigmoid(x[:, cols] @ w + float(params["bias"]))
 
 
+def _uses(params: dict, stage: str, group: str) -> bool:
+    """The fitted stage reads a column of feature group ``group``."""
+    groups = PRIOR_GROUPS if stage == "prior" else POSTERIOR_GROUPS
+    cols = params.get("features", range(len(params["weights"])))
+    return bool(set(cols) & set(groups[group]))
+
+
 @dataclass
 class MacronDecoder:
     """Calibrated macron probabilities from head, lexicon and metre (see module doc).
@@ -335,8 +367,9 @@ class MacronDecoder:
         if params is None:
             return p_backbone
         votes = lexicon_votes(text, planes, dich, self.lexicon)
+        corpus = corpus_votes(text, planes, dich, self.lexicon) if _uses(params, "prior", "corpus") else None
         x = prior_features(p_backbone, votes, accent_votes(text, planes, dich), deictic_iota(text, planes, dich),
-                           dialect_features(text, planes, dich, self.lexicon))
+                           dialect_features(text, planes, dich, self.lexicon), corpus)
         return np.where(dich, _apply(params, x), p_backbone)
 
     def posterior(self, p_prior: np.ndarray, metre: np.ndarray, dich: np.ndarray, *,
@@ -344,7 +377,7 @@ class MacronDecoder:
                   verse_metre: np.ndarray | None = None, text: str | None = None) -> np.ndarray:
         """Prior + metre vote (+1 long, -1 short, 0 none) and, where the fitted stage uses them,
         the metre's margin, the letter's position and (``text`` and ``planes`` given, a lexicon
-        loaded) the dialect cues -> calibrated probability of long.
+        loaded) the dialect cues and the corpus counts -> calibrated probability of long.
 
         A stage without ``features`` uses the first columns (older cfgs: prior and metre).
         """
@@ -353,8 +386,11 @@ class MacronDecoder:
             return np.where(metre > 0, np.maximum(p_prior, 0.5 + 1e-6),
                             np.where(metre < 0, np.minimum(p_prior, 0.5 - 1e-6), p_prior))
         position = None if planes is None else position_features(planes)
-        dialect = (None if planes is None or text is None or self.lexicon is None
-                   or not set(params.get("features", ())) & set(POSTERIOR_GROUPS["dialect"])
-                   else dialect_features(text, planes, dich, self.lexicon))
-        x = posterior_features(p_prior, metre, margin, position, verse_metre, dialect)
+        dialect = corpus = None
+        if planes is not None and text is not None and self.lexicon is not None:
+            if _uses(params, "posterior", "dialect"):
+                dialect = dialect_features(text, planes, dich, self.lexicon)
+            if _uses(params, "posterior", "corpus"):
+                corpus = corpus_votes(text, planes, dich, self.lexicon)
+        x = posterior_features(p_prior, metre, margin, position, verse_metre, dialect, corpus)
         return np.where(dich, _apply(params, x), p_prior)

@@ -16,6 +16,10 @@ dichronon by the unaccented letters from up to three before it to the word's end
 :meth:`MacronLexicon.suffix_vote`) and ``eta_forms`` (attested forms with η, from the
 lexicon and the Hunspell form list: an α whose η-variant is attested is the Doric/Aeolic
 long ᾱ, :meth:`MacronLexicon.eta_variant_attested`).
+
+An optional ``corpus`` table (:mod:`.corpus_lengths`; absent from older assets, which still
+load) counts how often each dichronon of a form scanned long or short in Hypotactic's verse
+(:meth:`MacronLexicon.corpus_counts`).
 """
 
 from __future__ import annotations
@@ -27,15 +31,19 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import CorpusError
 
 FORMAT = "stoicheia-macron-lexicon/1"
+_T = TypeVar("_T")
 SOURCES = {"hypotactic": 1, "lsj": 2, "wiktionary": 4}
 LICENCE = ("Derived from grc-macronizer 1.3.0 (GPL-3.0): Hypotactic word markup (hypotactic.com, "
            "CC BY 4.0), LSJ markup (Perseus, CC BY-SA), Wiktionary paradigm forms (CC BY-SA 4.0); "
            "η-forms from the Ancient Greek Hunspell form list (GPL-3.0). "
            "Distribute under GPL-3.0 / CC BY-SA, apart from the MIT code.")
+CORPUS_LICENCE = (" The corpus table (long/short counts per dichronon) is derived from Hypotactic's scanned "
+                  "verse (hypotactic.com, CC BY 4.0).")
 _LONG_MARKS, _SHORT_MARKS = {"\u0304"}, {"\u0306"}
 _PRECOMPOSED = {"ᾱ": ("α", "1"), "ᾰ": ("α", "0"), "ῑ": ("ι", "1"), "ῐ": ("ι", "0"), "ῡ": ("υ", "1"), "ῠ": ("υ", "0"),
                 "Ᾱ": ("Α", "1"), "Ᾰ": ("Α", "0"), "Ῑ": ("Ι", "1"), "Ῐ": ("Ι", "0"), "Ῡ": ("Υ", "1"), "Ῠ": ("Υ", "0")}
@@ -95,6 +103,7 @@ class MacronLexicon:
     meta: dict = field(default_factory=dict)
     suffixes: dict[str, Sequence[int]] = field(default_factory=dict)  # [long, short]
     eta_forms: set[str] = field(default_factory=set)
+    corpus: dict[str, Sequence[int]] = field(default_factory=dict)  # [j, long, short, ...]
 
     def build_suffixes(self, min_count: int = 3, max_tail: int = 6) -> None:
         """Count long/short per unaccented suffix that starts 1-3 letters before a marked dichronon."""
@@ -135,6 +144,16 @@ class MacronLexicon:
         variant = key[:j] + unicodedata.normalize("NFC", "η" + d[1:]) + key[j + 1 :]
         return variant in self.eta_forms or variant in self.entries
 
+    def corpus_counts(self, word: str, j: int) -> tuple[int, int]:
+        """(long, short): how often letter ``j`` of ``word`` scanned long / short in the corpus
+        table (a second enclitic accent is dropped as in :meth:`candidates`); (0, 0) if unseen."""
+        flat = _lookup(self.corpus, form_key(word))
+        if flat:
+            for k in range(0, len(flat), 3):
+                if flat[k] == j:
+                    return int(flat[k + 1]), int(flat[k + 2])
+        return 0, 0
+
     def add(self, key: str, pattern: str, source: int) -> None:
         if not key or set(pattern) <= {"."}:
             return
@@ -151,23 +170,19 @@ class MacronLexicon:
         A form with a second accent from a following enclitic (``ἄλγεά``) is also looked
         up without it.
         """
-        key = form_key(word)
-        found = self.entries.get(key)
-        if found is None:
-            decomposed = unicodedata.normalize("NFD", key)
-            if sum(decomposed.count(a) for a in ("\u0301", "\u0342")) >= 2:
-                cut = decomposed.rfind("\u0301")
-                found = self.entries.get(unicodedata.normalize("NFC", decomposed[:cut] + decomposed[cut + 1 :]))
-        return found or []
+        return _lookup(self.entries, form_key(word)) or []
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def to_disk(self, path: str | Path) -> None:
-        data = {"format": FORMAT, "licence": LICENCE, **self.meta,
+        meta = {k: v for k, v in self.meta.items() if k not in ("entries", "suffixes", "eta_forms", "corpus")}
+        data = {**meta, "format": FORMAT, "licence": LICENCE + (CORPUS_LICENCE if self.corpus else ""),
                 "entries": {k: [list(c) for c in v] for k, v in sorted(self.entries.items())},
                 "suffixes": {k: list(v) for k, v in sorted(self.suffixes.items())},
                 "eta_forms": sorted(self.eta_forms)}
+        if self.corpus:
+            data["corpus"] = {k: list(v) for k, v in sorted(self.corpus.items())}
         with gzip.open(path, "wt", encoding="utf-8") as fh:
             json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
 
@@ -180,7 +195,20 @@ class MacronLexicon:
         entries = data.pop("entries")  # kept as read: converting 0.5 M entries doubles the load time
         suffixes = data.pop("suffixes", {})
         eta = set(data.pop("eta_forms", []))
-        return cls(entries, data, suffixes, eta)
+        corpus = data.pop("corpus", {})
+        return cls(entries, data, suffixes, eta, corpus)
+
+
+def _lookup(table: dict[str, _T], key: str) -> _T | None:
+    """``table[key]``, else (a form with a second accent from a following enclitic, ``ἄλγεά``)
+    the entry without its last acute; None if neither is there."""
+    found = table.get(key)
+    if found is None:
+        decomposed = unicodedata.normalize("NFD", key)
+        if sum(decomposed.count(a) for a in ("\u0301", "\u0342")) >= 2:
+            cut = decomposed.rfind("\u0301")
+            found = table.get(unicodedata.normalize("NFC", decomposed[:cut] + decomposed[cut + 1 :]))
+    return found
 
 
 ENV_VAR = "STOICHEIA_MACRON_LEXICON"

@@ -97,6 +97,25 @@ def test_the_lexicon_stage_tries_each_group_set_with_and_without_the_dialect_cue
     stage, table = E.select_posterior(x, gold.astype(float), np.arange(n) // 10, repeats=1, folds=3,
                                       group_sets=E.GROUP_SETS_LEXICON)
     chosen = next(r for r in table if r.get("chosen"))
-    assert len(table) == 32 and "dialect" in chosen["groups"]
+    assert len(table) == 64 and "dialect" in chosen["groups"] and "corpus" not in chosen["groups"]
     assert POSTERIOR_FEATURES.index("doric_alpha") in stage["features"]
-    assert not any("dialect" in g for g in E.GROUP_SETS)  # the backbone stage has no lexicon to ask
+    assert not any("dialect" in g or "corpus" in g for g in E.GROUP_SETS)  # the backbone stage has no lexicon
+
+
+def test_the_corpus_counts_are_offered_to_both_stages_and_taken_when_they_carry_the_signal() -> None:
+    # an attested length: where the corpus has counts it is right 95 % of the time; the prior is weak
+    rng = np.random.default_rng(3)
+    n = 1500
+    gold = rng.random(n) < 0.25
+    seen = rng.random(n) < 0.5
+    right = np.where(rng.random(n) < 0.95, gold, ~gold)
+    log_odds = np.where(seen, np.where(right, 2.5, -2.5), 0.0)
+    corpus = np.column_stack([log_odds, np.where(seen, np.log(13.0), 0.0)])
+    prior = np.clip(np.where(gold, 0.55, 0.4) + rng.normal(0, 0.15, n), 0.01, 0.99)
+    x = E.posterior_features(prior, np.zeros(n), None, None, None, None, corpus)
+    stage, table = E.select_posterior(x, gold.astype(float), np.arange(n) // 10, repeats=1, folds=3,
+                                      group_sets=E.GROUP_SETS_LEXICON)
+    assert "corpus" in next(r for r in table if r.get("chosen"))["groups"]
+    assert POSTERIOR_FEATURES.index("corpus_log_odds") in stage["features"]
+    assert {g for s in E.PRIOR_GROUP_SETS for g in s} == {"base", "deictic", "dialect", "corpus"}
+    assert len(E.PRIOR_GROUP_SETS) == 8 and len(set(E.PRIOR_GROUP_SETS)) == 8

@@ -1,4 +1,4 @@
-"""The macron decoder's posterior stage: position features, metre margins, dialect cues, old cfgs."""
+"""The macron decoder's stages: position features, metre margins, dialect cues, corpus counts, old cfgs."""
 
 import json
 import re
@@ -16,6 +16,7 @@ from stoicheia_spacy.scan.macron_decoder import (
     PRIOR_FEATURES,
     PRIOR_GROUPS,
     MacronDecoder,
+    corpus_votes,
     deictic_iota,
     dialect_features,
     position_features,
@@ -159,3 +160,66 @@ def test_bacchylides_doric_alpha_gets_the_cue_from_the_real_hunspell_forms(share
     with_cue = MacronDecoder(lex, calibration).prior(text, planes, p, dich)
     without = MacronDecoder(MacronLexicon(), calibration).prior(text, planes, p, dich)
     assert (with_cue[doric == 1] > without[doric == 1] + 0.1).all()
+
+
+def _corpus_lexicon() -> MacronLexicon:
+    # counts as Iliad 1 gives them (tests/scan/test_corpus_lengths.py): θεᾱ́ 7 long, Ᾰ̓χαιῶν 22 short
+    return MacronLexicon(corpus={"θεά": [2, 7, 0], "ἀχαιῶν": [0, 0, 22]})
+
+
+def test_corpus_votes_are_log_odds_and_log_counts_at_the_counted_letter() -> None:
+    text = "θεὰ Ἀχαιῶν μυρία"  # grave and capital fold to the table's keys; μυρία is unseen
+    planes = encode_planes(text)
+    dich = dichrona_mask(planes)
+    votes = corpus_votes(text, planes, dich, _corpus_lexicon())
+    offs = np.asarray(planes.offsets).tolist()
+    seen = {text[offs[i]]: votes[i].round(4).tolist() for i in np.nonzero(votes.any(axis=1))[0]}
+    assert seen == {"ὰ": [round(float(np.log(7.5 / 0.5)), 4), round(float(np.log(8)), 4)],
+                    "Ἀ": [round(float(np.log(0.5 / 22.5)), 4), round(float(np.log(23)), 4)]}
+    assert corpus_votes(text, planes, dich, MacronLexicon()).sum() == 0  # an asset without the table
+    assert corpus_votes(text, planes, dich, None).sum() == 0
+    cols = [PRIOR_FEATURES.index("corpus_log_odds"), PRIOR_FEATURES.index("corpus_log_count")]
+    assert PRIOR_GROUPS["corpus"] == tuple(cols) and POSTERIOR_GROUPS["corpus"] == (
+        POSTERIOR_FEATURES.index("corpus_log_odds"), POSTERIOR_FEATURES.index("corpus_log_count"))
+    x = prior_features(np.full(len(planes), 0.5), np.zeros((len(planes), 7)), corpus=votes)
+    assert np.array_equal(x[:, cols], votes)
+
+
+def test_a_corpus_stage_runs_with_and_without_the_table() -> None:
+    text = "θεὰ Ἀχαιῶν"
+    planes = encode_planes(text)
+    dich = dichrona_mask(planes)
+    n = len(planes)
+    odds = POSTERIOR_FEATURES.index("corpus_log_odds")
+    stage = {"weights": [1.0, 1.0], "bias": 0.0, "features": [0, odds]}
+    prior_stage = {"weights": [1.0, 1.0], "bias": 0.0, "features": [0, PRIOR_FEATURES.index("corpus_log_odds")]}
+    cal = {"lexicon": {"prior": prior_stage, "posterior": stage}}
+    p, metre = np.full(n, 0.5), np.zeros(n)
+    offs = np.asarray(planes.offsets).tolist()
+    with_table = MacronDecoder(_corpus_lexicon(), cal)
+    old_asset = MacronDecoder(MacronLexicon(), cal)  # an asset built before the table: zeros, no error
+    post = with_table.posterior(p, metre, dich, planes=planes, text=text)
+    assert {text[offs[i]]: bool(post[i] > 0.5) for i in np.nonzero(dich)[0]} == {"ὰ": True, "Ἀ": False}
+    assert np.allclose(old_asset.posterior(p, metre, dich, planes=planes, text=text)[dich], 0.5)
+    assert np.allclose(with_table.posterior(p, metre, dich, planes=planes)[dich], 0.5)  # no text: no counts
+    prior = with_table.prior(text, planes, p, dich)
+    assert (prior[dich] != 0.5).all() and np.allclose(old_asset.prior(text, planes, p, dich)[dich], 0.5)
+
+
+def test_the_shipped_calibration_runs_with_an_old_lexicon_asset(tmp_path) -> None:
+    cfg = Path(__file__).resolve().parents[2] / "assets" / "models" / "grc_stoicheia_doc_clean" / "scanner" / "cfg"
+    calibration = json.loads(cfg.read_text())["macron_calibration"]
+    old = MacronLexicon()
+    old.add(*from_markup("θεά_"), SOURCES["hypotactic"])
+    old.to_disk(tmp_path / "old.json.gz")
+    back = MacronLexicon.from_disk(tmp_path / "old.json.gz")
+    assert back.corpus == {} and "corpus" not in back.meta and "Hypotactic's scanned" not in back.meta["licence"]
+    text = "μυρία ἄλγε θεά"
+    planes = encode_planes(text)
+    dich = dichrona_mask(planes)
+    n = len(planes)
+    for lex in (back, _corpus_lexicon()):
+        dec = MacronDecoder(lex, calibration)
+        p = dec.posterior(dec.prior(text, planes, np.full(n, 0.4), dich), np.zeros(n), dich,
+                          margin=np.zeros(n), planes=planes, verse_metre=np.zeros(n), text=text)
+        assert np.isfinite(p).all() and ((p[dich] > 0) & (p[dich] < 1)).all()

@@ -46,6 +46,13 @@ def test_asset_round_trip_keeps_patterns_sources_and_licence(tmp_path) -> None:
     assert "GPL-3.0" in back.meta["licence"]
     back.add(*from_markup("ἄ^λγεα^"), SOURCES["hypotactic"])
     assert back.candidates("ἄλγεά") == back.candidates("ἄλγεα") == [["0...0", 1, 1]]  # enclitic accent
+    back.corpus = {"θεά": [2, 7, 0]}  # the corpus count table travels with the asset, licence recorded
+    back.to_disk(tmp_path / "lex2.json.gz")
+    again = MacronLexicon.from_disk(tmp_path / "lex2.json.gz")
+    assert again.corpus == {"θεά": [2, 7, 0]} and "corpus" not in again.meta
+    assert "CC BY 4.0" in again.meta["licence"] and "scanned verse" in again.meta["licence"]
+    assert again.corpus_counts("θεὰ", 2) == (7, 0) and again.corpus_counts("θεά", 1) == (0, 0)
+    assert again.corpus_counts("θεάν", 2) == (0, 0)
     (tmp_path / "bad.json.gz").write_bytes(__import__("gzip").compress(b'{"format": "x"}'))
     with pytest.raises(CorpusError):
         MacronLexicon.from_disk(tmp_path / "bad.json.gz")

@@ -42,6 +42,7 @@ from stoicheia_spacy.scan.macron_decoder import (
     POSTERIOR_GROUPS,
     PRIOR_GROUPS,
     accent_votes,
+    corpus_votes,
     deictic_iota,
     dialect_features,
     fit_logistic,
@@ -61,11 +62,14 @@ from stoicheia_spacy.scan.norma import (
 )
 from stoicheia_spacy.scan.syllabify import dichrona_mask
 
-#: Posterior group sets the selection tries; the lexicon stage also tries each with the dialect cues
-#: (``dialect_features`` need the lexicon, so the backbone stage never does).
+#: Posterior group sets the selection tries; the lexicon stage also tries each with the dialect cues,
+#: the corpus counts and both (they need the lexicon, so the backbone stage never does).
 GROUP_SETS = (("base",), ("base", "margin"), ("base", "position"), ("base", "margin", "position"))
-GROUP_SETS_LEXICON = GROUP_SETS + tuple((*g, "dialect") for g in GROUP_SETS)
-PRIOR_GROUP_SETS = (("base",), ("base", "deictic"), ("base", "dialect"), ("base", "deictic", "dialect"))
+GROUP_SETS_LEXICON = (GROUP_SETS + tuple((*g, "dialect") for g in GROUP_SETS) + tuple((*g, "corpus") for g in GROUP_SETS)
+                      + tuple((*g, "dialect", "corpus") for g in GROUP_SETS))
+PRIOR_GROUP_SETS = (("base",), ("base", "deictic"), ("base", "dialect"), ("base", "deictic", "dialect"),
+                    ("base", "corpus"), ("base", "deictic", "corpus"), ("base", "dialect", "corpus"),
+                    ("base", "deictic", "dialect", "corpus"))
 PUBLISHED = {"all-short baseline": 83.14, "rule-based (Norma paper), unmarked as short": 89.46,
              "character transformer (Norma paper)": 90.66, "Stoicheia (paper, 405M, fine-tuned)": 93.37}
 COVERAGES = tuple(round(x, 2) for x in np.arange(0.1, 1.0001, 0.05))
@@ -142,14 +146,14 @@ def head_p(logits: np.ndarray, temperature: float) -> np.ndarray:
 
 
 def evidence(docs, logits, lexicon, temperature: float):
-    """Per doc: (p_head, lexicon votes, accent votes, deictic-ί rule, dialect cues)."""
+    """Per doc: (p_head, lexicon votes, accent votes, deictic-ί rule, dialect cues, corpus counts)."""
     out = []
     for d, lg in zip(docs, logits, strict=True):
         planes = d._.stoicheia.planes
         dich = dichrona_mask(planes)
         out.append((head_p(lg, temperature), lexicon_votes(d.text, planes, dich, lexicon),
                     accent_votes(d.text, planes, dich), deictic_iota(d.text, planes, dich),
-                    dialect_features(d.text, planes, dich, lexicon)))
+                    dialect_features(d.text, planes, dich, lexicon), corpus_votes(d.text, planes, dich, lexicon)))
     return out
 
 
@@ -173,23 +177,25 @@ def annotate(pipe, docs, logits, lexicon, calibration, items):
 
 def posterior_design(docs, items, p_prior: np.ndarray, ann: np.ndarray, lexicon=None) -> np.ndarray:
     """Posterior-stage design at each item: prior, metre vote and margin, position, verse metre and
-    (with a lexicon) the dialect cues."""
+    (with a lexicon) the dialect cues and the corpus counts."""
     pos = np.zeros((len(items), 5))
     dia = np.zeros((len(items), 2))
+    cor = np.zeros((len(items), 2))
     verse = np.zeros(len(items))
-    cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for j, (_, k, i) in enumerate(items):
         if i < 0:
             continue
         if k not in cache:
             planes = docs[k]._.stoicheia.planes
-            cache[k] = (position_features(planes),
-                        dialect_features(docs[k].text, planes, dichrona_mask(planes), lexicon))
-        pos[j], dia[j] = cache[k][0][i], cache[k][1][i]
+            dich = dichrona_mask(planes)
+            cache[k] = (position_features(planes), dialect_features(docs[k].text, planes, dich, lexicon),
+                        corpus_votes(docs[k].text, planes, dich, lexicon))
+        pos[j], dia[j], cor[j] = cache[k][0][i], cache[k][1][i], cache[k][2][i]
         off = int(np.asarray(docs[k]._.stoicheia.planes.offsets)[i])
         verse[j] = float(any(v.start_char <= off < v.end_char and bool(v._.meter and v._.meter["used"])
                              for v in docs[k]._.verses))
-    return posterior_features(p_prior, ann[:, 2], ann[:, 3], pos, verse, dia)
+    return posterior_features(p_prior, ann[:, 2], ann[:, 3], pos, verse, dia, cor)
 
 
 def accuracy_at(gold: np.ndarray, p: np.ndarray, coverage: float = 0.8) -> float:
@@ -244,8 +250,8 @@ def select_posterior(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, repeat
 
 def select_prior(x: np.ndarray, gold: np.ndarray, groups: np.ndarray, repeats: int = 5, folds: int = 5
                  ) -> tuple[dict, list[dict]]:
-    """Lexicon prior stage chosen on dev: the base evidence with or without the deictic-ί rule and the
-    dialect cues (:data:`PRIOR_GROUP_SETS`), L2 fixed at the stage's 0.01, by the same grouped CV
+    """Lexicon prior stage chosen on dev: the base evidence with or without the deictic-ί rule, the
+    dialect cues and the corpus counts (:data:`PRIOR_GROUP_SETS`), L2 fixed at the stage's 0.01, by the same grouped CV
     and criterion as the posterior (:func:`_select`), scored on the prior's own held-out predictions."""
     return _select(x, gold, groups, repeats, folds,
                    [(names, [c for n in names for c in PRIOR_GROUPS[n]], 0.01) for names in PRIOR_GROUP_SETS])
@@ -365,6 +371,7 @@ def markdown(results: dict, command: str) -> str:
                          f"abstain_below {hit['abstain_below']:.3f})" if k == "both" else f"{hit['accuracy']:.2f}")
         cov_rows.append(f"| {int(100 * c)} % | " + " | ".join(cells) + " |")
     lex = results["lexicon"]
+    cor = lex.get("corpus_table")
     dev = results["dev"]["arms"]
     pdata = results.get("posterior_data", {"setting": "dev", "stages": {}})
     used = {k: v.get("used", "dev") for k, v in pdata["stages"].items()}
@@ -438,14 +445,16 @@ def markdown(results: dict, command: str) -> str:
           for k in dev],
         "",
         *fitting_section,
-        "## Prior stage: rules and dialect cues chosen on dev",
+        "## Prior stage: rules, dialect cues and corpus counts chosen on dev",
         "",
         "The lexicon prior stage (`PRIOR_GROUPS`) always has the base evidence (head, lexicon votes, suffix and "
         "η-variant votes, accent/crasis rules); whether it also takes the deictic-ί rule "
         "(`deictic_iota`: the accented -ί of οὑτοσί, τουτί, ὁδί, νυνί, δευρί, always long) and the dialect cues "
         "(`dialect_features`: an α whose η-form is attested either after ε/ι/ρ, the Attic ᾱ that Ionic writes η, "
         "or inside the word, not listed by LSJ or Wiktionary, the Doric/Aeolic ᾱ for Attic-Ionic η as in "
-        "νικάσας/νικήσας) is decided by the same 5×5-fold line-grouped CV on Norma dev and the same criterion "
+        "νικάσας/νικήσας) and the corpus counts (`corpus_votes`: how often the dichronon of this form scanned long "
+        "or short in Hypotactic's verse, as log((long + ½) / (short + ½)) and log(1 + long + short); below) "
+        "is decided by the same 5×5-fold line-grouped CV on Norma dev and the same criterion "
         "(accuracy at 80 % coverage, then log loss) on the prior's own held-out predictions, L2 0.01 as before. "
         "The chosen row (bold) is refitted on all of dev.",
         "",
@@ -462,7 +471,8 @@ def markdown(results: dict, command: str) -> str:
         "with the syllable's other weight, capped at 20 where no path has it, i.e. the metre forced it), as "
         "vote × margin / 20 and vote × forced; `position` = α, ι, last and first vowel of the word, last vowel × "
         "prior log-odds, a vowel after it in the word, verse decoded through a metre; `dialect` (lexicon stage "
-        "only) = the two η-variant cues of `dialect_features` (below). Each group set × L2 is "
+        "only) = the two η-variant cues of `dialect_features` (below); `corpus` (lexicon stage only) = the two "
+        "corpus-count columns of `corpus_votes` (below). Each group set × L2 is "
         f"scored by 5 repeats of 5-fold cross-validation on the fitting data ({fit_text}) grouped by line; the "
         "criterion, fixed beforehand, is accuracy at 80 % coverage, then log loss. The chosen row (bold) is "
         "refitted on all of the fitting data.",
@@ -516,9 +526,9 @@ def markdown(results: dict, command: str) -> str:
         "unaccented suffix, and for α whether the η-form is attested (Doric/Aeolic ᾱ; Hunspell forms); (3) accent "
         "and crasis rules (proparoxytone/properispomenon: short ultima; acute on a long penult: long ultima; "
         "acute on a dichronic penult before a short ultima: short; κἀ/τἄ: long); (4) where the dev CV takes "
-        "them, the deictic-ί rule and the dialect cues (above). A logistic *prior* stage combines these; its probability feeds the metre automata's Viterbi path in verse, and a *posterior* "
-        "stage combines the prior with the metre's vote, the metre's margin, the letter's position and the "
-        "dialect cues (groups "
+        "them, the deictic-ί rule, the dialect cues and the corpus counts (above). A logistic *prior* stage combines these; its probability feeds the metre automata's Viterbi path in verse, and a *posterior* "
+        "stage combines the prior with the metre's vote, the metre's margin, the letter's position, the "
+        "dialect cues and the corpus counts (as chosen; groups "
         "and L2 chosen on the fitting data, above); its probability is `doc._.macrons[i][\"p_long\"]` and what `abstain_below` "
         "compares max(p, 1 − p) with. The prior stage is fitted on Norma's `dev.txt` "
         f"({results['dev']['lines']} Aristophanic lines, {results['dev']['positions']:,} marked dichrona, "
@@ -530,7 +540,15 @@ def markdown(results: dict, command: str) -> str:
         f"`spacy project run macron-lexicon` builds `assets/macron_lexicon.json.gz` ({lex['forms']:,} forms, "
         f"{lex['suffixes']:,} suffixes, {lex['eta_forms']:,} η-forms) from the mirror's `grc_macronizer_db` "
         "(grc-macronizer 1.3.0: GPL-3.0; Hypotactic CC BY 4.0, LSJ CC BY-SA, Wiktionary CC BY-SA 4.0) and the "
-        "Hunspell form list (GPL-3.0). The code package contains none of it: the scanner loads "
+        "Hunspell form list (GPL-3.0)"
+        + (f", and a corpus table of long/short counts per dichronon ({cor['forms']:,} forms, {cor['counted']:,} "
+           f"counts from {cor['labelled']:,} of {cor['lines']:,} scanned lines; {cor['norma_lines_dropped']} lines "
+           "sharing a 20-letter shingle with a Norma line dropped, Dionysiaca 1 and Posthomerica 1 never read; "
+           "Hypotactic, CC BY 4.0, recorded in the asset's licence; `stoicheia_spacy.scan.corpus_lengths`: a length "
+           "counts only where the syllable weight decides it, a light syllable as short only before a consonant; "
+           "`metrics/macron_lexicon.json`)"
+           if cor else "")
+        + ". The code package contains none of it: the scanner loads "
         "`macron_lexicon.json.gz` from its own folder in a model package (licence text inside the file) or from "
         "`ScannerPipe.load_lexicon(path)`; without it the scanner warns once and macronizes from the backbone and "
         "the metre alone (the `backbone` rows).",
@@ -542,8 +560,14 @@ def markdown(results: dict, command: str) -> str:
         "(and the Doric share of the test errors, read by category only); whether each is used is decided by "
         "the dev CV above. meter-eval ran on test twice for them: once with the dialect cues offered to the "
         "posterior stage only (the dev CV declined them, so every test figure stayed as it was), then with the "
-        "prior-stage choice added after that dev decision (the table above); no choice was made from a test "
-        "figure.",
+        "prior-stage choice added after that dev decision; no choice was made from a test figure.",
+        *([f"**Third test run** (these tables): the corpus counts were offered to both stages and the dev CV "
+           "decided before any test figure with them existed ([DECISION.md](DECISION.md), "
+           "`metrics/macron_dev_selection.json`, `macron_eval.py --dev-only`): the prior stage declined them, "
+           "the posterior stage took them; test was then run once. The run before it: "
+           f"{prev['accuracy']:.2f} at full coverage, {prev['accuracy_at_80']:.3f} at 80 % coverage "
+           f"({prev['wrong_at_80']} wrong of {prev['n_at_80']:,}), ECE {100 * prev['ece']:.2f} "
+           "(`previous_run` in the metrics)."] if (prev := results.get("previous_run")) else []),
         "",
         "Command:",
         "",
@@ -565,6 +589,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--posterior-data", choices=("dev", "dev+left-out", "auto"), default="dev",
                     help="fit the posterior stage on Norma dev, on dev + the works the protocol leaves "
                          "out (Pindar, In Solem), or on whichever compare_fitting_data prefers (auto)")
+    ap.add_argument("--dev-only", action="store_true",
+                    help="fit and choose the stages on the fitting data, write the selection tables to OUT "
+                         "and stop: no test line is read")
     ap.add_argument("--pipeline", type=Path, default=None,
                     help="score this trained pipeline's encoder + scanner instead of the shipped heads")
     args = ap.parse_args(argv)
@@ -580,7 +607,8 @@ def main(argv: list[str] | None = None) -> int:
     test_masks = [norma.protocol[i] for i in test_idx]
     cache = {k: None if args.cache is None else args.cache / f"{k}.pkl" for k in ("dev", "test", "left_out")}
     dev_docs, dev_logits = encode(nlp, pipe, [x.text for x in norma.dev], cache=cache["dev"])
-    test_docs, test_logits = encode(nlp, pipe, [x.text for x in test_lines], cache=cache["test"])
+    test_docs, test_logits = (([], []) if args.dev_only else
+                              encode(nlp, pipe, [x.text for x in test_lines], cache=cache["test"]))
     # the works the protocol leaves out: extra fitting data for the posterior stage, never test
     extra_lines = [x for x in norma.macron if x.source in PUBLISHED_EXCLUDED_WORKS]
     assert not {x.source for x in test_lines} & PUBLISHED_EXCLUDED_WORKS
@@ -589,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
                                 if use_extra else ([], []))
     t_enc = time.time() - t0
     dev_items = [x for x in marked(norma.dev, dev_docs) if x[2] >= 0]
-    test_items = marked(test_lines, test_docs, test_masks)
+    test_items = [] if args.dev_only else marked(test_lines, test_docs, test_masks)
     gold_dev = np.array([g for g, _, _ in dev_items])
     extra_items = [x for x in marked(extra_lines, extra_docs) if x[2] >= 0] if use_extra else []
     gold_extra = np.array([g for g, _, _ in extra_items], dtype=bool)
@@ -597,8 +625,9 @@ def main(argv: list[str] | None = None) -> int:
     # one group per line of each work (dev keeps its line numbers, so dev-only CV is unchanged)
     fit_groups = np.array([k for _, k, _ in dev_items] + [len(dev_docs) + k for _, k, _ in extra_items])
     gold = np.array([g for g, _, _ in test_items])
-    base = score_protocol(gold, np.zeros(len(gold), dtype=np.int64))
-    assert base["n"] == PUBLISHED_POSITIONS and round(base["all_short"], 2) == PUBLISHED_ALL_SHORT, base
+    if not args.dev_only:
+        base = score_protocol(gold, np.zeros(len(gold), dtype=np.int64))
+        assert base["n"] == PUBLISHED_POSITIONS and round(base["all_short"], 2) == PUBLISHED_ALL_SHORT, base
 
     def design(docs, logits, items, lex):
         """(prior design over every PRIOR_FEATURES column, lexicon votes) at each item."""
@@ -608,7 +637,8 @@ def main(argv: list[str] | None = None) -> int:
         a = np.array([ev[k][2][i] if i >= 0 else 0.0 for _, k, i in items])
         dx = np.array([ev[k][3][i] if i >= 0 else 0.0 for _, k, i in items])
         dl = np.array([ev[k][4][i] if i >= 0 else np.zeros(2) for _, k, i in items]).reshape(len(items), 2)
-        return prior_features(p, v, a, dx, dl), v
+        co = np.array([ev[k][5][i] if i >= 0 else np.zeros(2) for _, k, i in items]).reshape(len(items), 2)
+        return prior_features(p, v, a, dx, dl, co), v
 
     # backbone: the head alone; lexicon: head + lexicon votes + accent rules, with the deictic rule and
     # the dialect cues as the grouped CV on dev decides (select_prior)
@@ -652,6 +682,20 @@ def main(argv: list[str] | None = None) -> int:
         calibration[name] = stage
     args.calibration.parent.mkdir(parents=True, exist_ok=True)
     args.calibration.write_text(json.dumps(calibration, indent=2))
+    if args.dev_only:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({
+            "dev_only": True, "dev": {"lines": len(norma.dev), "positions": len(dev_items), "long": int(gold_dev.sum())},
+            "prior_selection": prior_selection, "posterior_selection": selection,
+            "posterior_data": {"setting": args.posterior_data, "stages": fitting},
+            "calibration": calibration,
+            "lexicon": {k: v_ for k, v_ in lexicon.meta.items() if k != "licence"},
+            "seconds": round(time.time() - t0, 1)}, indent=2))
+        chosen = [r for r in prior_selection if r.get("chosen")] + [r for r in selection["lexicon"] if r.get("chosen")]
+        for r in chosen:
+            print(f"  chosen: {'+'.join(r['groups'])} L2 {r['l2']}: CV acc@80 {r['cv_accuracy_at_80']:.3f} "
+                  f"log loss {r['cv_log_loss']:.4f}")
+        return 0
 
     arms: dict[str, dict] = {}
     dev_arms: dict[str, dict] = {}
@@ -697,6 +741,13 @@ def main(argv: list[str] | None = None) -> int:
                     "suffixes": len(lexicon.suffixes), "eta_forms": len(lexicon.eta_forms)},
         "temperature": temperature, "encode_seconds": round(t_enc, 1), "seconds": round(time.time() - t0, 1),
     }
+    if args.out.is_file():  # headline figures of the run this one replaces
+        old = json.loads(args.out.read_text())
+        if "arms" in old:
+            hit = next(c for c in old["coverage"]["both"] if c["coverage"] == 0.8)
+            results["previous_run"] = {"accuracy": old["arms"]["both"]["accuracy"], "accuracy_at_80": hit["accuracy"],
+                                       "wrong_at_80": hit["n"] - hit["correct"], "n_at_80": hit["n"],
+                                       "ece": old["arms"]["both"]["ece"]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2))
     if args.plot:
