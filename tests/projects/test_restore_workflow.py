@@ -111,7 +111,7 @@ def test_sharded_workers_merge_into_the_unsharded_run(tmp_path: Path) -> None:
     for k in (0, 1):
         assert restore_eval.main([*common, "--shard", f"{k}/2", "--out", str(tmp_path / "sharded")]) == 0
     assert restore_eval.main([*common, "--out", str(tmp_path / "whole")]) == 0
-    [whole] = (tmp_path / "whole" / "cache").glob("*/test_pretrained_known.json")
+    [whole] = (tmp_path / "whole" / "cache").glob("*/test10-*_pretrained-*_known.json")
     cache = tmp_path / "sharded" / "cache" / whole.parent.name / whole.name
     shards = [json.loads(cache.with_name(f"{cache.stem}.shard{k}of2.json").read_text(encoding="utf-8")) for k in (0, 1)]
     expected = json.loads(whole.read_text(encoding="utf-8"))
@@ -127,3 +127,33 @@ def test_sharded_workers_merge_into_the_unsharded_run(tmp_path: Path) -> None:
         assert exc.code == 2
     else:
         raise AssertionError("--shard 2/2 without --only-known was accepted")
+
+
+def test_workers_decode_in_parallel_processes_and_reuse_the_cache(tmp_path: Path) -> None:
+    """--workers 2: the runs not in the cache are decoded by sharded worker processes and scored
+    like one process's run; a second invocation decodes nothing and says which runs it reused."""
+    restore_eval, _ = _script("restore_eval"), _script("finetune")
+    decree = ("ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι Κεκροπὶς ἐπρυτάνευε Μνησίθεος ἐγραμμάτευε "
+              "Εὐπείθης ἐπεστάτει Καλλίας εἶπε τὰς σπονδὰς ἀναγράψαι ἐν στήληι λιθίνηι ")
+    corpus = tmp_path / "inscriptions.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"PHI {1000 + i}", "text": decree * 2}, ensure_ascii=False) + "\n"
+                              for i in range(100)), encoding="utf-8")
+    samples = tmp_path / "samples"
+    assert restore_eval.main(["samples", "--mirror", "", "--corpus", str(corpus), "--fold", "3",
+                              "--per-length", "1", "--out", str(samples)]) == 0
+    common = ["evaluate", "--samples", str(samples), "--mirror", "", "--model", str(TINY), "--arms", "pretrained",
+              "--beam", "2", "--window", "8", "--chunk", "5", "--max-letters", "4"]
+    out = tmp_path / "parallel"
+    assert restore_eval.main([*common, "--workers", "2", "--out", str(out)]) == 0
+    par = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    runs = ["dev/pretrained/known", "dev/pretrained/hidden", "dev/pretrained/range",
+            "test/pretrained/known", "test/pretrained/hidden", "test/pretrained/range", "test/pretrained/chat"]
+    assert par["invocation"]["decoded"] == runs and par["invocation"]["from_earlier_invocations"] == []
+    assert len(list((out / "logs").glob("*.shard*of2.log"))) == 2 * len(runs)
+    assert restore_eval.main([*common, "--out", str(tmp_path / "single")]) == 0
+    single = json.loads((tmp_path / "single" / "metrics.json").read_text(encoding="utf-8"))
+    assert par["widths"] == single["widths"] and par["arms"] == single["arms"]
+    assert restore_eval.main([*common, "--workers", "2", "--out", str(out)]) == 0  # all cached: nothing decoded
+    again = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert again["invocation"]["decoded"] == [] and again["invocation"]["from_earlier_invocations"] == runs
+    assert again["widths"] == par["widths"]

@@ -32,12 +32,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import random
 import re
+import resource
+import subprocess
 import sys
 import time
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -202,11 +206,16 @@ def decode(scorer, records: list[dict], mode: str, args: argparse.Namespace, cac
     scorer = scorer()  # a factory: models are built only for runs not cached yet
     out: list = []
     cpu, wall, forwards0 = time.process_time(), time.perf_counter(), getattr(scorer, "forwards", 0)
+    step = max(args.chunk, len(records) // 20 // args.chunk * args.chunk)  # about 20 progress lines a run
     for i in range(0, len(records), args.chunk):
         qs = [query(r, mode, args.slack) for r in records[i : i + args.chunk]]
         res = beam_search(scorer, qs, beam=args.beam, n_best=200, context=args.window, max_letters=args.max_letters,
                           unmask=args.unmask, final_forward=not args.no_final_forward)
         out.extend([[(c.text, c.logprob, c.width) for c in cands] for cands in res])
+        if (i + args.chunk) % step == 0 or len(out) == len(records):
+            used = time.process_time() - cpu
+            print(f"{cache.stem}: {len(out)}/{len(records)} gaps, {used / len(out):.2f} CPU-s/gap, "
+                  f"{time.perf_counter() - wall:.0f} s", file=sys.stderr, flush=True)
     data = {"cands": out, "cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
             "forwards": getattr(scorer, "forwards", 0) - forwards0, "n": len(records)}
     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -266,6 +275,66 @@ def bucket_of(record: dict, mode: str) -> str:
     return {"hidden": "unknown", "range": "range"}.get(mode) or width_bucket((record["L"],))
 
 
+def digest(*files: Path) -> str:
+    """A short sha256 of the files' bytes (the weights a cached run was decoded with)."""
+    h = hashlib.sha256()
+    for f in files:
+        with open(f, "rb") as handle:
+            while block := handle.read(1 << 22):
+                h.update(block)
+    return h.hexdigest()[:10]
+
+
+def records_digest(records: list[dict]) -> str:
+    """A short sha256 of the gap records (cached runs are reused only on the same samples)."""
+    return hashlib.sha256(json.dumps(records, ensure_ascii=False, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def overlay_file(overlay: Path) -> Path:
+    from stoicheia_spacy.restore.overlay import OVERLAY_NAME
+
+    return overlay / OVERLAY_NAME if overlay.is_dir() else overlay
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its finished worker processes."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def run_workers(pending: list[tuple[str, str, str]], args: argparse.Namespace, logs: Path) -> None:
+    """Decode the pending runs in ``args.workers`` processes at once: each model run split into
+    that many ``--shard`` workers (the n-gram arm in one), filling the cache that the caller then
+    merges and scores. Progress goes to ``logs/``; a failed worker stops the evaluation."""
+    tasks = []
+    for split, arm, mode in pending:
+        n = 1 if arm == "ngram" else args.workers
+        for k in range(n):
+            name = f"{split}_{arm}_{mode}" + (f".shard{k}of{n}" if n > 1 else "")
+            cmd = [sys.executable, str(Path(__file__).resolve()), *args.argv, "--workers", "1", "--arms", arm,
+                   "--decode", f"{split}:{mode}", *(["--shard", f"{k}/{n}"] if n > 1 else [])]
+            tasks.append((name, cmd))
+    if not tasks:
+        return
+    logs.mkdir(parents=True, exist_ok=True)
+    print(f"decoding {len(pending)} runs in {len(tasks)} worker processes, {args.workers} at a time "
+          f"(progress: {logs}/*.log)", file=sys.stderr, flush=True)
+    start, done = time.perf_counter(), [0]
+
+    def work(task: tuple[str, list[str]]) -> None:
+        name, cmd = task
+        with open(logs / f"{name}.log", "w", encoding="utf-8") as log:
+            code = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+        if code:
+            raise SystemExit(f"worker {name} failed (exit {code}); see {logs / (name + '.log')}")
+        done[0] += 1
+        print(f"[{done[0]}/{len(tasks)}] {name} done, {time.perf_counter() - start:.0f} s",
+              file=sys.stderr, flush=True)
+
+    with ThreadPoolExecutor(args.workers) as pool:
+        list(pool.map(work, tasks))
+
+
 def evaluate(args: argparse.Namespace) -> int:
     from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.backbone import StoicheiaEncoder, load_backbone
@@ -288,9 +357,19 @@ def evaluate(args: argparse.Namespace) -> int:
         raise SystemExit(f"unknown arms {sorted(set(arms) - set(ARMS))}; choose from {ARMS}")
     out = Path(args.out)
     fast = (f"_u{args.unmask}" if args.unmask > 1 else "") + ("_nf" if args.no_final_forward else "")
-    cache = out / "cache" / f"b{args.beam}_w{args.window}_s{args.slack}_{args.dtype}_t{len(test)}_d{len(dev)}{fast}"
-    pretrained = load_backbone(args.model or str(default_model_dir()))
+    cache = out / "cache" / f"b{args.beam}_w{args.window}_s{args.slack}_{args.dtype}{fast}"
+    model_dir = Path(args.model or str(default_model_dir()))
+    pretrained = load_backbone(str(model_dir))
     overlay = Path(args.overlay) if args.overlay else default_model_dir() / "restorer"
+    weights = digest(*sorted(model_dir.glob("*.safetensors")))
+    tags = {"finetuned": f"finetuned-{digest(*sorted(model_dir.glob('*.safetensors')), overlay_file(overlay))}",
+            "pretrained": f"pretrained-{weights}", "random_init": f"random_init-{weights}",
+            "ngram": f"ngram{args.ngram_docs}"}
+    splits = {"test": test, "dev": dev}
+
+    def cache_file(split: str, arm: str, mode: str) -> Path:
+        """One run's cache: named by the split's records, the arm's weights and the width mode."""
+        return cache / f"{split}{len(splits[split])}-{records_digest(splits[split])}_{tags[arm]}_{mode}.json"
 
     dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[args.dtype]
 
@@ -307,10 +386,9 @@ def evaluate(args: argparse.Namespace) -> int:
         return NgramScorer(fit_ngram(args.mirror, args.fold, args.ngram_docs))
 
     main_arm = next((a for a in arms if a in ("finetuned", "pretrained")), arms[0])
-    runs: dict = {}
     if args.only_known:  # decode the listed arms' known widths into the cache (a parallel worker), then stop
         for arm in arms:
-            decode(lambda arm=arm: scorer(arm), test, "known", args, cache / f"test_{arm}_known.json")
+            decode(lambda arm=arm: scorer(arm), test, "known", args, cache_file("test", arm, "known"))
         return 0
     built: dict = {}
 
@@ -322,17 +400,23 @@ def evaluate(args: argparse.Namespace) -> int:
     if args.decode:  # decode only these SPLIT:MODE runs of the main arm into the cache (a parallel worker)
         for item in args.decode.split(","):
             split, mode = item.split(":")
-            decode(sc, dev if split == "dev" else test, mode, args, cache / f"{split}_{main_arm}_{mode}.json")
+            decode(sc, splits[split], mode, args, cache_file(split, main_arm, mode))
         return 0
-    for mode in ("known", "hidden", "range"):  # dev first: the prior and the temperatures
-        runs[("dev", main_arm, mode)] = decode(sc, dev, mode, args, cache / f"dev_{main_arm}_{mode}.json")
-    for mode in MODES:
-        runs[("test", main_arm, mode)] = decode(sc, test, mode, args, cache / f"test_{main_arm}_{mode}.json")
-    for arm in arms:
-        if arm != main_arm:
-            runs[("test", arm, "known")] = decode(lambda arm=arm: scorer(arm), test, "known", args,
-                                                  cache / f"test_{arm}_known.json")
+    # dev first (the prior and the temperatures), then the main arm's widths, then the other arms
+    plan = [("dev", main_arm, m) for m in ("known", "hidden", "range")] + [("test", main_arm, m) for m in MODES]
+    plan += [("test", arm, "known") for arm in arms if arm != main_arm]
+    wall0, cpu0 = time.perf_counter(), cpu_seconds()
+    earlier = [p for p in plan if cache_file(*p).is_file() or merge_shards(cache_file(*p), len(splits[p[0]]))]
+    if args.workers > 1 and not args.cached_only:
+        run_workers([p for p in plan if p not in earlier], args, out / "logs")
+    runs: dict = {}
+    for split, arm, mode in plan:
+        factory = sc if arm == main_arm else (lambda arm=arm: scorer(arm))
+        runs[(split, arm, mode)] = decode(factory, splits[split], mode, args, cache_file(split, arm, mode))
     runs = {k: v for k, v in runs.items() if v is not None}  # --cached-only: what was measured
+    invocation = {"wall_s": time.perf_counter() - wall0, "cpu_s": cpu_seconds() - cpu0, "workers": args.workers,
+                  "decoded": ["/".join(p) for p in plan if p not in earlier and p in runs],
+                  "from_earlier_invocations": ["/".join(p) for p in earlier]}
     arms = [a for a in arms if ("test", a, "known") in runs]
     modes = [m for m in MODES if ("test", main_arm, m) in runs]
     dev_modes = tuple(m for m in ("known", "hidden", "range") if ("dev", main_arm, m) in runs)
@@ -417,6 +501,7 @@ def evaluate(args: argparse.Namespace) -> int:
     metrics["cost_ratio_vs_known"] = {m: metrics["speed"][f"test/{main_arm}/{m}"]["cpu_s_per_gap"] / known_cost
                                      for m in modes}
     metrics["projected_cpu_hours_3000_known"] = 3000 * known_cost / 3600
+    metrics["invocation"] = invocation
     out.mkdir(parents=True, exist_ok=True)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False), encoding="utf-8")
     restorer_cfg = {"rank": prior.rank, "length_bonus": prior.length_bonus,
@@ -514,6 +599,8 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--max-letters", type=int, default=10, help="letter counts enumerated for a hidden width")
     e.add_argument("--ngram-docs", type=int, default=20000)
     e.add_argument("--threads", type=int, default=1)
+    e.add_argument("--workers", type=int, default=1,
+                   help="decode runs not in the cache in this many parallel processes (sharded), then score")
     e.add_argument("--chunk", type=int, default=16, help="gaps per batched beam search")
     e.add_argument("--unmask", type=int, default=1, help="letters committed per forward (1: the exact beam)")
     e.add_argument("--no-final-forward", action="store_true",
