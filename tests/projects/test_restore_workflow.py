@@ -26,6 +26,21 @@ def _script(name: str):
         sys.path.remove(str(SCRIPTS))
 
 
+DECREE = ("ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι Κεκροπὶς ἐπρυτάνευε Μνησίθεος ἐγραμμάτευε "
+          "Εὐπείθης ἐπεστάτει Καλλίας εἶπε τὰς σπονδὰς ἀναγράψαι ἐν στήληι λιθίνηι ")
+
+
+def _decree_samples(restore_eval, tmp_path: Path) -> Path:
+    """Samples (one gap per L) from 100 Attic decrees under PHI-like ids."""
+    corpus = tmp_path / "inscriptions.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"PHI {1000 + i}", "text": DECREE * 2}, ensure_ascii=False) + "\n"
+                              for i in range(100)), encoding="utf-8")
+    samples = tmp_path / "samples"
+    assert restore_eval.main(["samples", "--mirror", "", "--corpus", str(corpus), "--fold", "3",
+                              "--per-length", "1", "--out", str(samples)]) == 0
+    return samples
+
+
 def test_samples_finetune_and_restore_eval(shared_data: Path, tmp_path: Path) -> None:
     restore_eval, finetune = _script("restore_eval"), _script("finetune")
     mirror = str(shared_data)
@@ -76,8 +91,7 @@ def test_a_users_inscriptions_are_held_out_by_phi_digit(tmp_path: Path) -> None:
     papyri; samples come only from ids ending in fold (test) and fold + 1 (dev), and the
     fine-tune reads the others."""
     restore_eval, finetune = _script("restore_eval"), _script("finetune")
-    decree = ("ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι Κεκροπὶς ἐπρυτάνευε Μνησίθεος ἐγραμμάτευε "
-              "Εὐπείθης ἐπεστάτει Καλλίας εἶπε τὰς σπονδὰς ἀναγράψαι ἐν στήληι λιθίνηι ")
+    decree = DECREE
     corpus = tmp_path / "inscriptions.jsonl"
     corpus.write_text("".join(json.dumps({"id": f"PHI {1000 + i}", "text": decree * 3}, ensure_ascii=False) + "\n"
                               for i in range(40)), encoding="utf-8")
@@ -98,14 +112,7 @@ def test_sharded_workers_merge_into_the_unsharded_run(tmp_path: Path) -> None:
     """--shard K/N: two workers decode alternate gaps into their own cache files; the merged run
     holds the same candidates in record order as one unsharded worker, with the CPU seconds summed."""
     restore_eval, _ = _script("restore_eval"), _script("finetune")  # samples imports finetune
-    decree = ("ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι Κεκροπὶς ἐπρυτάνευε Μνησίθεος ἐγραμμάτευε "
-              "Εὐπείθης ἐπεστάτει Καλλίας εἶπε τὰς σπονδὰς ἀναγράψαι ἐν στήληι λιθίνηι ")
-    corpus = tmp_path / "inscriptions.jsonl"
-    corpus.write_text("".join(json.dumps({"id": f"PHI {1000 + i}", "text": decree * 2}, ensure_ascii=False) + "\n"
-                              for i in range(100)), encoding="utf-8")
-    samples = tmp_path / "samples"
-    assert restore_eval.main(["samples", "--mirror", "", "--corpus", str(corpus), "--fold", "3",
-                              "--per-length", "1", "--out", str(samples)]) == 0
+    samples = _decree_samples(restore_eval, tmp_path)
     common = ["evaluate", "--samples", str(samples), "--mirror", "", "--model", str(TINY), "--arms", "pretrained",
               "--beam", "3", "--window", "12", "--chunk", "2", "--only-known"]
     for k in (0, 1):
@@ -133,14 +140,7 @@ def test_workers_decode_in_parallel_processes_and_reuse_the_cache(tmp_path: Path
     """--workers 2: the runs not in the cache are decoded by sharded worker processes and scored
     like one process's run; a second invocation decodes nothing and says which runs it reused."""
     restore_eval, _ = _script("restore_eval"), _script("finetune")
-    decree = ("ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι Κεκροπὶς ἐπρυτάνευε Μνησίθεος ἐγραμμάτευε "
-              "Εὐπείθης ἐπεστάτει Καλλίας εἶπε τὰς σπονδὰς ἀναγράψαι ἐν στήληι λιθίνηι ")
-    corpus = tmp_path / "inscriptions.jsonl"
-    corpus.write_text("".join(json.dumps({"id": f"PHI {1000 + i}", "text": decree * 2}, ensure_ascii=False) + "\n"
-                              for i in range(100)), encoding="utf-8")
-    samples = tmp_path / "samples"
-    assert restore_eval.main(["samples", "--mirror", "", "--corpus", str(corpus), "--fold", "3",
-                              "--per-length", "1", "--out", str(samples)]) == 0
+    samples = _decree_samples(restore_eval, tmp_path)
     common = ["evaluate", "--samples", str(samples), "--mirror", "", "--model", str(TINY), "--arms", "pretrained",
               "--beam", "2", "--window", "8", "--chunk", "5", "--max-letters", "4"]
     out = tmp_path / "parallel"
