@@ -43,6 +43,7 @@ import time
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -275,14 +276,15 @@ def bucket_of(record: dict, mode: str) -> str:
     return {"hidden": "unknown", "range": "range"}.get(mode) or width_bucket((record["L"],))
 
 
-def digest(*files: Path) -> str:
-    """A short sha256 of the files' bytes (the weights a cached run was decoded with)."""
-    h = hashlib.sha256()
+def sha256_of(*files: Path, h: Any = None) -> Any:
+    """A sha256 fed with the files' bytes (continuing ``h`` when given); ``.hexdigest()[:10]``
+    names the weights a cached run was decoded with."""
+    h = h or hashlib.sha256()
     for f in files:
         with open(f, "rb") as handle:
             while block := handle.read(1 << 22):
                 h.update(block)
-    return h.hexdigest()[:10]
+    return h
 
 
 def records_digest(records: list[dict]) -> str:
@@ -361,8 +363,10 @@ def evaluate(args: argparse.Namespace) -> int:
     model_dir = Path(args.model or str(default_model_dir()))
     pretrained = load_backbone(str(model_dir))
     overlay = Path(args.overlay) if args.overlay else default_model_dir() / "restorer"
-    weights = digest(*sorted(model_dir.glob("*.safetensors")))
-    tags = {"finetuned": f"finetuned-{digest(*sorted(model_dir.glob('*.safetensors')), overlay_file(overlay))}",
+    model_hash = sha256_of(*sorted(model_dir.glob("*.safetensors")))  # the model's bytes are read once
+    weights = model_hash.hexdigest()[:10]
+    with_overlay = sha256_of(overlay_file(overlay), h=model_hash.copy()).hexdigest()[:10]
+    tags = {"finetuned": f"finetuned-{with_overlay}",
             "pretrained": f"pretrained-{weights}", "random_init": f"random_init-{weights}",
             "ngram": f"ngram{args.ngram_docs}"}
     splits = {"test": test, "dev": dev}
