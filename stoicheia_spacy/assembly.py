@@ -64,7 +64,7 @@ def build_pipeline(
     from .backbone import load_backbone
     from .backbone.loading import resolve_source
     from .models import set_backbone_weights
-    from .release import add_released_heads, backbone_prefix
+    from .release import AS_WRITTEN_KINDS, add_released_heads, backbone_prefix, detect_kind
 
     directory = resolve_source(source, revision)  # a local snapshot for hub ids
     if prefix is None:
@@ -74,6 +74,8 @@ def build_pipeline(
     model: dict[str, Any] = {"@architectures": "stoicheia.CharEncoder.v1",
                              "max_length": max_length, "overlap": overlap}
     model.update({k: config.get(k, None if k.startswith("n_") else False) for k in ARCH_KEYS})
+    if components and detect_kind(directory) in AS_WRITTEN_KINDS:  # fine-tunes read planes as written
+        model["hide_unmarked"] = False
     nlp = spacy.blank("grc", config={"nlp": {"tokenizer": {"@tokenizers": "stoicheia.GreekTokenizer.v1"}}})
     encoder = nlp.add_pipe("stoicheia_encoder", config={"model": model})
     set_backbone_weights(encoder.model, backbone)  # type: ignore[attr-defined]

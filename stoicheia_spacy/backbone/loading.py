@@ -111,6 +111,46 @@ def _read_config(directory: Path) -> StoicheiaConfig:
         raise CheckpointError(f"invalid {cfg_path}: {exc}") from exc
 
 
+def header_shapes(weights: Path) -> dict[str, tuple[int, ...]]:
+    """Tensor name -> shape from a safetensors file's JSON header (no tensor is read)."""
+    try:
+        with weights.open("rb") as handle:
+            size = int.from_bytes(handle.read(8), "little")
+            if not 0 < size <= 100_000_000:
+                raise ValueError(f"header size {size}")
+            header = json.loads(handle.read(size))
+        return {name: tuple(int(x) for x in info["shape"]) for name, info in header.items()
+                if name != "__metadata__"}
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"{weights} has no readable safetensors header (corrupt or truncated?): {exc}") from exc
+
+
+#: Metadata tables of the restoration fine-tunes and the config key each one sizes.
+METADATA_TABLES = {"e_region.weight": "n_region", "e_century.weight": "n_century"}
+
+
+def metadata_sizes(weights: Path) -> dict[str, int]:
+    """``n_region``/``n_century`` from the row counts of ``e_region``/``e_century`` in the
+    weights (bare or under a ``model.`` export prefix); empty for a checkpoint without them."""
+    if not weights.is_file():
+        return {}
+    out: dict[str, int] = {}
+    for name, shape in header_shapes(weights).items():
+        bare = name[len("model."):] if name.startswith("model.") else name
+        if bare in METADATA_TABLES and len(shape) == 2:
+            out[METADATA_TABLES[bare]] = int(shape[0])
+    return out
+
+
+def _with_metadata(config: StoicheiaConfig, directory: Path) -> StoicheiaConfig:
+    """Fill ``n_region``/``n_century`` that ``config.json`` leaves out (the release's converter
+    writes restoration configs without them) from the tensor shapes in the header."""
+    for key, rows in metadata_sizes(directory / WEIGHTS_NAME).items():
+        if getattr(config, key) is None:
+            setattr(config, key, rows)
+    return config
+
+
 def _read_tensors(weights: Path) -> dict[str, torch.Tensor]:
     from safetensors import safe_open
 
@@ -192,7 +232,8 @@ def verify_checksum(weights: Path) -> None:
 def load_backbone_config(source: str | os.PathLike[str], revision: str | None = None) -> StoicheiaConfig:
     """The :class:`StoicheiaConfig` (``config.json``) of a released backbone, without its
     weights (e.g. to build a random-init control of the same shape)."""
-    return _read_config(resolve_source(source, revision))
+    directory = resolve_source(source, revision)
+    return _with_metadata(_read_config(directory), directory)
 
 
 def load_backbone(
@@ -232,6 +273,9 @@ def load_backbone(
         except ConfigError as exc:
             raise CheckpointError(str(exc)) from exc
     tensors = _strip_prefix(_read_tensors(weights), prefix)
+    for name, key in METADATA_TABLES.items():  # sizes config.json leaves out: from the tables
+        if getattr(config, key) is None and name in tensors and tensors[name].dim() == 2:
+            setattr(config, key, int(tensors[name].shape[0]))
     if "cap_emb.weight" in tensors and not config.use_cap_input:
         config.use_cap_input = True  # task checkpoints carry the capitalization input
     model = StoicheiaEncoder(config)

@@ -24,7 +24,7 @@ working memory bounded by one window (``callback`` streams the stitched pieces).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -54,6 +54,16 @@ class PackedBatch:
     seg_id: np.ndarray
     positions: np.ndarray
     doc_index: list[np.ndarray]
+    #: The Doc of each segment id (``seg_id`` values of real positions index it).
+    seg_doc: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: Optional (B, T) id planes fed beside the letters (``region``/``century``, :meth:`per_doc`).
+    metadata: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def per_doc(self, values: Sequence[int], fill: int) -> np.ndarray:
+        """A (B, T) plane holding ``values[doc]`` at every position of that Doc (every window
+        of it), ``fill`` at padding: e.g. each Doc's region id."""
+        table = np.append(np.asarray(values, np.int64)[self.seg_doc], fill) if len(self.seg_doc) else np.array([fill])
+        return table[np.minimum(self.seg_id, len(table) - 1)]
 
     @property
     def n_rows(self) -> int:
@@ -138,7 +148,8 @@ def pack_planes(planes: Sequence[CharPlanes], *, max_length: int, overlap: int) 
             doc_index.append(seg_start[seg] + np.arange(owner.size, dtype=np.int64))
         else:
             doc_index.append(np.zeros(0, np.int64))
-    return PackedBatch(input_ids, boundary, dia, punct, cap, seg_id, positions, doc_index)
+    return PackedBatch(input_ids, boundary, dia, punct, cap, seg_id, positions, doc_index,
+                       np.asarray(seg_doc, np.int64))
 
 
 def kept_ranges(n: int, max_length: int, overlap: int) -> list[tuple[int, int, int, int]]:

@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import typer
 from wasabi import Printer
+
+
+class RestoreFormat(StrEnum):
+    """What ``stoicheia restore`` prints."""
+
+    text = "text"
+    json = "json"
+
+
+class Scoring(StrEnum):
+    """How the restorer scores candidates."""
+
+    beam = "beam"
+    protocol = "protocol"
+
 
 
 def restore_command(
@@ -18,10 +34,19 @@ def restore_command(
     html_out: Path = typer.Option(None, "--html", help="Also write an HTML rendering here"),
     gap: list[int] = typer.Option(None, "--gap", help="Restore only gap N (1-based, text order; repeatable); "
                                   "the other lacunae stay unknown letters in the context"),
+    fmt: RestoreFormat = typer.Option(RestoreFormat.text, "--format", help="text (tables) or json (per gap: candidates as {text, score})"),
+    scoring: Scoring = typer.Option(None, "--scoring", help="beam (ours) or protocol (the paper's strict protocol); default: the pipeline's"),
+    region: str = typer.Option(None, "--region", help="Region of the inscription (restoration fine-tunes), e.g. Attica"),
+    century: str = typer.Option(None, "--century", help="Date of the inscription as a year (negative = BC), e.g. -350"),
 ) -> None:
     """Restore the gaps of TEXT and print the ranked candidates of each gap.
 
     Example: stoicheia restore "ἔδοξεν τῆι βουλῆι [---] δήμωι" --top 5 --html out.html
+
+    --format json prints one object per gap: {"gap", "start", "end", "markup", "candidates":
+    [{"text", "score"}, ...]}, score = the protocol's length-normalised log-probability
+    under --scoring protocol (the default of a packaged released restoration checkpoint),
+    else our beam's log-probability.
     """
     from ..assembly import restorer_pipeline
     from ..errors import StoicheiaError
@@ -30,8 +55,14 @@ def restore_command(
     nlp = restorer_pipeline(model, beam_width=beam, n_candidates=max(top, 1))
     restorer: Any = nlp.get_pipe("stoicheia_restorer")
     restorer.cfg["strip_restorations"] = strip
+    if scoring is not None:
+        restorer.cfg["scoring"] = scoring.value
     try:
-        doc = nlp(text, disable=["stoicheia_restorer"])  # the encoder's single parse: planes + gaps
+        doc = nlp.make_doc(text)
+        doc._.region, doc._.century = region, century  # reach e_region / e_century (unknown when unset)
+        for name, proc in nlp.pipeline:  # the encoder's single parse: planes + gaps
+            if name != "stoicheia_restorer":
+                doc = proc(doc)
         error = doc._.stoicheia.markup_error if doc._.stoicheia is not None else None
         if error is not None:  # read as plain text: nothing to restore
             msg.fail(f"LeidenSyntaxError: {error}", exits=1)
@@ -52,6 +83,15 @@ def restore_command(
         doc = restorer(doc, restore_only=only)
     except StoicheiaError as exc:
         msg.fail(f"{type(exc).__name__}: {exc}", exits=1)
+    if fmt is RestoreFormat.json:
+        import json
+
+        gaps = [{"gap": number, "start": item["start"], "end": item["end"],
+                 "markup": doc.text[item["start"]:item["end"]], "status": item.get("status", "restored"),
+                 "candidates": [{"text": cand, "score": float(score)} for cand, score, _ in item["candidates"][:top]]}
+                for number, item in enumerate(doc._.restorations, start=1)]
+        print(json.dumps(gaps, ensure_ascii=False))
+        return
     if not doc._.restorations:
         msg.warn("No gaps found (write them in Leiden notation: [---], [.3], [ca. 5], [5±2])")
         return

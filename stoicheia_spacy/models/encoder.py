@@ -26,6 +26,7 @@ from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v3, torch2x
 from ..backbone import StoicheiaConfig, StoicheiaEncoder
 from ..backbone.windows import PackedBatch, pack_planes
 from ..errors import CheckpointError, ConfigError
+from ..release.metadata import doc_metadata
 from .align import align_letters
 from .gaps import (
     MAX_GAP_WIDTH,
@@ -63,10 +64,12 @@ class HiddenStack(torch.nn.Module):
         positions: torch.Tensor,
         cap: torch.Tensor | None = None,
         with_logits: bool = False,
+        region: torch.Tensor | None = None,
+        century: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         out = self.encoder(
             input_ids, boundary, dia, punct, seg_id=seg_id, positions=positions, cap=cap,
-            output_hidden_states=True,
+            region=region, century=century, output_hidden_states=True,
         )
         hidden = torch.stack(tuple(out.hidden_states), 0).flatten(1, 2).float()
         logits = {name: getattr(out, name).flatten(0, 1) for name in HEADS} if with_logits else {}
@@ -160,6 +163,9 @@ def _forward(
     data = [doc_inputs(doc, model.attrs) for doc in docs]
     batch = pack_planes([d.inputs if d.inputs is not None else d.planes for d in data], max_length=model.attrs["max_length"],
                         overlap=model.attrs["overlap"])
+    meta = doc_metadata(docs, model.attrs.get("stoicheia_config", {}))  # doc._.region / doc._.century
+    batch.metadata = {k: batch.per_doc(ids, int(model.attrs["stoicheia_config"][f"n_{k}"]) - 1)
+                      for k, ids in meta.items()}
     n_layers, width = model.get_dim("n_layers"), model.get_dim("nO")
     with_logits = bool(model.attrs["with_logits"])
     if batch.n_rows == 0:
@@ -205,6 +211,8 @@ def _convert_inputs(
     encoder = model.shims[0]._model.encoder
     if encoder.config.use_cap_input:
         tensors["cap"] = torch.from_numpy(batch.cap).to(device)
+    for key, ids in batch.metadata.items():  # region / century rows of restoration fine-tunes
+        tensors[key] = torch.from_numpy(ids).to(device)
     return ArgsKwargs(args=(), kwargs={**tensors, "with_logits": with_logits}), lambda d: []
 
 

@@ -34,6 +34,13 @@ letters. Probabilities are normalised over a gap's candidates and calibrated per
 bucket (``temperatures``, fitted on dev; ``temperature`` is the fallback). The decoding
 itself lives in :mod:`stoicheia_spacy.restore.select` (functions of the backbone module).
 
+``scoring = "protocol"`` (the default of a packaged released restoration checkpoint)
+scores every gap as the paper's strict protocol instead
+(:mod:`stoicheia_spacy.restore.protocol`): candidates are ``(text, score, probability)``
+with the protocol's length-normalised log-probability as ``score`` (σ only, spaces
+count), ``probability`` a softmax over the returned scores; ``doc._.region`` /
+``doc._.century`` reach the backbone's metadata tables there as in the encoder.
+
 ``doc._.restored`` is ``doc.text`` with every non-abstained gap filled by its top
 candidate in Leiden brackets (``render_restorations``). Width conventions, scores and
 probabilities: see :mod:`stoicheia_spacy.restore.beam` and :mod:`~.restore.widths`. Speed
@@ -129,7 +136,11 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "gaps_key": "restore_gaps",
     "strip_restorations": False,
     "use_overlay": True,
+    "scoring": "beam",
 }
+#: ``scoring``: our beam (``"beam"``) or the paper's strict protocol (``"protocol"``,
+#: :mod:`stoicheia_spacy.restore.protocol`; the default of packaged released restoration checkpoints).
+SCORINGS = ("beam", "protocol")
 
 
 @Language.factory(
@@ -144,7 +155,7 @@ def make_stoicheia_restorer(
     approx_slack: int, temperature: float, temperatures: dict[str, float], unknown: str, max_letters: int,
     max_width: int,
     rank: str, length_bonus: float, width_log_prior: list[float], abstain_below: float, notation: str,
-    spans_key: str, gaps_key: str, strip_restorations: bool, use_overlay: bool,
+    spans_key: str, gaps_key: str, strip_restorations: bool, use_overlay: bool, scoring: str = "beam",
 ) -> StoicheiaRestorer:
     """Create the ``stoicheia_restorer`` pipe (see the module docstring for the options)."""
     return StoicheiaRestorer(
@@ -155,7 +166,7 @@ def make_stoicheia_restorer(
         max_letters=max_letters, max_width=max_width, rank=rank, length_bonus=length_bonus,
         width_log_prior=width_log_prior, abstain_below=abstain_below,
         notation=notation, spans_key=spans_key, gaps_key=gaps_key,
-        strip_restorations=strip_restorations, use_overlay=use_overlay)
+        strip_restorations=strip_restorations, use_overlay=use_overlay, scoring=scoring)
 
 
 class StoicheiaRestorer(SerializedPipe, Pipe):
@@ -193,6 +204,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             raise ConfigError("unknown must be 'enumerate' or 'elastic', rank 'total' or 'mean'")
         if not 1 <= int(c["max_letters"]) <= int(c["max_width"]):
             raise ConfigError("need 1 <= max_letters <= max_width")
+        if c["scoring"] not in SCORINGS:
+            raise ConfigError(f"scoring must be one of {list(SCORINGS)}, got {c['scoring']!r}")
         if c["notation"] not in ("leiden", "ddbdp"):
             raise ConfigError(f"notation must be 'leiden' or 'ddbdp', got {c['notation']!r}")
 
@@ -279,8 +292,18 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             plans.append(Plan() if p is None else p)
             flags.append(from_spans)
         backbone = self.backbone() if any(p.decode for p in plans) else None
-        results, forwards = restore_targets(backbone, plans, c, from_spans=flags)
-        self.forwards += forwards
+        if c["scoring"] == "protocol":
+            from ..release.metadata import doc_metadata
+            from ..restore.protocol import protocol_targets
+
+            config = backbone.config.to_dict() if backbone is not None and hasattr(backbone, "config") else {}
+            meta = doc_metadata(docs, config)
+            ids = list(zip(meta.get("region", [None] * len(docs)), meta.get("century", [None] * len(docs)),
+                           strict=True))
+            results = protocol_targets(backbone, [d.text for d in docs], plans, ids, c, from_spans=flags)
+        else:
+            results, forwards = restore_targets(backbone, plans, c, from_spans=flags)
+            self.forwards += forwards
         for doc, items in zip(docs, results, strict=True):
             doc._.restorations = items
             user_data: dict[Any, Any] = doc.user_data

@@ -26,6 +26,20 @@ the whole Doc):
    (:class:`~stoicheia_spacy.scan.macron_decoder.MacronDecoder`); without a lexicon the
    pipe says so once and uses the head alone.
 
+``decode`` chooses the decoder: ``"lattice"`` (the default, steps 1-4 above) or
+``"research"``, the released meter model's decode as its authors evaluate it
+(:mod:`stoicheia_spacy.scan.research`: per-letter labels, the two rules, gated Viterbi
+over the research grammars, macrons from the macron head alone, never changed by the
+metre). ``stoicheia package`` sets ``decode = "research"`` for a released meter or
+macronizer checkpoint. Under ``"research"``, ``meter`` (a grammar name such as ``"hex"``
+or a corpus name such as ``"dactylic hexameter"``) forces the verse's metre (the research
+``gated_decode``); unset, the metre is detected (``gated_auto``). Each verse's
+``span._.scansion`` then holds ``labels`` (per letter: 0 none, 1 heavy ends, 2 light
+ends, 3 verse ends), ``bracketed`` (the research ``--scan`` string), ``macronized``
+(``--macronize``), ``syllables`` and ``pattern``; ``span._.meter`` the gated decode
+(``name``, ``used``, ``cost`` nats per letter, ``forced``, ``labels``, ``pattern``
+H/L/V, ``bracketed``, ``costs`` per grammar, and ``auto`` when the metre was forced).
+
 Writes ``token._.macronized`` (U+0304 long, U+0306 short), ``doc._.macrons`` (one dict
 per dichronon: ``offset``, ``p_long``, ``length`` 1/0/None, ``metre`` vote +1/-1/0 and
 ``metre_margin``, the nats by which the metre holds that weight, 20 where it forces it), ``span._.scansion``
@@ -56,7 +70,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..decoders import load_meters
-from ..errors import CheckpointError, InvalidExampleError
+from ..errors import CheckpointError, ConfigError, InvalidExampleError
 from ..models.gaps import select_letters
 from ..models.listener import _zeros
 from ..models.scanner import N_MACRON, ScannerHeads, heads_node, make_heads, torch_heads
@@ -79,6 +93,9 @@ for _name in ("macrons", "verses", "scan_gold"):
     if not Doc.has_extension(_name):
         Doc.set_extension(_name, default=None)
 
+#: Scanner decoders: ours (rule syllables + metre lattice) and the released model's research decode.
+DECODERS = ("lattice", "research")
+
 DEFAULT_SCANNER_MODEL = """
 [model]
 @architectures = "stoicheia.ScannerHeads.v1"
@@ -94,16 +111,19 @@ dropout = 0.1
     assigns=["token._.macronized", "doc._.macrons", "doc._.verses", "span._.scansion", "span._.meter"],
     default_config={"model": Config().from_str(DEFAULT_SCANNER_MODEL)["model"], "theta": 0.1, "abstain_below": 0.0,
                     "temperature": 1.0, "rule_eps": 0.02, "meters": None,
-                    "synizesis_cost": 1.0, "correption_eps": 0.2},
+                    "synizesis_cost": 1.0, "correption_eps": 0.2, "decode": "lattice", "meter": None},
 )
 def make_stoicheia_scanner(nlp: Language, name: str, model: Model, theta: float, abstain_below: float,
                            temperature: float, rule_eps: float,
                            meters: list[str] | None, synizesis_cost: float = 1.0,
-                           correption_eps: float = 0.2) -> ScannerPipe:
-    """Create the ``stoicheia_scanner`` pipe (``meters``: names to restrict detection to)."""
+                           correption_eps: float = 0.2, decode: str = "lattice",
+                           meter: str | None = None) -> ScannerPipe:
+    """Create the ``stoicheia_scanner`` pipe (``meters``: names to restrict detection to;
+    ``decode``: ``"lattice"`` or ``"research"``; ``meter``: the research decode's forced metre)."""
     return ScannerPipe(nlp.vocab, model, name, theta=theta, abstain_below=abstain_below,
                        temperature=temperature, rule_eps=rule_eps, meters=meters,
-                       synizesis_cost=synizesis_cost, correption_eps=correption_eps)
+                       synizesis_cost=synizesis_cost, correption_eps=correption_eps, decode=decode,
+                       meter=meter)
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:
@@ -116,9 +136,23 @@ class ScannerPipe(StoicheiaPipe):
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_scanner", **cfg: Any) -> None:
         super().__init__(vocab, model, name, **cfg)
+        self._check_decode()
         self._meters: dict[str, Any] | None = None
         self._lexicon: MacronLexicon | None = None
         self._warned_no_lexicon = False
+
+    def _check_decode(self) -> None:
+        from ..scan.research import grammar_name
+
+        decode = self.cfg.setdefault("decode", "lattice")
+        if decode not in DECODERS:
+            raise ConfigError(f"stoicheia_scanner decode must be one of {list(DECODERS)}, got {decode!r}")
+        meter = self.cfg.setdefault("meter", None)
+        if meter is not None and grammar_name(str(meter)) is None:
+            from ..scan.research import METER_NAMES
+
+            raise ConfigError(f"stoicheia_scanner meter {meter!r} is not a research metre; expected one of "
+                              f"{sorted(METER_NAMES)}")
 
     def load_lexicon(self, path: str | Path | None) -> None:
         """Use (or, with None, stop using) a macron lexicon asset (``macron_lexicon.json.gz``)."""
@@ -175,8 +209,71 @@ class ScannerPipe(StoicheiaPipe):
 
     def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
         """Write macrons, per-verse scansion and metre (see module doc)."""
+        self._check_decode()
+        research = self.cfg["decode"] == "research"
         for doc, logits in zip(docs, scores, strict=True):
-            self._annotate(doc, np.asarray(logits, dtype=np.float64))
+            if research:
+                self._annotate_research(doc, np.asarray(logits, dtype=np.float64))
+            else:
+                self._annotate(doc, np.asarray(logits, dtype=np.float64))
+
+    def _annotate_research(self, doc: Doc, logits: np.ndarray) -> None:
+        """``decode = "research"``: the released model's decode (see the module doc)."""
+        from ..scan import research as rs
+
+        data = doc._.stoicheia
+        text = doc.text
+        planes = data.planes
+        letter_token = np.asarray(data.letter_token)
+        if data.gaps:
+            keep = ~data.gap_letters
+            planes, logits, letter_token = select_letters(planes, keep), logits[keep], letter_token[keep]
+        token_ends = np.cumsum(np.bincount(letter_token, minlength=len(doc)))
+        n = len(planes)
+        offsets = np.asarray(planes.offsets)
+        mac = np.exp(_log_softmax(logits[:, :N_MACRON])) if n else np.zeros((0, 2))
+        scan = np.exp(_log_softmax(logits[:, N_MACRON:])) if n else np.zeros((0, 4))
+        p_long = mac[:, 1]
+        amb = rs.ambiguous_mask(planes.letters, planes.boundary, planes.diacritics)
+        long_ = mac[:, 1] >= mac[:, 0]  # the released argmax: long (its class 0) on equal scores
+        lengths = np.where(amb, long_.astype(np.int64), -1)
+        theta = float(self.cfg["theta"])
+        forced = rs.grammar_name(self.cfg["meter"]) if self.cfg.get("meter") else None
+        verses = self.verses(doc)
+        for span in verses:
+            lo = int(np.searchsorted(offsets, span.start_char))
+            hi = int(np.searchsorted(offsets, span.end_char))
+            vtext = text[span.start_char : span.end_char]
+            if hi <= lo:
+                span._.scansion = {"syllables": [], "pattern": "", "labels": [], "bracketed": vtext,
+                                   "macronized": vtext}
+                span._.meter = None
+                continue
+            off = offsets[lo:hi] - span.start_char
+            labels = rs.scan_labels(planes.letters[lo:hi], planes.diacritics[lo:hi], scan[lo:hi])
+            marks = {k: (rs.MAC_LONG if lengths[lo + k] == 1 else rs.MAC_SHORT)
+                     for k in range(hi - lo) if lengths[lo + k] >= 0}
+            span._.scansion = {
+                "labels": [int(x) for x in labels], "bracketed": rs.bracketize(vtext, off, labels),
+                "macronized": rs.insert_marks(vtext, off, marks),
+                "syllables": [p.strip() for p, lab in rs.bracket_spans(vtext, off, labels) if lab != rs.NONE],
+                "pattern": rs.metrical_pattern(labels)}
+            logp = rs.log_probs(scan[lo:hi])
+            auto = rs.decision_dict(rs.gated_auto(logp, labels, theta), vtext, off, forced=False)
+            costs = rs.meter_costs(logp)
+            if forced is not None:
+                chosen = rs.decision_dict(rs.gated(logp, forced, labels, theta), vtext, off, forced=True)
+                chosen["auto"] = auto
+            else:
+                chosen = auto
+            chosen["costs"] = costs
+            span._.meter = chosen
+        doc._.verses = verses
+        doc._.macrons = [{"offset": int(offsets[i]), "p_long": float(p_long[i]), "metre": 0,
+                          "metre_margin": 0.0, "length": int(lengths[i])} for i in np.nonzero(amb)[0]]
+        for tok in doc:
+            sl = slice(int(token_ends[tok.i - 1]) if tok.i else 0, int(token_ends[tok.i]))
+            tok._.macronized = macronize_offsets(tok.text, offsets[sl] - tok.idx, lengths[sl])
 
     def _annotate(self, doc: Doc, logits: np.ndarray) -> None:
         data = doc._.stoicheia
@@ -356,6 +453,7 @@ class ScannerPipe(StoicheiaPipe):
     # -------------------------------------------------------- serialization
     def set_cfg(self, cfg: dict[str, Any]) -> None:
         super().set_cfg(cfg)
+        self._check_decode()
         self._meters = None
 
     def model_to_disk(self, folder: Path) -> None:

@@ -19,6 +19,11 @@ from .detect import (
     read_checkpoint,
 )
 
+#: Released kinds whose encoder feeds every plane as the text writes it (``hide_unmarked =
+#: false``), as the research processors do: the meter model reads unaccented text's planes
+#: as "no diacritic", not unknown.
+AS_WRITTEN_KINDS: frozenset[str] = frozenset({"meter"})
+
 
 def add_released_heads(nlp: Language, directory: str | Path) -> list[str]:
     """Add the components of a released task checkpoint in ``directory`` to ``nlp`` (which
@@ -56,5 +61,5 @@ def _add(nlp: Language, ckpt: ReleasedCheckpoint) -> list[str]:
     return added
 
 
-__all__ = ["BACKBONE_PREFIX", "ReleasedCheckpoint", "add_released_heads", "backbone_prefix",
+__all__ = ["AS_WRITTEN_KINDS", "BACKBONE_PREFIX", "ReleasedCheckpoint", "add_released_heads", "backbone_prefix",
            "detect_kind", "read_checkpoint"]

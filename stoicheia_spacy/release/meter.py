@@ -6,7 +6,9 @@ Published formula (``encoder.*`` backbone): ``h = Σ softmax(mix_w)_l · layer_l
 mix is off; ``mac = head_mac · h`` (rows: long, short), ``scan = head_scan · h`` (rows:
 none, heavy-end, light-end, verse-end), no biases. The scanner's ``hidden = 0`` heads
 (:class:`~stoicheia_spacy.models.scanner.ScannerHeads`) compute exactly this; the macron
-rows are swapped into the scanner's order (short, long).
+rows are swapped into the scanner's order (short, long). The scanner decodes as the
+authors evaluate the release (``decode = "research"``, :mod:`stoicheia_spacy.scan.research`);
+set ``decode = "lattice"`` for our rule syllables and metre lattice.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def add_meter(nlp: Language, ckpt: ReleasedCheckpoint, name: str = "stoicheia_sc
 
     heads = scanner_heads(ckpt)
     pipe = nlp.add_pipe("stoicheia_scanner", name=name,
-                        config={"model": {"hidden": 0, "dropout": 0.0, "grad_factor": 0.0}})
+                        config={"model": {"hidden": 0, "dropout": 0.0, "grad_factor": 0.0}, "decode": "research"})
     model: Any = pipe.model  # type: ignore[attr-defined]
     make_heads(heads_node(model), int(heads.config["n_layers"]), int(heads.config["d_model"]), heads)
     return [name]

@@ -166,12 +166,17 @@ def test_restoration_loads_and_restores(tmp_path: Path) -> None:
     doc = nlp(text)
     assert doc.text == text
     assert len(doc._.restorations) == 1 and doc._.restored is not None
-    # no metadata in the config: a clear error
+    # no metadata sizes in the config (as the release's converter writes it): from the table shapes
     cfg = json.loads((ckpt / "config.json").read_text())
     del cfg["n_region"]
     (ckpt / "config.json").write_text(json.dumps(cfg))
-    with pytest.raises(CheckpointError):
-        load_backbone(ckpt)
+    assert load_backbone(ckpt).config.n_region == 15
+    # a region table of another size is not a released layout: a clear error
+    tensors = load_file(str(ckpt / "model.safetensors"))
+    tensors["e_region.weight"] = tensors["e_region.weight"][:14].contiguous()
+    save_file(tensors, str(ckpt / "model.safetensors"))
+    with pytest.raises(CheckpointError, match="e_region.weight has 14 rows"):
+        _pipeline(ckpt)
 
 
 # ------------------------------------------------------------------ tagger-parser
