@@ -283,6 +283,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             yield from self._restore(batch, only)
 
     def _restore(self, docs: list[Doc], only: list[int] | None = None) -> list[Doc]:
+        from ..release.metadata import doc_metadata
         from ..restore.select import Plan, restore_targets
 
         c = self.cfg
@@ -292,16 +293,16 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             plans.append(Plan() if p is None else p)
             flags.append(from_spans)
         backbone = self.backbone() if any(p.decode for p in plans) else None
+        config = backbone.config.to_dict() if backbone is not None and hasattr(backbone, "config") else {}
+        meta = doc_metadata(docs, config)  # doc._.region / doc._.century -> table rows
+        ids = list(zip(meta.get("region", [None] * len(docs)), meta.get("century", [None] * len(docs)), strict=True))
         if c["scoring"] == "protocol":
-            from ..release.metadata import doc_metadata
             from ..restore.protocol import protocol_targets
 
-            config = backbone.config.to_dict() if backbone is not None and hasattr(backbone, "config") else {}
-            meta = doc_metadata(docs, config)
-            ids = list(zip(meta.get("region", [None] * len(docs)), meta.get("century", [None] * len(docs)),
-                           strict=True))
             results = protocol_targets(backbone, [d.text for d in docs], plans, ids, c, from_spans=flags)
         else:
+            if meta:
+                plans = [_with_metadata(p, region, century) for p, (region, century) in zip(plans, ids, strict=True)]
             results, forwards = restore_targets(backbone, plans, c, from_spans=flags)
             self.forwards += forwards
         for doc, items in zip(docs, results, strict=True):
@@ -357,6 +358,14 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         """Nothing to initialize: the restorer reuses the encoder's backbone and heads
         (an overlay comes from ``from_disk`` or :meth:`set_overlay`)."""
 
+
+
+def _with_metadata(plan: Any, region: int | None, century: int | None) -> Any:
+    """``plan`` whose queries carry the document's region / century rows."""
+    from dataclasses import replace
+
+    plan.decode = [replace(t, query=replace(t.query, region=region, century=century)) for t in plan.decode]
+    return plan
 
 
 def _spans_gapped(doc: Doc, spans: list[tuple[int, int]]) -> GappedText:

@@ -132,10 +132,11 @@ class ModelScorer:
                     step = max(1, self.max_tokens // max(n, 1))
                     for s in range(0, len(rows), step):
                         part_rows = rows[s : s + step]
-                        part = {k: batch[k][part_rows, :n].to(device) for k in _INPUTS}
+                        part = {k: batch[k][part_rows, :n].to(device) for k in _INPUTS + _METADATA if k in batch}
                         self.tokens += len(part_rows) * n
+                        extra = {k: part[k] for k in _METADATA if k in part}  # region / century rows
                         out = self.module(part["input_ids"], part["boundary"], part["dia"], part["punct"],
-                                          seg_id=part["seg_id"])
+                                          seg_id=part["seg_id"], **extra)
                         char = out.char[..., :N_OUT].float().clone()
                         char[..., MASK_ID] = NEG
                         letters[part_rows, :n] = torch.log_softmax(char, dim=-1).cpu()
@@ -148,6 +149,8 @@ class ModelScorer:
 
 
 _INPUTS = ("input_ids", "boundary", "dia", "punct", "seg_id")
+#: Optional per-row metadata ids (restoration fine-tunes' ``e_region``/``e_century``).
+_METADATA = ("region", "century")
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,8 @@ class GapQuery:
     left_open: bool = False
     right_open: bool = False
     letters: int | None = None  # a gap counted in letters only ("[N letters missing]"): free breaks
+    region: int | None = None  # e_region / e_century row ids of the document (None: the model's default)
+    century: int | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.insert_at <= len(self.context):
@@ -309,6 +314,10 @@ def beam_search(
     elastic = torch.tensor([lay.template.elastic for lay in layouts])
     t_query = torch.tensor([lay.query for lay in layouts])
     T = tmpl["input_ids"].shape[1]
+    for meta_key in _METADATA:  # the documents' region / century ids, when every query has one
+        meta_ids = [getattr(queries[lay.query], meta_key) for lay in layouts]
+        if all(v is not None for v in meta_ids):
+            tmpl[meta_key] = torch.tensor(meta_ids, dtype=torch.long)[:, None].expand(G, T).contiguous()
     slot_idx = torch.arange(S)
     valid = slot_idx[None, :] < n_slots[:, None]  # (G, S)
     slot_pos = (start[:, None] + slot_idx[None, :]).clamp(max=T - 1)  # (G, S)

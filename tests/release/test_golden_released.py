@@ -332,6 +332,27 @@ def test_region_and_century_reach_the_tables(restoration_nlp: spacy.language.Lan
         hidden("Atlantis", None)
 
 
+@pytest.mark.parametrize("scoring", ["protocol", "beam"])
+def test_restorer_reads_region_and_century(restoration_nlp: spacy.language.Language, scoring: str) -> None:
+    restorer: Any = restoration_nlp.get_pipe("stoicheia_restorer")
+    text = _gap_text(_cases("restoration")[3])
+
+    def candidates(region: Any, century: Any) -> list[tuple[str, float]]:
+        doc = restoration_nlp.make_doc(text)
+        doc._.region, doc._.century = region, century
+        with restoration_nlp.select_pipes(enable=["stoicheia_encoder"]):
+            doc = restoration_nlp(doc)
+        return [(c[0], round(c[1], 6)) for c in restorer(doc)._.restorations[0]["candidates"]]
+
+    restorer.cfg["scoring"] = scoring
+    try:
+        plain = candidates(None, None)
+        assert candidates("unknown", "unknown") == plain
+        assert candidates("Attica", -350) != plain
+    finally:
+        restorer.cfg["scoring"] = "protocol"
+
+
 def test_restore_cli_region_century_change_the_scores(packaged: dict[str, Path]) -> None:
     text = _gap_text(_cases("restoration")[0])
 
