@@ -159,6 +159,18 @@ def test_meter_macrons_do_not_follow_the_metre(meter_nlp: spacy.language.Languag
     assert [t._.macronized for t in free] == [t._.macronized for t in forced]
 
 
+def test_meter_feeds_planes_as_written(meter_nlp: spacy.language.Language,
+                                       packaged: dict[str, Path]) -> None:
+    """A released fine-tune reads unaccented text as "no diacritic" (the research processors'
+    planes), a plain backbone as unknown (its heads predict the accents)."""
+    text = "μηνιν αειδε θεα"
+    fed = meter_nlp.get_pipe("stoicheia_encoder")(meter_nlp.make_doc(text))._.stoicheia
+    fed_planes = fed.inputs if fed.inputs is not None else fed.planes
+    assert set(np.asarray(fed_planes.diacritics).tolist()) == {0}
+    backbone = spacy.load(packaged["backbone"])(text)._.stoicheia
+    assert set(np.asarray(backbone.inputs.diacritics).tolist()) == {48}
+
+
 @pytest.mark.parametrize("fmt", ["research", "macronize", "scan"])
 def test_scan_cli_research_formats(packaged: dict[str, Path], fmt: str) -> None:
     cases = _cases("meter")
