@@ -320,3 +320,18 @@ def test_released_pooler_gradients() -> None:
     bump[2, 6, 1] = eps
     num_h = (total(mix0, hidden + bump) - total(mix0, hidden - bump)) / (2 * eps)
     np.testing.assert_allclose(d_hidden[2, 6, 1], num_h, atol=1e-3)
+
+
+def test_region_and_century_ids() -> None:
+    from stoicheia_spacy.errors import InvalidInputError
+    from stoicheia_spacy.release.metadata import REGIONS, century_id, region_id
+
+    assert [region_id(r, 15) for r in ("Attica", "attica", 2, "2", None, "unknown")] == [2, 2, 2, 2, 14, 14]
+    assert REGIONS[-1] == "unknown" and len(REGIONS) == 15
+    # research table: 15 bins from -800 (bin 14 = 600), unknown 15; specification table: 14 bins, unknown 14
+    assert [century_id(y, 16) for y in (-900, -800, -350, 0, 550, 600, None)] == [0, 0, 4, 8, 13, 14, 15]
+    assert [century_id(y, 15) for y in (-350, 550, 600, "-350", "unknown")] == [4, 13, 13, 4, 14]
+    with pytest.raises(InvalidInputError, match="unknown region"):
+        region_id("Atlantis", 15)
+    with pytest.raises(InvalidInputError, match="year"):
+        century_id("fourth century", 16)
