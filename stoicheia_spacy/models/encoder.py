@@ -36,6 +36,7 @@ from .gaps import (
     encode_text,
     hide_unmarked,
 )
+from .token_planes import token_doc_inputs
 from .types import LOGIT_HEADS, StoicheiaDocData
 
 HEADS: tuple[str, ...] = tuple(LOGIT_HEADS)
@@ -98,6 +99,7 @@ def build_char_encoder(
     unknown_gap_width: int = UNKNOWN_GAP_WIDTH,
     max_gap_width: int = MAX_GAP_WIDTH,
     hide_unmarked: bool = True,
+    planes: str = "text",
 ) -> Model[list[Doc], list[StoicheiaDocData]]:
     """Docs -> :class:`StoicheiaDocData` with the (depth + 1, n_letters, d_model) hidden states.
 
@@ -105,10 +107,14 @@ def build_char_encoder(
     randomly initialised here and gets its weights at initialize time from a loader
     (``stoicheia.BackboneLoader.v1``) or from disk. ``notation``, ``unknown_gap_width``,
     ``max_gap_width`` and ``hide_unmarked`` set how a Doc's text becomes planes (Leiden
-    gaps as MASK letters, see :mod:`.gaps`).
+    gaps as MASK letters, see :mod:`.gaps`). ``planes = "tokens"`` builds the planes token by
+    token instead, as the released tagger-parser reads them (:mod:`.token_planes`; no
+    markup, no hidden planes).
     """
     if not 0 <= overlap < max_length:
         raise ConfigError(f"need 0 <= overlap < max_length, got {overlap} and {max_length}")
+    if planes not in ("text", "tokens"):
+        raise ConfigError(f"planes must be 'text' or 'tokens', got {planes!r}")
     if notation not in NOTATIONS:
         raise ConfigError(f"notation must be one of {list(NOTATIONS)}, got {notation!r}")
     if not 1 <= unknown_gap_width <= max_gap_width:
@@ -139,6 +145,7 @@ def build_char_encoder(
             "unknown_gap_width": unknown_gap_width,
             "max_gap_width": max_gap_width,
             "hide_unmarked": hide_unmarked,
+            "planes": planes,
             "weights_loaded": False,
         },
     )
@@ -148,6 +155,8 @@ def doc_inputs(doc: Doc, attrs: dict[str, Any] | None = None) -> StoicheiaDocDat
     """A Doc's :class:`StoicheiaDocData` without states: planes with gaps, the planes the
     backbone reads, token alignment (``attrs``: a char encoder's text settings)."""
     attrs = attrs or {}
+    if attrs.get("planes", "text") == "tokens":
+        return token_doc_inputs(doc)
     planes, gaps, error = encode_text(
         doc.text, notation=attrs.get("notation", "leiden"),
         unknown_width=int(attrs.get("unknown_gap_width", UNKNOWN_GAP_WIDTH)),
