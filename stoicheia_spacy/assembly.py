@@ -74,8 +74,11 @@ def build_pipeline(
     model: dict[str, Any] = {"@architectures": "stoicheia.CharEncoder.v1",
                              "max_length": max_length, "overlap": overlap}
     model.update({k: config.get(k, None if k.startswith("n_") else False) for k in ARCH_KEYS})
-    if components and detect_kind(directory) in AS_WRITTEN_KINDS:  # fine-tunes read planes as written
+    kind = detect_kind(directory)
+    if components and kind in AS_WRITTEN_KINDS:  # fine-tunes read planes as written
         model["hide_unmarked"] = False
+    if components and kind == "tagger_parser":  # words encoded one by one, as written (models/token_planes.py)
+        model.update({"planes": "tokens", "hide_unmarked": False})
     nlp = spacy.blank("grc", config={"nlp": {"tokenizer": {"@tokenizers": "stoicheia.GreekTokenizer.v1"}}})
     encoder = nlp.add_pipe("stoicheia_encoder", config={"model": model})
     set_backbone_weights(encoder.model, backbone)  # type: ignore[attr-defined]

@@ -30,8 +30,18 @@ from thinc.api import Config, Model
 
 from ..morph.heads import TokenHeads
 from ..morph.training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
+from ..release.research_decode import (
+    check_decode,
+    encodable_tokens,
+    paper_lemma,
+    research_lemma,
+    rule_fallback,
+)
 from ..treebanks.lemma_scripts import EditScript, apply_script, build_script_vocab, derive_script
 from .base import HeadPipe
+
+#: The lemmatizer's own decoder (``decode`` setting); see the module doc for the others.
+LEMMA_DECODERS = ("topk_lexicon",)
 
 DEFAULT_LEMMA_MODEL = DEFAULT_TOKEN_HEADS_MODEL
 
@@ -51,25 +61,27 @@ def score_lemma(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
     "stoicheia_lemmatizer",
     assigns=["token.lemma"],
     default_config={"model": Config().from_str(DEFAULT_LEMMA_MODEL)["model"], "min_count": 1,
-                    "use_lexicon": True, "top_k": 5,
+                    "use_lexicon": True, "top_k": 5, "decode": "topk_lexicon",
                     "scorer": {"@scorers": "stoicheia.lemma_scorer.v1"}},
     default_score_weights={"lemma_acc": 1.0},
 )
 def make_stoicheia_lemmatizer(nlp: Language, name: str, model: Model, min_count: int, use_lexicon: bool,
-                              top_k: int, scorer: Any) -> StoicheiaLemmatizer:
+                              top_k: int, decode: str, scorer: Any) -> StoicheiaLemmatizer:
     """Create the edit-script lemmatizer (script vocabulary built at ``initialize``)."""
     return StoicheiaLemmatizer(nlp.vocab, model, name, min_count=min_count, use_lexicon=use_lexicon,
-                               top_k=top_k, scorer=scorer)
+                               top_k=top_k, decode=decode, scorer=scorer)
 
 
 class StoicheiaLemmatizer(HeadPipe):
     """Edit-script classifier with optional lexicon rescoring (see the module doc)."""
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_lemmatizer", *, min_count: int = 1,
-                 use_lexicon: bool = True, top_k: int = 5, scorer: Any = score_lemma) -> None:
+                 use_lexicon: bool = True, top_k: int = 5, decode: str = "topk_lexicon",
+                 scorer: Any = score_lemma) -> None:
         super().__init__(vocab, model, name, scripts=[], lexicon=[], min_count=min_count,
                          use_lexicon=use_lexicon, top_k=top_k)
         self.scorer = scorer
+        self.decode_mode = check_decode(decode, LEMMA_DECODERS)
         self._index: dict[EditScript, int] | None = None
         self._lexicon: frozenset[str] | None = None
         self._scripts: tuple[Any, list[EditScript]] | None = None
@@ -148,8 +160,30 @@ class StoicheiaLemmatizer(HeadPipe):
     def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
         """Write ``token.lemma_``."""
         for doc, logits in zip(docs, scores, strict=True):
-            for tok, lemma in zip(doc, self.lemmatize([t.text for t in doc], np.asarray(logits)), strict=True):
+            if self.decode_mode in ("research", "paper"):
+                lemmas = self.release_lemmas(doc, np.asarray(logits))
+            else:
+                lemmas = self.lemmatize([t.text for t in doc], np.asarray(logits))
+            for tok, lemma in zip(doc, lemmas, strict=True):
                 tok.lemma_ = lemma
+
+    def release_lemmas(self, doc: Doc, logits: np.ndarray) -> list[str]:
+        """Lemmas with the ``research`` or ``paper`` decoder (module doc); the research one
+        reads each token's ``tag_`` (set by the morphologizer before it)."""
+        rel = self.cfg.get("release") or {}
+        lex_ft, lex_f, nongreek = rel.get("lex_ft", {}), rel.get("lex_f", {}), rel.get("nongreek", {})
+        scripts = self.cfg["scripts"]
+        words = encodable_tokens(doc)
+        out = []
+        for i, tok in enumerate(doc):
+            if not words[i] or not scripts:
+                out.append(rule_fallback(tok.text, nongreek, lex_f, "u", "u--------")[0])
+            elif self.decode_mode == "paper":
+                out.append(paper_lemma(tok.text, logits[i], scripts))
+            else:
+                out.append(research_lemma(tok.text, logits[i], scripts, tok.tag_ or None, lex_ft, lex_f,
+                                          top_k=int(self.cfg["top_k"])))
+        return out
 
     # ------------------------------------------------------------- training
     def get_loss(self, examples: Iterable[Example], scores: Sequence[Any]) -> tuple[float, list[Any]]:

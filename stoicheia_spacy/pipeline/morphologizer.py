@@ -9,6 +9,14 @@ AGDT tag, ``token.pos_`` its UPOS (VERB/AUX and CCONJ/SCONJ chosen by the UPOS h
 ``token.morph`` the UD FEATS derived from the tag (:mod:`stoicheia_spacy.treebanks.agdt_to_ud`),
 so the three always agree. Gold tags outside the AGDT
 inventory and tokens without gold are left out of the loss.
+
+``decode`` names the decoder: ``"joint"`` (the above, the default), or, for a released
+tagger-parser checkpoint, ``"research"`` (the authors' evaluation: constrained XPOS over
+the release's attested tags with its flat full-tag head, UPOS from its own head, the rule
+fallback for tokens without a Greek letter) and ``"paper"`` (per-position XPOS argmax and
+UPOS argmax, as the paper's tables scored), see
+:mod:`stoicheia_spacy.release.research_decode`. Those two read the release's ``vocab.json``
+entries kept in ``cfg["release"]``.
 """
 
 from __future__ import annotations
@@ -30,10 +38,19 @@ from thinc.api import Config, Model
 from ..morph.constrained import constrained_decode, log_softmax, position_logprobs
 from ..morph.heads import TokenHeads
 from ..morph.training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
-from ..morph.ud import MORPH_GROUPS, UPOS_TAGS, XPOS_GROUPS
+from ..morph.ud import MORPH_GROUPS, UPOS_TAGS, XPOS_ALPHABETS, XPOS_GROUPS
+from ..release.research_decode import (
+    check_decode,
+    constrained_xpos,
+    encodable_tokens,
+    rule_fallback,
+)
 from ..treebanks.agdt_tags import is_valid_tag, tags_to_ids
 from ..treebanks.agdt_to_ud import agdt_to_feats, agdt_to_upos
 from .base import HeadPipe
+
+#: The morphologizer's own decoder (``decode`` setting); see the module doc for the others.
+MORPH_DECODERS = ("joint",)
 
 DEFAULT_MORPH_MODEL = DEFAULT_TOKEN_HEADS_MODEL
 
@@ -64,21 +81,24 @@ def score_morph(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
 @Language.factory(
     "stoicheia_morphologizer",
     assigns=["token.tag", "token.pos", "token.morph"],
-    default_config={"model": Config().from_str(DEFAULT_MORPH_MODEL)["model"], "scorer": {"@scorers": "stoicheia.morph_scorer.v1"}},
+    default_config={"model": Config().from_str(DEFAULT_MORPH_MODEL)["model"], "decode": "joint",
+                    "scorer": {"@scorers": "stoicheia.morph_scorer.v1"}},
     default_score_weights={"tag_acc": 0.5, "pos_acc": 0.25, "morph_acc": 0.25, "morph_per_feat": None},
 )
-def make_stoicheia_morphologizer(nlp: Language, name: str, model: Model, scorer: Any) -> StoicheiaMorphologizer:
+def make_stoicheia_morphologizer(nlp: Language, name: str, model: Model, decode: str,
+                                 scorer: Any) -> StoicheiaMorphologizer:
     """Create the morphologizer (sizes and attested tags are set at ``initialize``)."""
-    return StoicheiaMorphologizer(nlp.vocab, model, name, scorer=scorer)
+    return StoicheiaMorphologizer(nlp.vocab, model, name, decode=decode, scorer=scorer)
 
 
 class StoicheiaMorphologizer(HeadPipe):
     """UPOS + factored AGDT XPOS with constrained decoding (see the module doc)."""
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_morphologizer", *,
-                 scorer: Any = score_morph) -> None:
+                 decode: str = "joint", scorer: Any = score_morph) -> None:
         super().__init__(vocab, model, name, attested=[])
         self.scorer = scorer
+        self.decode_mode = check_decode(decode, MORPH_DECODERS)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -87,7 +107,10 @@ class StoicheiaMorphologizer(HeadPipe):
 
     def make_module(self, n_in: int) -> torch.nn.Module:
         head = self._head_node()
-        return TokenHeads(n_in, MORPH_GROUPS, hidden=head.attrs["hidden_width"], dropout=head.attrs["dropout"])
+        rel = self.cfg.get("release") or {}
+        flat = len(rel.get("tags", [])) if rel.get("flat") else 0
+        return TokenHeads(n_in, MORPH_GROUPS + ((flat,) if flat else ()), hidden=head.attrs["hidden_width"],
+                          dropout=head.attrs["dropout"])
 
     def init_labels(self, examples: list[Example]) -> None:
         tags: set[str] = set()
@@ -127,14 +150,48 @@ class StoicheiaMorphologizer(HeadPipe):
         upos_ids = np.where(sets[which[best]], upos_lp, -np.inf).argmax(axis=1)
         return [UPOS_TAGS[i] for i in upos_ids], [attested[i] for i in best]
 
+    def release_decode(self, doc: Doc, logits: np.ndarray) -> tuple[list[str], list[str]]:
+        """(UPOS, tag) per token with the ``research`` or ``paper`` decoder (module doc)."""
+        from ..release.tagger_parser import POS_TO_UPOS
+
+        rel = self.cfg["release"]
+        n_upos, n_morph = len(UPOS_TAGS), sum(MORPH_GROUPS)
+        upos = [UPOS_TAGS[i] for i in logits[:, :n_upos].argmax(axis=1)] if len(logits) else []
+        # the release's own class order per position (ties go to its first class)
+        cols, start = [], n_upos
+        for alpha, ours in zip(rel["xpos_alpha"], XPOS_ALPHABETS, strict=True):
+            cols.append([start + ours.index(ch) for ch in alpha])
+            start += len(ours)
+        positions = [logits[:, c] for c in cols]
+        if self.decode_mode == "paper":
+            tags = ["".join(alpha[int(lg[i].argmax())] for alpha, lg in zip(rel["xpos_alpha"], positions, strict=True))
+                    for i in range(len(logits))]
+        else:
+            attested = rel["tags"]
+            tag_ids = np.array([[alpha.index(ch) for alpha, ch in zip(rel["xpos_alpha"], t, strict=True)]
+                                for t in attested])
+            flat = logits[:, n_morph:n_morph + len(attested)] if rel.get("flat") else None
+            best = constrained_xpos(positions, tag_ids, flat)
+            tags = [attested[int(i)] for i in best]
+        words = encodable_tokens(doc)
+        for i, tok in enumerate(doc):
+            if not words[i]:
+                _, pos, tag = rule_fallback(tok.text, rel.get("nongreek", {}), {},
+                                            rel.get("fallback_upos", "u"), rel.get("fallback_xpos", "u--------"))
+                upos[i], tags[i] = POS_TO_UPOS.get(pos, pos if pos in UPOS_TAGS else "X"), tag
+        return upos, tags
+
     def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
         """Write ``tag_``, ``pos_`` and ``morph`` (UD FEATS of the tag)."""
         for doc, logits in zip(docs, scores, strict=True):
-            upos, tags = self.decode(np.asarray(logits))
+            if self.decode_mode in ("research", "paper"):
+                upos, tags = self.release_decode(doc, np.asarray(logits))
+            else:
+                upos, tags = self.decode(np.asarray(logits)[:, :sum(MORPH_GROUPS)])
             for tok, u, t in zip(doc, upos, tags, strict=True):
                 tok.tag_ = t
                 tok.pos_ = u
-                feats = agdt_to_feats(t)
+                feats = agdt_to_feats(t) if len(t) == 9 else "_"
                 cast(Any, tok).set_morph("" if feats == "_" else feats)
 
     # ------------------------------------------------------------- training

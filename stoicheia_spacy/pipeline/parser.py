@@ -8,6 +8,18 @@ arcs are decoded with :func:`~stoicheia_spacy.decoders.chu_liu_edmonds` (every s
 one tree with exactly one root), then each word's label is the argmax at its decoded
 head. ``token.head``/``token.dep_`` are set (the root is its own head, with its
 relation, e.g. ``PRED``); training uses the gold sentences and gold heads.
+
+``decode`` names the decoder: ``"mst_single_root"`` (the above, the default), or, for a
+released tagger-parser checkpoint, ``"research"`` and ``"paper"``
+(:mod:`stoicheia_spacy.release.research_decode`). Both parse only the tokens with a Greek
+letter (the research *words*), each sentence on its own. ``research`` takes the maximum
+spanning tree that lets several words hang on the root: each such word is a root token
+of the Doc (its own head, with its relation as ``dep_``), so spaCy's ``doc.sents`` may
+show one sentence per root word. ``paper`` keeps that tree in ``token.head`` and stores
+the greedy decode the paper's tables scored (each word's argmax head, which need not form
+a tree) in ``token._.greedy_head`` (the head's token index; a word on the root points to
+itself) and ``token._.greedy_dep``. A token without a Greek letter is attached to the
+word before it (else after it) as ``punct``; the research route gives it no head.
 """
 
 from __future__ import annotations
@@ -20,7 +32,7 @@ import torch
 from spacy.attrs import DEP, HEAD
 from spacy.language import Language
 from spacy.scorer import Scorer
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Token
 from spacy.training import Example, validate_examples
 from spacy.util import registry
 from spacy.vocab import Vocab
@@ -32,7 +44,18 @@ from ..morph.biaffine import BiaffineScorer
 from ..morph.constrained import log_softmax
 from ..morph.heads import torch_module
 from ..morph.training import gold_sentence_lengths, sentence_lengths, softmax_xent_rows
+from ..release.research_decode import check_decode, encodable_tokens, greedy_heads
+from ..scoring.conll import RELEASE_PARSE
 from .base import HeadPipe
+
+#: The parser's own decoder (``decode`` setting); see the module doc for the others.
+PARSER_DECODERS = ("mst_single_root",)
+#: Relation of a token without a Greek letter under the release decoders.
+PUNCT_DEP = "punct"
+
+for _name in ("greedy_head", "greedy_dep"):
+    if not Token.has_extension(_name):
+        Token.set_extension(_name, default=None)
 
 DEFAULT_PARSER_MODEL = """
 [model]
@@ -70,23 +93,24 @@ def score_parse(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
 @Language.factory(
     "stoicheia_parser",
     assigns=["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
-    default_config={"model": Config().from_str(DEFAULT_PARSER_MODEL)["model"],
+    default_config={"model": Config().from_str(DEFAULT_PARSER_MODEL)["model"], "decode": "mst_single_root",
                     "scorer": {"@scorers": "stoicheia.parser_scorer.v1"}},
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None,
                            "sents_r": None, "sents_f": 0.0},
 )
-def make_stoicheia_parser(nlp: Language, name: str, model: Model, scorer: Any) -> StoicheiaParser:
+def make_stoicheia_parser(nlp: Language, name: str, model: Model, decode: str, scorer: Any) -> StoicheiaParser:
     """Create the biaffine parser (relations collected at ``initialize``)."""
-    return StoicheiaParser(nlp.vocab, model, name, scorer=scorer)
+    return StoicheiaParser(nlp.vocab, model, name, decode=decode, scorer=scorer)
 
 
 class StoicheiaParser(HeadPipe):
     """Biaffine arcs + labels, MST-decoded per sentence (see the module doc)."""
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_parser", *,
-                 scorer: Any = score_parse) -> None:
+                 decode: str = "mst_single_root", scorer: Any = score_parse) -> None:
         super().__init__(vocab, model, name, labels=[])
         self.scorer = scorer
+        self.decode_mode = check_decode(decode, PARSER_DECODERS)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -102,9 +126,12 @@ class StoicheiaParser(HeadPipe):
         self.cfg["labels"] = sorted({tok.dep_ for eg in examples for tok in eg.reference if tok.dep_})
 
     # ------------------------------------------------------------ inference
-    def predict(self, docs: Iterable[Doc]) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per Doc: absolute head index and label id of every token (one tree per sentence)."""
+    def predict(self, docs: Iterable[Doc]) -> list[Any]:
+        """Per Doc: absolute head index and label id of every token (one tree per sentence);
+        the release decoders add the greedy heads and labels (see the module doc)."""
         docs = list(docs)
+        if self.decode_mode in ("research", "paper"):
+            return self.release_predict(docs)
         sents = [sentence_lengths(d) for d in docs]
         if not any(len(d) for d in docs):
             return [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in docs]
@@ -133,13 +160,85 @@ class StoicheiaParser(HeadPipe):
             first += n
         return out
 
-    def set_annotations(self, docs: Iterable[Doc], scores: Sequence[tuple[np.ndarray, np.ndarray]]) -> None:
-        """Write heads and relations (and so sentence boundaries) with one ``from_array`` per Doc."""
-        labels = self.labels or ("dep",)
+    def release_predict(self, docs: list[Doc]) -> list[Any]:
+        """The ``research``/``paper`` decoders: per Doc (heads, label ids, greedy heads,
+        greedy label ids), -1 labels for tokens without a Greek letter (``punct``)."""
+        out = [tuple(np.zeros(len(d), np.int64) for _ in range(4)) for d in docs]
+        if not any(len(d) for d in docs):
+            return out
+        vectors = [self.model.ops.to_numpy(v) for v in self.model.get_ref("tok2vec").predict(docs)]
+        # each sentence's words: the tokens with a Greek letter
+        sents: list[tuple[int, np.ndarray]] = []
+        for i, doc in enumerate(docs):
+            words = encodable_tokens(doc)
+            start = 0
+            for n in sentence_lengths(doc):
+                idx = np.arange(start, start + n)[words[start:start + n]]
+                if len(idx):
+                    sents.append((i, idx))
+                start += n
+        for i, doc in enumerate(docs):
+            heads, labels, g_heads, g_labels = out[i]
+            heads[:] = np.arange(len(doc))
+            labels[:] = -1
+            g_heads[:] = heads
+            g_labels[:] = -1
+        if not sents:
+            return out
+        n_max = max(len(idx) for _, idx in sents)
+        padded = np.zeros((len(sents), n_max, vectors[0].shape[1]), dtype=np.float32)
+        mask = np.zeros((len(sents), n_max), dtype=bool)
+        for s, (i, idx) in enumerate(sents):
+            padded[s, : len(idx)] = vectors[i][idx]
+            mask[s, : len(idx)] = True
+        module: Any = torch_module(self._head_node())
+        module.eval()
+        with torch.no_grad():
+            arcs, label_dep, label_head = module.arcs(torch.from_numpy(padded), torch.from_numpy(mask))
+            arc_np = arcs.numpy().astype(np.float64)
+            for s, (i, idx) in enumerate(sents):
+                n = len(idx)
+                scores = arc_np[s, 1 : n + 1, : n + 1]  # (n, n + 1): [dep, head], column 0 = root
+                matrix = np.full((n + 1, n + 1), -np.inf)
+                matrix[1:] = scores
+                mst = chu_liu_edmonds(matrix, single_root=False)
+                greedy = greedy_heads(scores)
+                for which, chosen in ((0, mst), (2, greedy)):
+                    full = np.zeros((1, n_max + 1), dtype=np.int64)
+                    full[0, 1 : n + 1] = chosen
+                    lab = module.labels(label_dep[s : s + 1], label_head[s : s + 1], torch.from_numpy(full))
+                    lab_ids = lab[0, 1 : n + 1].argmax(-1).numpy()
+                    heads, labels = out[i][which], out[i][which + 1]
+                    heads[idx] = np.where(chosen == 0, idx, idx[np.maximum(chosen, 1) - 1])
+                    labels[idx] = lab_ids
+        for i, doc in enumerate(docs):
+            words = encodable_tokens(doc)
+            start = 0
+            for n in sentence_lengths(doc):
+                span = np.arange(start, start + n)
+                anchors = span[words[start:start + n]]
+                for t in span[~words[start:start + n]]:
+                    before = anchors[anchors < t]
+                    anchor = before[-1] if len(before) else (anchors[0] if len(anchors) else span[0])
+                    for which in (0, 2):
+                        out[i][which][t] = anchor
+                start += n
+        return out
+
+    def set_annotations(self, docs: Iterable[Doc], scores: Sequence[Any]) -> None:
+        """Write heads and relations (and so sentence boundaries) with one ``from_array`` per Doc
+        (and, under the ``paper``/``research`` decoders, the greedy heads)."""
+        labels = (*(self.labels or ("dep",)), PUNCT_DEP)
         hashes = np.array([self.vocab.strings.add(lab) for lab in labels], dtype=np.uint64)
-        for doc, (heads, label_ids) in zip(docs, scores, strict=True):
+        for doc, decoded in zip(docs, scores, strict=True):
             if not len(doc):
                 continue
+            heads, label_ids = decoded[0], decoded[1]
+            if len(decoded) == 4:
+                doc.user_data[RELEASE_PARSE] = {"decode": self.decode_mode, "sentences": sentence_lengths(doc)}
+                for tok, g_head, g_label in zip(doc, decoded[2], decoded[3], strict=True):
+                    tok._.greedy_head = int(g_head)
+                    tok._.greedy_dep = labels[int(g_label)]
             rel = (heads - np.arange(len(doc))).astype(np.int64).astype(np.uint64)
             arr = np.stack([rel, hashes[label_ids]], axis=1)
             doc.from_array([HEAD, DEP], cast(Any, arr))

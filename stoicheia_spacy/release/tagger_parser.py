@@ -19,21 +19,26 @@ token heads, :class:`~stoicheia_spacy.morph.biaffine.BiaffineScorer`):
   title), lexicon = every lemma of ``lex_ft``/``lex_f``.
 - parser: relations from ``deprel_vocab.json``.
 
-Approximations (documented, not errors): ``tagger.head_flat`` (the flat full-tag head,
-whose log-softmax the release adds to the factored sum before the attested-tag argmax)
-is not represented — the morphologizer decodes from the factored heads alone; the
-lemmatizer's lexicon is a set (the release ranks by script score + 1e-3·log1p(count),
-keys forms folded lower-case with grave→acute, and falls back to the most frequent
-lexicon lemma); punctuation tokens get the pooler's ``empty`` vector and take part in
-the parse (the release gives them no word slot); trees are decoded with Chu-Liu-Edmonds
-(the release takes each word's argmax head).
+Decoders (each component's ``decode`` setting; the packaged default is ``"research"``, see
+:mod:`stoicheia_spacy.release.research_decode`): ``research`` is the authors' evaluation
+route (constrained XPOS with the flat head ``tagger.head_flat``, kept as extra rows of the
+morphologizer's output layer; UPOS from its own head; the research lemma procedure over
+``lex_ft``/``lex_f`` with their counts; a maximum spanning tree with as many root words
+as the scores give), ``paper`` what the paper's tables scored (argmaxes, greedy heads).
+The encoder of a packaged tagger-parser reads words encoded one by one, planes as written
+(``planes = "tokens"``, :mod:`stoicheia_spacy.models.token_planes`); tokens without a Greek
+letter get no word slot in the parse and take the research rule fallback.
+
+Not from the release: under the morphologizer's own ``joint`` decoder and the lemmatizer's
+``topk_lexicon`` (the embedded default's decoders) the flat head is unused and the lexicon
+is a set of lemmas.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -78,6 +83,27 @@ def read_vocab(directory: Path) -> tuple[dict[str, Any], list[str]]:
         if key not in vocab:
             raise CheckpointError(f"{directory}/vocab.json lacks {key!r}")
     return vocab, deprel
+
+
+def read_fallbacks(vocab: dict[str, Any]) -> tuple[dict[str, list[str]], str, str]:
+    """The rule table for tokens without a Greek letter (form -> [lemma, POS letter, tag]) and
+    the fallback POS letter and tag, from ``vocab.json``: the research keys ``nongreek``,
+    ``fallback_upos``, ``fallback_xpos``, or the same inside a ``fallbacks`` object (whose
+    other three-string entries are read as rule-table rows)."""
+    table: dict[str, list[str]] = {}
+    upos, xpos = str(vocab.get("fallback_upos", "u")), str(vocab.get("fallback_xpos", "u--------"))
+    for source in (vocab.get("fallbacks"), vocab):
+        if not isinstance(source, dict):
+            continue
+        rows = source.get("nongreek")
+        if source is not vocab and not isinstance(rows, dict):
+            rows = {k: v for k, v in source.items() if k not in ("fallback_upos", "fallback_xpos")}
+        for form, row in (rows or {}).items():
+            if isinstance(row, (list, tuple)) and len(row) == 3 and all(isinstance(x, str) for x in row):
+                table.setdefault(form, list(row))
+        if source is not vocab:
+            upos, xpos = str(source.get("fallback_upos", upos)), str(source.get("fallback_xpos", xpos))
+    return table, upos, xpos
 
 
 def morph_weights(ckpt: ReleasedCheckpoint, vocab: dict[str, Any], d: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -129,8 +155,10 @@ def _init_pooler(pipe: Any, mix: torch.Tensor, norm: torch.Tensor) -> None:
             node.set_dim("nO", int(norm.shape[0]), force=True)
 
 
-def add_tagger_parser(nlp: Language, ckpt: ReleasedCheckpoint) -> list[str]:
-    """Add morphologizer, lemmatizer and parser holding the released heads."""
+def add_tagger_parser(nlp: Language, ckpt: ReleasedCheckpoint, decode: str = "research") -> list[str]:
+    """Add morphologizer, lemmatizer and parser holding the released heads, decoding with
+    ``decode`` (``"research"``, the default, or ``"paper"``: see
+    :mod:`stoicheia_spacy.release.research_decode`)."""
 
     vocab, deprels = read_vocab(ckpt.directory)
     cfg = ckpt.config
@@ -142,19 +170,30 @@ def add_tagger_parser(nlp: Language, ckpt: ReleasedCheckpoint) -> list[str]:
     drop = float(cfg.get("head_dropout", 0.33))
 
     morph: Any = nlp.add_pipe("stoicheia_morphologizer", config={
-        "model": {"hidden_width": 0, "dropout": drop, "tok2vec": LISTENER}})
+        "model": {"hidden_width": 0, "dropout": drop, "tok2vec": LISTENER}, "decode": decode})
     _init_pooler(morph, mix, norm)
     tags = [t for t in vocab["tags"] if is_valid_tag(t)]
     morph.cfg["attested"] = sorted(set(tags))
     morph.cfg["released_invalid_tags"] = len(vocab["tags"]) - len(tags)
+    nongreek, fallback_upos, fallback_xpos = read_fallbacks(vocab)
+    for tag in vocab["tags"]:
+        if not isinstance(tag, str) or len(tag) != len(vocab["xpos_alpha"]) or any(
+                ch not in alpha for ch, alpha in zip(tag, vocab["xpos_alpha"], strict=False)):
+            raise CheckpointError(f"vocab.json tag {tag!r} is not spelled with the xpos_alpha classes")
+    lex_ft, lex_f = dict(vocab.get("lex_ft") or {}), dict(vocab.get("lex_f") or {})
+    morph.cfg["release"] = {
+        "xpos_alpha": list(vocab["xpos_alpha"]), "tags": list(vocab["tags"]), "flat": False, "nongreek": nongreek,
+        "fallback_upos": fallback_upos, "fallback_xpos": fallback_xpos}
     w, b = morph_weights(ckpt, vocab, d)
-    _install(morph, d, {"out.weight": w, "out.bias": b})
-    if cfg.get("use_flat", "tagger.head_flat.weight" in ckpt.tensors):
-        ckpt.tensor("tagger.head_flat.weight")  # approximated: see the module doc
+    if cfg.get("use_flat", "tagger.head_flat.weight" in ckpt.tensors) and "tagger.head_flat.weight" in ckpt.tensors:
+        flat = ckpt.tensor("tagger.head_flat.weight", (len(vocab["tags"]), d))
+        morph.cfg["release"]["flat"] = True
+        w, b = torch.cat([w, flat]), torch.cat([b, torch.zeros(len(flat))])
     ckpt.ignore(["tagger.head_flat.weight"])
+    _install(morph, d, {"out.weight": w, "out.bias": b})
 
     lem: Any = nlp.add_pipe("stoicheia_lemmatizer", config={
-        "model": {"hidden_width": 0, "dropout": drop, "tok2vec": LISTENER}, "top_k": 64})
+        "model": {"hidden_width": 0, "dropout": drop, "tok2vec": LISTENER}, "top_k": 64, "decode": decode})
     _init_pooler(lem, mix, norm)
     try:
         scripts = [EditScript.from_list([s[0], s[1], s[2], s[3], int(s[4])]).to_list() for s in vocab["scripts"]]
@@ -166,12 +205,13 @@ def add_tagger_parser(nlp: Language, ckpt: ReleasedCheckpoint) -> list[str]:
         for cands in (vocab.get(key) or {}).values():
             lexicon.update(cands)
     lem.cfg["lexicon"] = sorted(lexicon)
+    lem.cfg["release"] = {"lex_ft": lex_ft, "lex_f": lex_f, "nongreek": nongreek}
     w_script = ckpt.tensor("tagger.head_script.weight", (len(scripts), d))
     _install(lem, d, {"out.weight": w_script, "out.bias": torch.zeros(len(scripts))})
 
     parser: Any = nlp.add_pipe("stoicheia_parser", config={
         "model": {"arc_hidden": int(cfg.get("d_arc", 500)), "label_hidden": int(cfg.get("d_rel", 150)),
-                  "dropout": float(cfg.get("parse_dropout", 0.33)), "tok2vec": LISTENER}})
+                  "dropout": float(cfg.get("parse_dropout", 0.33)), "tok2vec": LISTENER}, "decode": decode})
     _init_pooler(parser, mix, norm)
     parser.cfg["labels"] = list(deprels)
     _install(parser, d, parser_state(ckpt, d, len(deprels)))
@@ -215,3 +255,35 @@ def reference_logits(ckpt: ReleasedCheckpoint, words: np.ndarray) -> dict[str, n
     rh = np.concatenate([mlp("rel_head", heads_in), np.ones((len(words) + 1, 1))], 1)
     out["rel"] = np.einsum("xi,oij,yj->xyo", rd, t("biaffine.rel_biaf.W"), rh)  # (n, n + 1, L)
     return out
+
+
+#: The components whose ``decode`` setting :func:`set_decode` switches, with their own decoders.
+OWN_DECODERS: dict[str, tuple[str, ...]] = {
+    "stoicheia_morphologizer": ("joint",), "stoicheia_lemmatizer": ("topk_lexicon",),
+    "stoicheia_parser": ("mst_single_root",),
+}
+
+
+def set_decode(nlp: Language, decode: str) -> list[str]:
+    """Switch the morphologizer, lemmatizer and parser of ``nlp`` to ``decode`` (``"research"``
+    or ``"paper"``, or a component's own decoder) for this session; returns the names switched.
+
+    The release decoders need a released tagger-parser checkpoint's tables: a pipeline
+    without them raises :class:`~stoicheia_spacy.errors.ConfigError`. (To keep a setting in
+    a saved pipeline, override ``[components.NAME] decode`` in its config instead.)
+    """
+    from ..errors import ConfigError
+    from .research_decode import RELEASE_DECODERS, check_decode
+
+    pipes = [(name, nlp.get_pipe(name), nlp.get_pipe_meta(name).factory) for name in nlp.pipe_names]
+    pipes = [(name, pipe, factory) for name, pipe, factory in pipes if factory in OWN_DECODERS]
+    if not pipes:
+        raise ConfigError("the pipeline has no morphologizer, lemmatizer or parser to decode with")
+    if decode in RELEASE_DECODERS and not any(getattr(p, "cfg", {}).get("release") for _, p, _ in pipes):
+        raise ConfigError(f"decode = {decode!r} needs a released tagger-parser checkpoint (this pipeline "
+                          "holds none of its tables); package one with stoicheia package")
+    for _, _, factory in pipes:
+        check_decode(decode, OWN_DECODERS[factory])
+    for _, pipe, _ in pipes:
+        cast(Any, pipe).decode_mode = decode
+    return [name for name, _, _ in pipes]
