@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import ScoringError
 
 METRICS = ("UPOS", "XPOS", "UFeats", "AllTags", "Lemma", "UAS", "LAS", "CLAS")
@@ -138,6 +140,10 @@ def score_conll(
     return {name: Score(correct[name], total[name]) for name in METRICS}
 
 
+#: ``doc.user_data`` key a release decoder of the parser writes: ``{"decode", "sentences"}``.
+RELEASE_PARSE = "stoicheia_release_parse"
+
+
 def span_words(sent: Iterable[Any]) -> list[dict[str, Any]]:
     """CoNLL-U words of a spaCy sentence (a ``Span`` or one-sentence ``Doc``), the ten fields
     in CoNLL-U order: UPOS from ``pos_``, XPOS from ``tag_``, feats from ``morph``, heads
@@ -156,15 +162,29 @@ def to_conllu(doc: Any, doc_id: str | None = None) -> str:
     """A Doc as CoNLL-U text (written with the ``conllu`` package), one block per sentence.
 
     Sentences come from the parse (or sentence starts; else the whole Doc is one);
-    HEAD and DEPREL are ``_`` when the Doc has no dependency annotation.
+    HEAD and DEPREL are ``_`` when the Doc has no dependency annotation. A Doc parsed by a
+    release decoder (``research``/``paper``, :mod:`stoicheia_spacy.pipeline.parser`) is
+    written with the sentences the parser read, every word on the root with HEAD 0 (a
+    research tree may have several), and, under ``paper``, the greedy heads and relations.
     """
     import conllu
 
     parsed = doc.has_annotation("DEP")
-    sents = list(doc.sents) if parsed or doc.has_annotation("SENT_START") else [doc[:]]
+    release = doc.user_data.get(RELEASE_PARSE) if parsed else None
+    if release:
+        bounds = np.cumsum([0, *release["sentences"]])
+        sents = [doc[int(a):int(b)] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    else:
+        sents = list(doc.sents) if parsed or doc.has_annotation("SENT_START") else [doc[:]]
     blocks = []
     for k, sent in enumerate(sents, 1):
         words = span_words(sent)
+        if release:
+            greedy = release["decode"] == "paper"
+            for word, tok in zip(words, sent, strict=True):
+                head = tok._.greedy_head if greedy else tok.head.i
+                word["head"] = 0 if head == tok.i else head - sent.start + 1
+                word["deprel"] = (tok._.greedy_dep if greedy else tok.dep_) or "_"
         if not parsed:
             for word in words:
                 word["head"] = None
