@@ -67,7 +67,7 @@ def parse_command(
 
     Example: stoicheia parse homer.txt --format conllu -o homer.conllu
 
-    Example: stoicheia parse words.txt --pretokenized --model packages/tagger_parser --format conllu
+    Example (the research tools' input): stoicheia parse words.txt --pretokenized --decode paper
     """
     from ..assembly import morphosyntax_pipeline
     from ..errors import ConfigError
