@@ -4,8 +4,9 @@ The research treebank route (the one behind the released tagger-parser) encodes 
 syntactic word on its own and concatenates the words of a sentence; it does not read
 running text. So, with the encoder setting ``planes = "tokens"``:
 
-- only a token with a Greek letter is a word (an *encodable* token); its letters are
-  the positions, with their capitals;
+- only a token with a Greek letter is a word (an *encodable* token), unless Latin letters
+  make up 5 % or more of its letters; its Greek letters are the positions, with their
+  capitals;
 - every combining mark after a letter belongs to that letter, whatever stands between:
   a breathing written on a consonant as the elision mark (``καθ̓``, ``δ̓``) or on a
   final ``ῤ`` is a smooth breathing on that letter (our text codec reads it as elision
@@ -28,6 +29,7 @@ and only the diacritics are re-read with the rule above.
 from __future__ import annotations
 
 import unicodedata
+from typing import TYPE_CHECKING
 
 import numpy as np
 from spacy.tokens import Doc
@@ -35,6 +37,9 @@ from spacy.tokens import Doc
 from ..alphabet import BND_SENT_END, BND_WORD_END, PUNCT_NONE
 from ..codec.tables import PUNCT_CLASS
 from .types import StoicheiaDocData
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..codec import CharPlanes
 
 _ACCENT = {"\u0301": 1, "\u0341": 1, "\u0300": 2, "\u0340": 2, "\u0342": 3, "\u0302": 3}
 _BREATHING = {"\u0313": 1, "\u0343": 1, "\u0314": 2}
@@ -56,6 +61,22 @@ def punct_class(text: str) -> int:
     return max((PUNCT_CLASS.get(unicodedata.normalize("NFD", ch), PUNCT_NONE) for ch in text), default=PUNCT_NONE)
 
 
+#: The research encoder drops a word whose Greek letters are fewer than this share of its letters.
+MIN_GREEK_RATIO = 0.95
+
+
+def word_planes(text: str) -> CharPlanes | None:
+    """The codec planes of one token's text, or None when it is no word (module doc)."""
+    from ..codec import encode_planes
+
+    planes = encode_planes(text)
+    n = len(planes.letters)
+    if not n:
+        return None
+    latin = sum("a" <= ch <= "z" for ch in unicodedata.normalize("NFD", text).lower())
+    return planes if n / (n + latin) >= MIN_GREEK_RATIO else None
+
+
 def token_doc_inputs(doc: Doc) -> StoicheiaDocData:
     """:class:`StoicheiaDocData` of ``doc`` with the token-by-token planes (module doc)."""
     from ..codec import CharPlanes, encode_planes
@@ -65,9 +86,9 @@ def token_doc_inputs(doc: Doc) -> StoicheiaDocData:
     owner: list[int] = []
     sent_ends = set((np.cumsum(sentence_lengths(doc)) - 1).tolist())
     for tok in doc:
-        planes = encode_planes(tok.text)
-        n = len(planes.letters)
-        if n:
+        word = word_planes(tok.text)
+        if word is not None:
+            planes, n = word, len(word.letters)
             ends = list(planes.offsets[1:]) + [len(tok.text)]
             dia = np.array([_dia(tok.text[int(a):int(b)]) for a, b in zip(planes.offsets, ends, strict=True)],
                            dtype=np.uint8)
@@ -95,4 +116,4 @@ def token_doc_inputs(doc: Doc) -> StoicheiaDocData:
     return StoicheiaDocData(planes, letter_token, lengths, inputs=planes)
 
 
-__all__ = ["punct_class", "token_doc_inputs"]
+__all__ = ["MIN_GREEK_RATIO", "punct_class", "token_doc_inputs", "word_planes"]

@@ -172,6 +172,6 @@ def encodable_tokens(doc: Any) -> np.ndarray:
     lengths = getattr(data, "token_lengths", None)
     if lengths is not None and len(lengths) == len(doc):
         return np.asarray(lengths) > 0
-    from ..codec import encode_planes
+    from ..models.token_planes import word_planes
 
-    return np.array([len(encode_planes(t.text).letters) > 0 for t in doc], dtype=bool)
+    return np.array([word_planes(t.text) is not None for t in doc], dtype=bool)

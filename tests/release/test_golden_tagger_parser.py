@@ -241,3 +241,24 @@ def test_running_text_two_sentences(nlp: Any) -> None:
     # the sentence-final period sets the boundary plane's sentence end on the word before it
     data = doc._.stoicheia
     assert int((data.planes.boundary == 2).sum()) == 2
+
+
+def test_token_planes_as_the_research_treebank_route() -> None:
+    from spacy.tokens import Doc
+    from spacy.vocab import Vocab
+
+    from stoicheia_spacy.models.token_planes import token_doc_inputs, word_planes
+
+    words = ["καθ̓", "ἑταιρίας", ",", "παῤ", "Roma", "ὦ", "·"]
+    doc = Doc(Vocab(), words=words, sent_starts=[True] + [False] * (len(words) - 1))
+    data = token_doc_inputs(doc)
+    assert data.token_lengths.tolist() == [3, 8, 0, 3, 0, 1, 0]
+    planes = data.planes
+    # the elision breathing stays a smooth breathing on the consonant (dia 4), as on ῤ
+    assert planes.diacritics[2] == 4 and planes.diacritics[13] == 4
+    # word ends 1, the sentence's last word 2; the comma and the high dot on the word before
+    assert planes.boundary.tolist() == [0, 0, 1] + [0] * 7 + [1] + [0, 0, 1] + [2]
+    assert planes.punctuation[10] == 1 and planes.punctuation[-1] == 2 and int(planes.punctuation.sum()) == 3
+    assert planes.capitals.sum() == 0
+    # a token mostly in Latin letters is no word, even with a Greek letter in it
+    assert word_planes("Romaα") is None and word_planes("λόγος") is not None
