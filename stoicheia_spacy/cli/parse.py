@@ -77,6 +77,9 @@ def parse_command(
         nlp = morphosyntax_pipeline(model)
     except ConfigError as err:
         raise typer.BadParameter(str(err), param_hint="--model") from err
+    except OSError as err:  # spaCy: no pipeline there (e.g. a raw checkpoint: package it first)
+        raise typer.BadParameter(f"{model} is not a spaCy pipeline (package a checkpoint with "
+                                 f"stoicheia package): {err}", param_hint="--model") from err
     if decode is not None:
         from ..release.tagger_parser import set_decode
 
@@ -84,7 +87,10 @@ def parse_command(
             set_decode(nlp, decode.value)
         except ConfigError as err:
             raise typer.BadParameter(str(err), param_hint="--decode") from err
-    text = file.read_text(encoding="utf-8")
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise typer.BadParameter(f"{file} is not UTF-8 text: {err}", param_hint="FILE") from err
     inputs: list[Any] = pretokenized_docs(nlp.vocab, text) if pretokenized else list(_chunks(text, paragraphs))
     parts: list[str] = []
     for i, doc in enumerate(nlp.pipe(inputs), 1):

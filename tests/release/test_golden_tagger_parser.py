@@ -262,3 +262,16 @@ def test_token_planes_as_the_research_treebank_route() -> None:
     assert planes.capitals.sum() == 0
     # a token mostly in Latin letters is no word, even with a Greek letter in it
     assert word_planes("Romaα") is None and word_planes("λόγος") is not None
+
+
+def test_cli_bad_inputs_give_messages(tmp_path: Path) -> None:
+    source = tmp_path / "bad.txt"
+    source.write_bytes(b"\xff\xfe not utf-8")
+    def run(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(app, ["parse", str(source), *args], terminal_width=200)
+        return result.exit_code, " ".join(result.output.replace("│", " ").split())
+
+    code, message = run("--pretokenized", "--model", str(tmp_path))
+    assert code == 2 and "is not a spaCy pipeline (package a checkpoint with stoicheia package)" in message
+    code, message = run("--decode", "greedy")
+    assert code == 2 and "'greedy' is not one of" in message
