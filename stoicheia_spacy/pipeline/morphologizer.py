@@ -210,7 +210,10 @@ class StoicheiaMorphologizer(HeadPipe):
             gold[:, 0] = [_UPOS_ID.get(p or "", -1) for p in pos]
             golds.append(gold)
         flat = np.concatenate([self.model.ops.to_numpy(s) for s in scores]) if scores else np.zeros((0, 74))
-        loss, d = grouped_softmax_loss(flat, np.concatenate(golds), MORPH_GROUPS)
+        n_morph = sum(MORPH_GROUPS)  # a release's flat-tag rows (after these) are not trained here
+        loss, d_morph = grouped_softmax_loss(flat[:, :n_morph], np.concatenate(golds), MORPH_GROUPS)
+        d = np.zeros(flat.shape, dtype=np.asarray(d_morph).dtype)
+        d[:, :n_morph] = d_morph
         bounds = np.cumsum([0] + [len(s) for s in scores])
         return loss, [self.model.ops.asarray2f(cast(Any, d[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
