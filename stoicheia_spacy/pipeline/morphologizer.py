@@ -156,6 +156,11 @@ class StoicheiaMorphologizer(HeadPipe):
 
         rel = self.cfg["release"]
         n_upos, n_morph = len(UPOS_TAGS), sum(MORPH_GROUPS)
+        width = n_morph + (len(rel["tags"]) if rel.get("flat") else 0)
+        if not len(doc):
+            return [], []
+        if logits.shape[1] < width:  # no letter in the batch: every token takes the rules below
+            logits = np.pad(logits, ((0, 0), (0, width - logits.shape[1])))
         upos = [UPOS_TAGS[i] for i in logits[:, :n_upos].argmax(axis=1)] if len(logits) else []
         # the release's own class order per position (ties go to its first class)
         cols, start = [], n_upos

@@ -183,8 +183,25 @@ class StoicheiaParser(HeadPipe):
             labels[:] = -1
             g_heads[:] = heads
             g_labels[:] = -1
-        if not sents:
-            return out
+        if sents:
+            self._release_trees(vectors, sents, out)
+        for i, doc in enumerate(docs):
+            words = encodable_tokens(doc)
+            start = 0
+            for n in sentence_lengths(doc):
+                span = np.arange(start, start + n)
+                anchors = span[words[start:start + n]]
+                for t in span[~words[start:start + n]]:
+                    before = anchors[anchors < t]
+                    anchor = before[-1] if len(before) else (anchors[0] if len(anchors) else span[0])
+                    for which in (0, 2):
+                        out[i][which][t] = anchor
+                start += n
+        return out
+
+    def _release_trees(self, vectors: list[np.ndarray], sents: list[tuple[int, np.ndarray]], out: list[Any]) -> None:
+        """Fill ``out`` (see :meth:`release_predict`) for the words of ``sents`` (doc index,
+        token indices): the tree with several root words and the greedy heads, with labels."""
         n_max = max(len(idx) for _, idx in sents)
         padded = np.zeros((len(sents), n_max, vectors[0].shape[1]), dtype=np.float32)
         mask = np.zeros((len(sents), n_max), dtype=bool)
@@ -211,19 +228,6 @@ class StoicheiaParser(HeadPipe):
                     heads, labels = out[i][which], out[i][which + 1]
                     heads[idx] = np.where(chosen == 0, idx, idx[np.maximum(chosen, 1) - 1])
                     labels[idx] = lab_ids
-        for i, doc in enumerate(docs):
-            words = encodable_tokens(doc)
-            start = 0
-            for n in sentence_lengths(doc):
-                span = np.arange(start, start + n)
-                anchors = span[words[start:start + n]]
-                for t in span[~words[start:start + n]]:
-                    before = anchors[anchors < t]
-                    anchor = before[-1] if len(before) else (anchors[0] if len(anchors) else span[0])
-                    for which in (0, 2):
-                        out[i][which][t] = anchor
-                start += n
-        return out
 
     def set_annotations(self, docs: Iterable[Doc], scores: Sequence[Any]) -> None:
         """Write heads and relations (and so sentence boundaries) with one ``from_array`` per Doc

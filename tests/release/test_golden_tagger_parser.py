@@ -275,3 +275,17 @@ def test_cli_bad_inputs_give_messages(tmp_path: Path) -> None:
     assert code == 2 and "is not a spaCy pipeline (package a checkpoint with stoicheia package)" in message
     code, message = run("--decode", "greedy")
     assert code == 2 and "'greedy' is not one of" in message
+
+
+def test_lines_without_greek_words(nlp: Any) -> None:
+    """A line of punctuation only, and an empty text, decode by the rules alone."""
+    from stoicheia_spacy.scoring.conll import to_conllu
+
+    for decode in ("research", "paper"):
+        set_decode(nlp, decode)
+        (doc,) = nlp.pipe(pretokenized_docs(nlp.vocab, "... ;"))
+        (block,) = _conllu_words(to_conllu(doc))
+        assert [(w["lemma"], w["upos"], w["xpos"], w["head"], w["deprel"]) for w in block] == [
+            ("...", "PUNCT", "u--------", 0, "punct"), (";", "PUNCT", "u--------", 1, "punct")]
+        assert len(nlp("")) == 0
+    set_decode(nlp, "research")
