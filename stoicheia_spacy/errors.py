@@ -76,3 +76,8 @@ class InvalidTagError(StoicheiaError, ValueError):
 
 class TreebankError(StoicheiaError, ValueError):
     """A treebank file or sentence that cannot be read (bad XML, missing source, bad tree)."""
+
+
+class EpiDocError(StoicheiaError, ValueError):
+    """An EpiDoc TEI file that cannot be read or written safely: unreadable, too large,
+    malformed or not TEI, declaring entities, or with an impossible gap width."""
