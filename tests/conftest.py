@@ -39,6 +39,16 @@ def shared_data() -> Path:
 
 
 @pytest.fixture(scope="session")
+def epidoc_ddbdp(shared_data: Path) -> list[Path]:
+    """The DDbDP EpiDoc TEI files of the mirror (``epidoc/ddbdp/*.xml``), sorted; skips
+    only when the mirror is absent."""
+    folder = shared_data / "epidoc" / "ddbdp"
+    files = sorted(folder.glob("*.xml"))
+    assert files, f"no EpiDoc files in {folder}"
+    return files
+
+
+@pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return FIXTURES
 

@@ -1,4 +1,7 @@
-"""Input shards (plain text or JSON-lines files, or a folder of them) and atomic output shards.
+"""Input shards (plain text, JSON-lines or EpiDoc XML files, or a folder of them) and atomic
+output shards. An EpiDoc file (``.xml``) is one record: its edition read as Leiden text
+(:func:`stoicheia_spacy.leiden.read_epidoc`); a file that passes through (another language, no
+edition) or cannot be read is listed as an error.
 
 A *shard* is one input file; it gives one output file per format, named after it
 (``DIR/NAME.jsonl``, ``DIR/NAME.conllu``, ``DIR/NAME.spacy``), plus ``DIR/NAME.errors.jsonl``
@@ -15,12 +18,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import ConfigError, InvalidTextError
+from ..errors import ConfigError, EpiDocError, InvalidTextError
 from ..textcheck import validate_text
 from .convert import record_to_conllu, record_to_doc
 
 TEXT_SUFFIXES = (".txt", ".txt.gz")
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".ndjson")
+XML_SUFFIXES = (".xml",)
 #: Output format -> file suffix.
 FORMATS = {"jsonl": ".jsonl", "conllu": ".conllu", "docbin": ".spacy"}
 UNITS = ("line", "paragraph", "file")
@@ -29,21 +33,22 @@ UNITS = ("line", "paragraph", "file")
 def shard_name(path: Path) -> str:
     """The output name of an input file: its name without the input suffixes."""
     name = path.name
-    for suffix in (*TEXT_SUFFIXES, *JSONL_SUFFIXES):
+    for suffix in (*TEXT_SUFFIXES, *JSONL_SUFFIXES, *XML_SUFFIXES):
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return path.stem
 
 
 def discover_shards(source: Path) -> list[Path]:
-    """``source`` itself, or the text / JSON-lines files directly inside the folder ``source``."""
+    """``source`` itself, or the text / JSON-lines / EpiDoc files directly inside the folder ``source``."""
     if source.is_file():
         return [source]
     if not source.is_dir():
         raise ConfigError(f"input {source} does not exist")
-    files = sorted(p for p in source.iterdir() if p.is_file() and p.name.endswith((*TEXT_SUFFIXES, *JSONL_SUFFIXES)))
+    suffixes = (*TEXT_SUFFIXES, *JSONL_SUFFIXES, *XML_SUFFIXES)
+    files = sorted(p for p in source.iterdir() if p.is_file() and p.name.endswith(suffixes))
     if not files:
-        raise ConfigError(f"no .txt or .jsonl files in {source}")
+        raise ConfigError(f"no .txt, .jsonl or .xml files in {source}")
     names = [shard_name(p) for p in files]
     if len(set(names)) != len(names):
         raise ConfigError(f"two input files in {source} would write the same output shard")
@@ -62,6 +67,9 @@ def read_shard(path: Path, unit: str = "line") -> Iterator[dict[str, Any]]:
     if unit not in UNITS:
         raise ConfigError(f"--unit must be one of {', '.join(UNITS)}, got {unit!r}")
     stem = shard_name(path)
+    if path.name.endswith(XML_SUFFIXES):
+        yield _epidoc_record(path, stem)
+        return
     try:
         with _open(path) as handle:
             if path.name.endswith(JSONL_SUFFIXES):
@@ -72,6 +80,21 @@ def read_shard(path: Path, unit: str = "line") -> Iterator[dict[str, Any]]:
             yield from _text_records(handle.read(), stem, unit)
     except (OSError, UnicodeDecodeError, EOFError) as exc:
         yield {"id": stem, "error": f"cannot read {path.name}: {exc}"}
+
+
+def _epidoc_record(path: Path, stem: str) -> dict[str, Any]:
+    """The record of one EpiDoc file: its edition as Leiden text, or why it cannot be used."""
+    from ..leiden.epidoc import read_epidoc
+
+    try:
+        view = read_epidoc(path)
+    except EpiDocError as exc:
+        return {"id": stem, "error": f"{path.name}: {exc}"}
+    if not view.text.strip():
+        return {"id": stem, "error": f"{path.name}: {view.message}"}
+    meta = {"format": "epidoc", "language": view.language, "gaps": len(view.gaps),
+            "lost_gaps": len(view.restorable)}
+    return _checked(stem, view.text, meta)
 
 
 def _json_record(line: str, fallback_id: str) -> dict[str, Any]:

@@ -36,6 +36,7 @@ class Notation(StrEnum):
 
     leiden = "leiden"
     ddbdp = "ddbdp"
+    epidoc = "epidoc"  # TEXT is an EpiDoc TEI file (path or XML): its edition, read as Leiden
     none = "none"
 
 
@@ -48,7 +49,8 @@ def accentuate_command(
     punctuation: PlaneMode = typer.Option(PlaneMode.keep, "--punctuation", help="Punctuation"),
     capitals: PlaneMode = typer.Option(PlaneMode.predict, "--capitals", help="Capitals"),
     lowercase: bool = typer.Option(False, "--lowercase", help="Ignore the input's capitals"),
-    notation: Notation = typer.Option(Notation.leiden, "--notation", help="Gap markup"),
+    notation: Notation = typer.Option(Notation.leiden, "--notation",
+                                      help="Gap markup (epidoc: TEXT is an EpiDoc TEI file)"),
     restore: bool = typer.Option(False, "--restore", help="Also restore the gaps (encoder + restorer)"),
     as_json: bool = typer.Option(False, "--json", help="Print text, tokens and alignment as JSON"),
 ) -> None:
@@ -66,6 +68,14 @@ def accentuate_command(
         control = PlaneControl(boundary=boundary.value, diacritics=diacritics.value,
                                punctuation=punctuation.value, capitals=capitals.value, lowercase=lowercase)
         gaps = None if notation is Notation.none else notation.value
+        if notation is Notation.epidoc:
+            from ..leiden.epidoc import read_epidoc
+
+            view = read_epidoc(text)
+            if not view.text.strip():
+                typer.echo(f"error: {view.message}", err=True)
+                raise typer.Exit(1)
+            text, gaps = view.text, "leiden"
         if restore:
             from ..assembly import build_pipeline
             from ..assets import default_model_dir

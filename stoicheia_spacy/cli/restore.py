@@ -1,4 +1,9 @@
-"""``stoicheia restore TEXT``: restore the Leiden gaps of a text and print the candidates."""
+"""``stoicheia restore TEXT``: restore the Leiden gaps of a text and print the candidates.
+
+TEXT may also be an EpiDoc TEI file (``FILE.xml``): its edition is read as Leiden text
+(:func:`stoicheia_spacy.leiden.read_epidoc`) and its lost gaps are restored; with ``--format
+epidoc`` the restored file is written (``-o OUT``, else standard output) with every other byte
+unchanged."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ class RestoreFormat(StrEnum):
 
     text = "text"
     json = "json"
+    epidoc = "epidoc"
 
 
 class Scoring(StrEnum):
@@ -34,14 +40,17 @@ def restore_command(
     html_out: Path = typer.Option(None, "--html", help="Also write an HTML rendering here"),
     gap: list[int] = typer.Option(None, "--gap", help="Restore only gap N (1-based, text order; repeatable); "
                                   "the other lacunae stay unknown letters in the context"),
-    fmt: RestoreFormat = typer.Option(RestoreFormat.text, "--format", help="text (tables) or json (per gap: candidates as {text, score})"),
+    fmt: RestoreFormat = typer.Option(RestoreFormat.text, "--format", help="text (tables), json (per gap: candidates as {text, score}) "
+                                      "or epidoc (TEXT is an EpiDoc file: write it back with the restorations)"),
+    out: Path = typer.Option(None, "--out", "-o", help="--format epidoc: write the restored file here (default: standard output)"),
     scoring: Scoring = typer.Option(None, "--scoring", help="beam (ours) or protocol (the paper's strict protocol); default: the pipeline's"),
     region: str = typer.Option(None, "--region", help="Region of the inscription (restoration fine-tunes), e.g. Attica"),
     century: str = typer.Option(None, "--century", help="Date of the inscription as a year (negative = BC), e.g. -350"),
 ) -> None:
     """Restore the gaps of TEXT and print the ranked candidates of each gap.
 
-    Example: stoicheia restore "ἔδοξεν τῆι βουλῆι [---] δήμωι" --top 5 --html out.html
+    Example: stoicheia restore "ἔδοξεν τῆι βουλῆι [---] δήμωι" --top 5 --html out.html;
+    stoicheia restore p.oxy.1.119.xml --format epidoc -o restored.xml
 
     --format json prints one object per gap: {"gap", "start", "end", "markup", "candidates":
     [{"text", "score"}, ...]}, score = the protocol's length-normalised log-probability
@@ -52,6 +61,26 @@ def restore_command(
     from ..errors import StoicheiaError
 
     msg = Printer()
+    lost: list[int] | None = None
+    if fmt is RestoreFormat.epidoc or _is_xml_file(text):
+        from ..leiden.epidoc import read_epidoc
+
+        try:
+            view = read_epidoc(Path(text), supplied="gap" if strip else "text")
+        except StoicheiaError as exc:
+            msg.fail(f"{type(exc).__name__}: {exc}", exits=1)
+        if view.message is not None:
+            typer.echo(f"{text}: {view.message}", err=True)
+        if fmt is RestoreFormat.epidoc:
+            if gap:
+                msg.fail("--gap is not available with --format epidoc (every lost gap is restored)", exits=1)
+            _write_epidoc(Path(text), out, model, beam, top, strip, view.message is None, scoring)
+            return
+        if view.message is not None and not view.text.strip():
+            return
+        text = view.text
+        strip = False  # the evaluation view is already in the text
+        lost = list(view.restorable)  # illegible letters and lost lines stay context
     nlp = restorer_pipeline(model, beam_width=beam, n_candidates=max(top, 1))
     restorer: Any = nlp.get_pipe("stoicheia_restorer")
     restorer.cfg["strip_restorations"] = strip
@@ -66,7 +95,7 @@ def restore_command(
         error = doc._.stoicheia.markup_error if doc._.stoicheia is not None else None
         if error is not None:  # read as plain text: nothing to restore
             msg.fail(f"LeidenSyntaxError: {error}", exits=1)
-        only = None
+        only = lost if lost is not None and not gap else None
         if gap:
             from ..restore.select import target_indices, target_runs
 
@@ -109,3 +138,46 @@ def restore_command(
 
         render_html(doc, path=html_out)
         msg.good(f"HTML written to {html_out}")
+
+
+def _is_xml_file(text: str) -> bool:
+    """TEXT names an existing ``.xml`` file (read as EpiDoc)."""
+    if len(text) > 4096 or "\n" in text or not text.lower().endswith(".xml"):
+        return False
+    try:
+        return Path(text).is_file()
+    except OSError:
+        return False
+
+
+def _write_epidoc(path: Path, out: Path | None, model: str | None, beam: int, top: int, strip: bool,
+                  restore: bool, scoring: Scoring | None) -> None:
+    """Restore the lost gaps of the EpiDoc file ``path`` and write it to ``out`` (or stdout)."""
+    import sys
+
+    from ..errors import StoicheiaError
+    from ..leiden.epidoc import restore_epidoc
+
+    try:
+        if restore:
+            from ..assembly import restorer_pipeline
+
+            nlp = restorer_pipeline(model, beam_width=beam, n_candidates=max(top, 1))
+            if scoring is not None:
+                nlp.get_pipe("stoicheia_restorer").cfg["scoring"] = scoring.value  # type: ignore[attr-defined]
+            data = restore_epidoc(nlp, path, supplied="gap" if strip else "text", top=max(top, 1))
+        else:  # passes through: the file as it is
+            data = path.read_bytes()
+    except (StoicheiaError, OSError) as exc:
+        typer.echo(f"{type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    if out is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    try:
+        out.write_bytes(data)
+    except OSError as exc:
+        typer.echo(f"cannot write {out}: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(f"EpiDoc written to {out}", err=True)

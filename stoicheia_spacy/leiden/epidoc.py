@@ -51,12 +51,14 @@ import codecs
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+import numpy as np
+
 from stoicheia_spacy.errors import ConfigError, EpiDocError
-from stoicheia_spacy.leiden.model import LACUNA, LINES, Gap
+from stoicheia_spacy.leiden.model import LACUNA, LINES, Gap, GappedText
 from stoicheia_spacy.leiden.render import format_gap
 
 if TYPE_CHECKING:
@@ -69,6 +71,7 @@ __all__ = [
     "TEI_NS",
     "EpiDocGap",
     "EpiDocText",
+    "epidoc_gapped",
     "read_epidoc",
     "restore_epidoc",
     "write_epidoc",
@@ -111,7 +114,8 @@ class EpiDocGap:
     and ``lines``); ``node_path`` is the element (``/TEI[1]/text[1]/.../gap[2]``) the writer
     replaces; ``reason`` is the ``<gap>``'s (``lost``, ``illegible``, ``ellipsis``...) or
     ``lost`` for a ``<supplied>`` in the evaluation view, whose text is ``gold``; ``unit`` is
-    ``character`` or ``line``.
+    ``character`` or ``line``; ``source_start``/``source_end`` the element's span in the
+    decoded XML.
     """
 
     start: int
@@ -125,6 +129,8 @@ class EpiDocGap:
     approximate: bool = False
     lines: int | None = None
     gold: str | None = None
+    source_start: int = -1
+    source_end: int = -1
 
     @property
     def restorable(self) -> bool:
@@ -263,7 +269,7 @@ def _load(source: bytes | str | Path, max_bytes: int) -> _Loaded:
 
     parser = etree.XMLParser(
         resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False, dtd_validation=False,
-        remove_comments=False, remove_pis=False, collect_ids=False,
+        remove_comments=False, remove_pis=False,  # (collect_ids=False would load an external DTD)
         encoding="utf-8" if from_str else None,
     )
     try:
@@ -427,6 +433,13 @@ class _Reader:
         self._put(text, node, src)
         return start, len(self.chars)
 
+    def span_from(self, first: int) -> tuple[int, int] | None:
+        """The content emitted since ``first``, without the word space or "[" before it."""
+        end = len(self.chars)
+        while first < end and self.chars[first] in " [":
+            first += 1
+        return (first, end) if end > first else None
+
     def close(self) -> None:
         if self.square:
             self._put("]", self.nodes[-1], self.src[-1])
@@ -494,8 +507,9 @@ class _Reader:
                     return
                 first = len(self.chars)
                 self.children(el, node, tag_end, greek, True, dotted)
-                if len(self.chars) > first:
-                    self.supplied_spans.append((first, len(self.chars)))
+                span = self.span_from(first)
+                if span is not None:
+                    self.supplied_spans.append(span)
                 return
             if reason == "omitted" and greek:
                 self.bracketed("⟨", "⟩", el, node, start, tag_end, end, greek, in_supplied, dotted)
@@ -503,15 +517,18 @@ class _Reader:
         if name == "unclear":
             first = len(self.chars)
             self.children(el, node, tag_end, greek, in_supplied, True)
-            if len(self.chars) > first:
-                self.unclear.append((first, len(self.chars)))
+            span = self.span_from(first)
+            if span is not None:
+                self.unclear.append(span)
             return
         if name == "ex":
             if greek:
                 self.content("(", node, start, in_supplied)
                 first = len(self.chars)
                 self.children(el, node, tag_end, greek, in_supplied, dotted)
-                self.expansions.append((first, len(self.chars)))
+                span = self.span_from(first)
+                if span is not None:
+                    self.expansions.append(span)
                 self.content(")", node, max(start, end - 1), in_supplied)
             else:
                 self.children(el, node, tag_end, greek, in_supplied, dotted)
@@ -594,6 +611,10 @@ class _Reader:
         return kids[0]
 
     # --- gaps --------------------------------------------------------------------------
+    def add_gap(self, el: Any, gap: EpiDocGap) -> None:
+        start, _, end = self.loaded.spans[self.loaded.index[el]]
+        self.gaps.append(replace(gap, source_start=start, source_end=end))
+
     def gap(self, el: Any, node: str, src: int) -> None:
         reason = (el.get("reason") or "lost").strip().lower() or "lost"
         unit = (el.get("unit") or "character").strip().lower()
@@ -619,7 +640,7 @@ class _Reader:
             lines = low if low is not None and low == high else None
             leiden = format_gap(Gap(0, 1, None, LINES, 0, 0, lines=lines))
             start, end = self.markup(leiden, node, src)
-            self.gaps.append(EpiDocGap(start, end, None, None, node, reason, "line", lines=lines,
+            self.add_gap(el, EpiDocGap(start, end, None, None, node, reason, "line", lines=lines,
                                        approximate=approximate))
             return
         for value in (low, high):
@@ -632,12 +653,12 @@ class _Reader:
             leiden = format_gap(Gap(0, 1, None, LACUNA, 0, 0))
             min_width = low if low is not None else 1
             start, end = self.markup(leiden, node, src)
-            self.gaps.append(EpiDocGap(start, end, min_width, None, node, reason, "character",
+            self.add_gap(el, EpiDocGap(start, end, min_width, None, node, reason, "character",
                                        approximate=approximate))
             return
         leiden = format_gap(Gap(0, low, high, LACUNA, 0, 0, approximate=approximate))
         start, end = self.markup(leiden, node, src)
-        self.gaps.append(EpiDocGap(start, end, low, high, node, reason, "character", approximate=approximate))
+        self.add_gap(el, EpiDocGap(start, end, low, high, node, reason, "character", approximate=approximate))
 
     def supplied_gap(self, el: Any, node: str, src: int) -> bool:
         """``<supplied reason="lost">`` as a gap of its width (evaluation view); False when it
@@ -652,7 +673,7 @@ class _Reader:
             return False
         leiden = format_gap(Gap(0, width, width, LACUNA, 0, 0))
         start, end = self.markup(leiden, node, src)
-        self.gaps.append(EpiDocGap(start, end, width, width, node, "lost", "character", kind="supplied",
+        self.add_gap(el, EpiDocGap(start, end, width, width, node, "lost", "character", kind="supplied",
                                    gold=gold))
         return True
 
@@ -788,8 +809,7 @@ def _candidates(item: Any) -> list[tuple[str, float | None]]:
             prob = _get(cand, "probability", "prob", "p")
         if not isinstance(text, str):
             raise EpiDocError(f"a restoration candidate has no text: {cand!r}")
-        text = text.strip()
-        if text:
+        if text.strip():  # a space at an edge is a word break the restorer chose: kept
             out.append((text, None if prob is None else float(prob)))
     return out
 
@@ -876,7 +896,7 @@ def write_epidoc(source: bytes | str | Path, restorations: Sequence[Any] | Mappi
             continue
         el = by_path[gap.node_path]
         start, _, end = loaded.spans[loaded.index[el]]
-        if gap.kind == "supplied" and any(_local(c) for c in el.iterchildren()):
+        if gap.kind == "supplied" and any(_local(c) in _BREAKS for c in el.iter()):
             continue  # a restoration across a line break: rewriting it would lose the <lb/>
         reason = gap.reason if gap.reason in ("lost", "illegible") else "lost"
         edits.append((start, end, _apparatus(el.prefix or "", reason, cands)))
@@ -928,3 +948,47 @@ def restore_epidoc(nlp: Language, source: bytes | str | Path, *, supplied: Suppl
         restorer.cfg["strip_restorations"] = strip
     return write_epidoc(source, doc._.restorations or [], supplied=supplied, regularised=regularised,
                         max_bytes=max(max_bytes, len(loaded.data)), reasons=wanted, top=top)
+
+
+def epidoc_gapped(xml: str | bytes | Path, *, strip_restorations: bool = False,
+                  max_bytes: int = DEFAULT_MAX_BYTES) -> GappedText:
+    """``parse_gaps(xml, notation="epidoc")``: the edition read as Leiden text and parsed,
+    with ``source_offsets`` and the gaps' and spans' ``source_start``/``source_end`` leading
+    back into ``xml`` (decoded): a gap's are its element's; a character's is the character
+    itself when it can be pinned down, else its element's start. With
+    ``strip_restorations`` every ``<supplied reason="lost">`` is a ``restored`` gap whose
+    ``gold`` is its text (the evaluation view). A file that passes through (another
+    language, no edition) gives an empty text."""
+    from stoicheia_spacy.leiden.parser import parse_gaps
+
+    loaded = _load(xml, max_bytes)
+    view = _read(loaded, "text", "reg")
+    gapped = parse_gaps(view.text, notation="leiden", strip_restorations=strip_restorations)
+    shift = 1 if isinstance(xml, str) and xml.startswith("\ufeff") else 0
+    src = np.asarray(view.source_offsets, dtype=np.int64) + shift
+    end_of_input = len(loaded.source) + shift
+    offsets = np.empty(len(gapped.text) + 1, dtype=np.int64)
+    offsets[:-1] = src[gapped.source_offsets[:-1]]
+    offsets[-1] = end_of_input
+    by_start = {g.start: g for g in view.gaps}
+
+    def source_span(start: int, end: int) -> tuple[int, int]:
+        if start >= len(view.text):
+            return end_of_input, end_of_input
+        first = int(src[start])
+        last = int(src[max(start, end - 1)]) + 1 if end > start else first
+        return first, max(first, last)
+
+    gaps = []
+    for gap in gapped.gaps:
+        element = by_start.get(gap.source_start)
+        if element is not None and not gap.gold:
+            span = (element.source_start + shift, element.source_end + shift)
+        else:
+            span = source_span(gap.source_start, gap.source_end)
+        gaps.append(replace(gap, source_start=span[0], source_end=span[1]))
+    spans = []
+    for item in gapped.spans:
+        first, last = source_span(item.source_start, item.source_end)
+        spans.append(replace(item, source_start=first, source_end=last))
+    return GappedText(text=gapped.text, gaps=gaps, source_offsets=offsets, spans=spans)

@@ -86,7 +86,7 @@ from stoicheia_spacy.textcheck import validate_text
 
 __all__ = ["Notation", "parse_gaps"]
 
-Notation = Literal["leiden", "ddbdp"]
+Notation = Literal["leiden", "ddbdp", "epidoc"]
 
 DOT_BELOW: Final = "\u0323"
 _MARKS = "\u0300-\u036f"
@@ -519,17 +519,24 @@ def parse_gaps(
 ) -> GappedText:
     """Parse Leiden / Ithaca / DDbDP gap markup into a :class:`GappedText`.
 
-    ``notation`` is ``"leiden"`` (Leiden + Ithaca, the default) or ``"ddbdp"`` (the
-    ORIGINAL column of DDbDP token files); see the module docstring for the
+    ``notation`` is ``"leiden"`` (Leiden + Ithaca, the default), ``"ddbdp"`` (the
+    ORIGINAL column of DDbDP token files) or ``"epidoc"`` (``text`` is an EpiDoc TEI file:
+    its edition is read by :func:`~stoicheia_spacy.leiden.epidoc.read_epidoc` and parsed as
+    Leiden, offsets leading back into the XML); see the module docstring for the
     conventions. With ``strip_restorations=True`` editorial restorations become
     ``restored`` gaps of their length (the evaluation view).
 
     Raises :class:`~stoicheia_spacy.errors.InvalidTextError` for NUL bytes / lone
-    surrogates and :class:`~stoicheia_spacy.errors.LeidenSyntaxError` (with the
-    ``offset`` of the culprit in ``text``) for malformed markup.
+    surrogates, :class:`~stoicheia_spacy.errors.LeidenSyntaxError` (with the
+    ``offset`` of the culprit in ``text``) for malformed markup and
+    :class:`~stoicheia_spacy.errors.EpiDocError` for a bad EpiDoc file.
     """
     validate_text(text)
+    if notation == "epidoc":
+        from stoicheia_spacy.leiden.epidoc import epidoc_gapped
+
+        return epidoc_gapped(text, strip_restorations=strip_restorations)
     if notation not in ("leiden", "ddbdp"):
-        raise ConfigError(f"unknown notation {notation!r}: use 'leiden' or 'ddbdp'")
+        raise ConfigError(f"unknown notation {notation!r}: use 'leiden', 'ddbdp' or 'epidoc'")
     gapped = _Scanner(text, notation).run()
     return gapped.strip_restorations() if strip_restorations else gapped
