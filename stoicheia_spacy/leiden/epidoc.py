@@ -98,6 +98,10 @@ _FILL_CHARS: Final = frozenset(".–—…")
 _GREEK_CODES: Final = frozenset({"grc", "el", "ell", "gre", "gr", "gkm", "grc-grc"})
 _BLOCKS: Final = frozenset({"div", "ab", "p", "lg", "l", "list", "item", "table", "row", "cell"})
 _BREAKS: Final = frozenset({"lb", "cb", "pb", "milestone"})
+#: elements holding one word: whitespace-only text between their children is indentation
+_WORDS: Final = frozenset({"expan", "w"})
+#: subtypes of an edition that repeat another edition of the same file
+_SECONDARY: Final = frozenset({"diplomatic", "transliteration"})
 #: elements whose content is not part of the text read
 _SKIP: Final = frozenset({
     "note", "certainty", "desc", "figure", "figDesc", "head", "witDetail", "wit", "interp", "precision",
@@ -341,6 +345,10 @@ def _local(el: Any) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
+def _blank(chunk: str | None) -> bool:
+    return chunk is not None and not chunk.strip()
+
+
 def _closer(node: Any) -> str:
     """How a comment, processing instruction or entity reference ends in the source."""
     from lxml import etree
@@ -573,7 +581,9 @@ class _Reader:
     def children(self, el: Any, node: str, tag_end: int, greek: bool, in_supplied: bool, dotted: bool) -> None:
         """Read the content of ``el``: its text, each child and each child's tail."""
         source = self.loaded.source
-        if greek:
+        # inside a word (<expan>, <w>) whitespace between the parts is indentation
+        word = _local(el) in _WORDS
+        if greek and not (word and _blank(el.text)):
             self.text(el.text, node, tag_end, in_supplied, dotted)
         cursor = tag_end
         for child in el.iterchildren():
@@ -584,7 +594,7 @@ class _Reader:
                 closer = _closer(child)
                 found = source.find(closer, cursor)
                 cursor = found + len(closer) if found >= 0 else cursor
-            if greek:
+            if greek and not (word and _blank(child.tail)):
                 self.text(child.tail, node, cursor, in_supplied, dotted)
 
     def bracketed(self, opener: str, closer: str, el: Any, node: str, start: int, tag_end: int, end: int,
@@ -679,7 +689,10 @@ class _Reader:
 
 
 def _editions(root: Any) -> list[Any]:
-    return [el for el in root.iter(f"{{{TEI_NS}}}div", "div") if (el.get("type") or "").strip() == "edition"]
+    """The edition divs read: all of them but a diplomatic or transliterated repeat of another."""
+    found = [el for el in root.iter(f"{{{TEI_NS}}}div", "div") if (el.get("type") or "").strip() == "edition"]
+    main = [el for el in found if (el.get("subtype") or "").strip().lower() not in _SECONDARY]
+    return main or found
 
 
 def _declared_language(edition: Any, root: Any) -> str | None:
