@@ -345,6 +345,12 @@ def _local(el: Any) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
+def _lang(el: Any) -> str | None:
+    """The language an element declares: ``xml:lang`` (``lang`` in TEI P4 files)."""
+    lang = el.get(XML_LANG) or el.get("lang")
+    return str(lang) if lang else None
+
+
 def _blank(chunk: str | None) -> bool:
     return chunk is not None and not chunk.strip()
 
@@ -479,7 +485,7 @@ class _Reader:
         loaded = self.loaded
         node = loaded.paths[el]
         start, tag_end, end = loaded.spans[loaded.index[el]]
-        lang = el.get(XML_LANG)
+        lang = _lang(el)
         declared = _is_greek(lang)
         if name in _BLOCKS or name in ("text", "body"):
             if declared is not None:
@@ -629,6 +635,8 @@ class _Reader:
         reason = (el.get("reason") or "lost").strip().lower() or "lost"
         unit = (el.get("unit") or "character").strip().lower()
         quantity = _int_attr(el, "quantity", "gap")
+        if quantity is None and re.fullmatch(r"\s*\d+\s*", el.get("extent") or ""):
+            quantity = _int_attr(el, "extent", "gap")  # TEI P4 EpiDoc: the width is the extent
         at_least = _int_attr(el, "atLeast", "gap")
         at_most = _int_attr(el, "atMost", "gap")
         low = quantity if quantity is not None else at_least
@@ -699,9 +707,9 @@ def _declared_language(edition: Any, root: Any) -> str | None:
     """xml:lang of the edition or of an ancestor below the root, else the header's main language."""
     el = edition
     while el is not None and el is not root:
-        lang = el.get(XML_LANG)
+        lang = _lang(el)
         if lang:
-            return str(lang)
+            return lang
         el = el.getparent()
     for text_lang in root.iter(f"{{{TEI_NS}}}textLang", "textLang"):
         main = text_lang.get("mainLang")

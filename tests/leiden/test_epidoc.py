@@ -341,3 +341,42 @@ def test_restore_epidoc_with_the_tiny_restorer(tiny_restorer, epidoc_ddbdp: list
                                     [(view.gaps[i].source_start, view.gaps[i].source_end) for i in view.restorable])
     assert before == after
     assert read_epidoc(out).restorable == ()
+
+
+# ---------------------------------------------------------------------------- other corpora's styles
+def test_pretty_printed_inscription_with_a_diplomatic_edition() -> None:
+    """I.Sicily / IOSPE style: indented markup, a diplomatic repeat, words split over elements."""
+    source = tei(
+        '<lb n="1"/><gap reason="lost" extent="unknown" unit="line"/>\n'
+        '    <lb n="2"/><supplied reason="lost">Αὐ</supplied>ρ\n'
+        "    <expan>\n       <abbr>ἀρχ</abbr>\n       <ex cert=\"low\">ιερεύς</ex>\n    </expan>\n"
+        '    <w>ἐ<supplied reason="lost">πὶ</supplied></w> <g ref="#interpunct">·</g>\n'
+        '    <lb n="3" break="no"/>τοῦ <gap reason="lost" quantity="3" unit="character" precision="low"/>\n'
+        "    <persName type=\"attested\"><name>Κίνωλις</name></persName>",
+        lang=' subtype="editorial" xml:lang="grc"',
+    ).replace("<text><body>\n", '<text><body>\n<div type="edition" subtype="diplomatic" xml:lang="grc">'
+                                  "<ab>ΑΥΡΗΛΙΟΣ</ab></div>\n")
+    view = read_epidoc(source)
+    assert view.text == "|gap=unknown_lines| [Αὐ]ρ ἀρχ(ιερεύς) ἐ[πὶ] ·τοῦ [ca. 3] Κίνωλις"
+    assert [view.text[a:b] for a, b in view.expansions] == ["ιερεύς"]
+    out = write_epidoc(source, {1: "τῶν"})
+    assert out.decode("utf-8").replace(
+        '<supplied reason="lost" cert="low" resp="#stoicheia">τῶν</supplied>',
+        '<gap reason="lost" quantity="3" unit="character" precision="low"/>') == source
+
+
+def test_tei_p4_crlf_and_non_greek_scripts() -> None:
+    p4 = ('<?xml version="1.0" encoding="UTF-8"?>\r\n'
+          '<!DOCTYPE TEI.2 SYSTEM "http://www.stoa.org/epidoc/dtd/6/tei-epidoc.dtd">\r\n'
+          '<TEI.2 id="x"><text lang="en"><body><div type="edition" lang="grc"><ab>\r\n'
+          '<lb/>ἔδοξεν <gap reason="lost" extent="3" unit="character"/> δήμωι &foo; καὶ\r\n'
+          "</ab></div></body></text></TEI.2>\r\n")
+    view = read_epidoc(p4)
+    assert view.text == "ἔδοξεν [.3] δήμωι καὶ" and view.gaps[0].min_width == 3
+    out = write_epidoc(p4, ["τῶι"]).decode("utf-8")
+    assert out == p4.replace('<gap reason="lost" extent="3" unit="character"/>',
+                             '<supplied reason="lost" cert="low" resp="#stoicheia">τῶι</supplied>')
+    # Elymian written in Greek letters, Greek transliterated into Latin letters: not Greek
+    elymian = read_epidoc(tei('<lb n="1"/>ΑΤΑΙΤΥΙΕ <gap reason="lost" quantity="2" unit="character"/>',
+                              lang=' xml:lang="xly-Grek"'))
+    assert elymian.text == "" and "'xly-Grek'" in (elymian.message or "")
