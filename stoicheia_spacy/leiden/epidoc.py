@@ -473,8 +473,9 @@ class _Reader:
                 continue
             elif unicodedata.category(ch) in ("Cc", "Cf"):
                 continue
-            else:
-                self.content(ch, node, src, in_supplied, dotted and not unicodedata.combining(ch))
+            else:  # digits stay outside a restoration, where "[5]" would read as a lacuna
+                self.content(ch, node, src, in_supplied and not ch.isdigit(),
+                             dotted and not unicodedata.combining(ch))
 
     # --- elements ----------------------------------------------------------------------
     def walk(self, el: Any, greek: bool, in_supplied: bool, dotted: bool) -> None:
@@ -758,6 +759,7 @@ def _read(loaded: _Loaded, supplied: Supplied, regularised: Regularised) -> EpiD
     if declared is None or _is_greek(declared) is False:
         language = "grc" if reader.greek_letters else declared
     gaps = tuple(reader.gaps)
+    _check_leiden(text, gaps)
     if not text.strip():
         message = "the edition holds no text: passed through"
     elif not any(gap.restorable for gap in gaps):
@@ -773,6 +775,19 @@ def _read(loaded: _Loaded, supplied: Supplied, regularised: Regularised) -> EpiD
         source_offsets=(*src, loaded.spans[loaded.index[editions[0]]][2]),
         supplied=tuple(reader.supplied_spans),
     )
+
+
+def _check_leiden(text: str, gaps: tuple[EpiDocGap, ...]) -> None:
+    """The Leiden parser must find exactly the gaps read, where they were written."""
+    from stoicheia_spacy.errors import StoicheiaError
+    from stoicheia_spacy.leiden.parser import parse_gaps
+
+    try:
+        parsed = parse_gaps(text)
+    except StoicheiaError as exc:
+        raise EpiDocError(f"the edition's text does not read back as Leiden: {exc}") from exc
+    if [(g.source_start, g.source_end) for g in parsed.gaps] != [(g.start, g.end) for g in gaps]:
+        raise EpiDocError("the edition's text does not read back as Leiden with the same gaps")
 
 
 def read_epidoc(source: bytes | str | Path, *, supplied: Supplied = "text", regularised: Regularised = "reg",

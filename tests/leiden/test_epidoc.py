@@ -380,3 +380,12 @@ def test_tei_p4_crlf_and_non_greek_scripts() -> None:
     elymian = read_epidoc(tei('<lb n="1"/>ΑΤΑΙΤΥΙΕ <gap reason="lost" quantity="2" unit="character"/>',
                               lang=' xml:lang="xly-Grek"'))
     assert elymian.text == "" and "'xly-Grek'" in (elymian.message or "")
+
+
+def test_text_that_leiden_would_read_as_markup_is_neutralised() -> None:
+    """Digits in a restoration would make "[5]" a lacuna; brackets, dashes, "?" or "|" in the
+    file's text would make gaps or line breaks: none of them reaches the Leiden text."""
+    view = read_epidoc(tei('ἔτους <supplied reason="lost">5</supplied> <supplied reason="lost">α 5 β.</supplied> '
+                           'κα[ὶ] - τοῦ? | δή/μου <gap reason="lost" quantity="2" unit="character"/>'))
+    assert view.text == "ἔτους 5 [α] 5 [β] καὶ τοῦ δήμου [.2]"
+    assert [g.source_start for g in parse_gaps(view.text).gaps] == [view.gaps[0].start]
