@@ -156,5 +156,8 @@ def test_cli_accentuate_restores_gaps() -> None:
     out = json.loads(res.output)
     assert "[.4]" in out["tokens"] and len(out["restorations"]) == 1
     assert out["restored"].count("[") == 1 and "[.4]" not in out["restored"]
-    bad = CliRunner().invoke(app, ["accentuate", DECREE, "--source", str(TINY), "--notation", "epidoc"])
-    assert bad.exit_code == 2 and "--notation" in bad.output  # not one of leiden, ddbdp, none
+    bad = CliRunner().invoke(app, ["accentuate", DECREE, "--source", str(TINY), "--notation", "tei"])
+    assert bad.exit_code == 2 and "--notation" in bad.output  # not one of leiden, ddbdp, epidoc, none
+    not_xml = CliRunner().invoke(app, ["accentuate", "<p>" + DECREE + "</p>", "--source", str(TINY),
+                                       "--notation", "epidoc"])
+    assert not_xml.exit_code == 1 and "not a TEI file" in not_xml.output  # epidoc: TEXT is an EpiDoc file

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stoicheia_spacy.errors import ConfigError, InvalidTextError, LeidenSyntaxError
+from stoicheia_spacy.errors import ConfigError, EpiDocError, InvalidTextError, LeidenSyntaxError
 from stoicheia_spacy.leiden import GappedText, parse_gaps
 
 
@@ -237,7 +237,9 @@ def test_wrong_type_and_notation() -> None:
     with pytest.raises(InvalidTextError):
         parse_gaps(b"\xce\xb1")  # type: ignore[arg-type]
     with pytest.raises(ConfigError):
-        parse_gaps("τῶι", notation="epidoc")  # type: ignore[arg-type]
+        parse_gaps("τῶι", notation="tei")  # type: ignore[arg-type]
+    with pytest.raises(EpiDocError):  # "epidoc" reads an EpiDoc file: plain text is none
+        parse_gaps("<p>τῶι</p>", notation="epidoc")
 
 
 @pytest.mark.parametrize(
