@@ -1,7 +1,8 @@
 """``stoicheia annotate INPUT --out DIR``: annotate a corpus, locally or on a Ray cluster.
 
 INPUT is a plain-text file (one document per line, paragraph or file: ``--unit``), a
-JSON-lines file of ``{"id", "text", ...}`` records, or a folder of them (``.gz`` too). Each
+JSON-lines file of ``{"id", "text", ...}`` records, an EpiDoc TEI file (``.xml``: its edition,
+one document), or a folder of them (``.gz`` too). Each
 input file gives one output file per ``--format`` in DIR; finished files are skipped on a
 rerun, records that cannot be annotated are listed in ``DIR/NAME.errors.jsonl``.
 """
@@ -19,7 +20,7 @@ from .app import app
 
 @app.command("annotate")
 def annotate_command(
-    source: Path = typer.Argument(..., help="Text / JSON-lines file, or a folder of them"),
+    source: Path = typer.Argument(..., help="Text / JSON-lines / EpiDoc .xml file, or a folder of them"),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder (one file per input file and format)"),
     model: str = typer.Option(None, "--model", help="Pipeline package name or directory (default: grc_stoicheia_doc_clean)"),
     output_format: str = typer.Option("jsonl", "--format", help="jsonl, conllu, docbin (comma-separated for several)"),
