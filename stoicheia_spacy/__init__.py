@@ -36,6 +36,9 @@ _EXPORTS: dict[str, str] = {
     "render_restorations": "stoicheia_spacy.leiden",
     "GappedText": "stoicheia_spacy.leiden",
     "Gap": "stoicheia_spacy.leiden",
+    "read_epidoc": "stoicheia_spacy.leiden",
+    "write_epidoc": "stoicheia_spacy.leiden",
+    "restore_epidoc": "stoicheia_spacy.leiden",
     "StoicheiaConfig": "stoicheia_spacy.backbone",
     "StoicheiaEncoder": "stoicheia_spacy.backbone",
     "load_backbone": "stoicheia_spacy.backbone",
@@ -64,13 +67,16 @@ __all__ = [
     "load_backbone",
     "load_meters",
     "parse_gaps",
+    "read_epidoc",
     "render_restorations",
+    "restore_epidoc",
     "save_backbone",
     "sentence_spans",
     "unmodelled_offsets",
     "validate_text",
     "which_model",
     "word_spans",
+    "write_epidoc",
     "__version__",
 ]
 
@@ -88,7 +94,16 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from .corpus import iter_records
     from .decoders import chu_liu_edmonds, detect_meter, gated_decode, load_meters
-    from .leiden import Gap, GappedText, Span, parse_gaps, render_restorations
+    from .leiden import (
+        Gap,
+        GappedText,
+        Span,
+        parse_gaps,
+        read_epidoc,
+        render_restorations,
+        restore_epidoc,
+        write_epidoc,
+    )
     from .models import StoicheiaDocData, StoicheiaListener
     from .pipeline import StoicheiaEncoderPipe
     from .provenance import which_model
