@@ -54,6 +54,12 @@ def test_restore_writes_epidoc(tmp_path: Path, tiny_restorer_dir: Path, epidoc_d
     shown = CliRunner().invoke(app, ["restore", str(source), "--model", str(tiny_restorer_dir), "--top", "2",
                                      "--beam", "4"])
     assert shown.exit_code == 0, shown.output
+    as_json = CliRunner().invoke(app, ["restore", str(source), "--model", str(tiny_restorer_dir), "--top", "2",
+                                       "--beam", "4", "--format", "json"])
+    assert as_json.exit_code == 0, as_json.output
+    view = read_epidoc(source)
+    assert [(g["start"], g["end"]) for g in json.loads(as_json.output)] == \
+        [(view.gaps[i].start, view.gaps[i].end) for i in view.restorable]
     assert "gap 1: [.1]" in shown.output and "gap 3: [---]" in shown.output and "gap 4" not in shown.output and "candidate" in shown.output
 
 
@@ -70,7 +76,7 @@ def test_restore_passes_other_files_through(tmp_path: Path, epidoc_ddbdp: list[P
     assert bad.exit_code == 1 and "EpiDocError: malformed XML" in bad.output
     assert "Traceback" not in bad.output
     wrong = CliRunner().invoke(app, ["restore", str(latin), "--format", "html"])
-    assert wrong.exit_code == 1 and "--format takes text or epidoc" in wrong.output
+    assert wrong.exit_code == 2 and "--format" in wrong.output  # not one of text, json, epidoc
 
 
 def test_accentuate_reads_epidoc(tiny_checkpoint: Path, epidoc_ddbdp: list[Path]) -> None:
