@@ -93,8 +93,8 @@ Regularised = Literal["reg", "orig"]
 
 #: characters Leiden reads as markup: dropped from the file's text
 _MARKUP_CHARS: Final = frozenset("[]⟦⟧〚〛{}⟨⟩〈〉<>()|/\\?-*@" + DOT_BELOW)
-#: inside a restoration ``[...]`` these are gaps too
-_FILL_CHARS: Final = frozenset(".–—…")
+#: inside a restoration ``[...]`` these are gaps (or a width, ``±``) too: dropped there
+_FILL_CHARS: Final = frozenset(".–—…±")
 _GREEK_CODES: Final = frozenset({"grc", "el", "ell", "gre", "gr", "gkm", "grc-grc"})
 _BLOCKS: Final = frozenset({"div", "ab", "p", "lg", "l", "list", "item", "table", "row", "cell"})
 _BREAKS: Final = frozenset({"lb", "cb", "pb", "milestone"})
