@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 export STOICHEIA_ASSET_MIRROR ?= $(abspath ../shared/data)
 
-.PHONY: install demo test lint typecheck pytest clean
+.PHONY: install demo test lint typecheck pytest browser clean
 
 $(VENV)/.installed: requirements/lock.txt setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,15 @@ lint: install
 typecheck: install
 	$(VENV)/bin/mypy stoicheia_spacy pretrain
 
-pytest: install
+# Headless Chromium for tests/serve (Debian's packages); only as root with apt, and never fatal:
+# without a browser those tests skip and say why.
+browser:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ! command -v chromedriver >/dev/null 2>&1; then \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
+	    || echo "chromium could not be installed: the browser tests of tests/serve will skip"; \
+	fi
+
+pytest: install browser
 	$(PY) -m pytest -q tests
 
 test: lint typecheck pytest

@@ -55,4 +55,5 @@ def run(typer_app: typer.Typer, argv: Sequence[str] | None = None, *, prog_name:
 
 # Commands that add themselves to ``app`` when imported (they import it from here).
 from . import annotate as _annotate  # noqa: E402, F401
+from . import serve as _serve  # noqa: E402, F401
 from . import which_model as _which_model  # noqa: E402, F401
