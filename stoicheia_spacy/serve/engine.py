@@ -121,23 +121,28 @@ class Engine:
         return analysis
 
     def analyse_epidoc(self, data: bytes, filename: str = "upload.xml") -> Analysis:
-        """Read an uploaded EpiDoc file, run the pipeline on its edition, and write it back restored."""
+        """Read an uploaded EpiDoc file, restore the lost gaps of its edition, and write it back restored."""
         from ..leiden.epidoc import read_epidoc, write_epidoc
+        from ..textcheck import validate_text
 
         if not data.strip():
             raise InvalidInputError(f"{filename} is empty")
         if len(data) > MAX_UPLOAD:
             raise TooLargeError(f"{filename} has {len(data):,} bytes; the page reads files up to {MAX_UPLOAD:,}")
-        edition = read_epidoc(data)  # EpiDocError (an InvalidInputError-like StoicheiaError) on bad XML
+        edition = read_epidoc(data)  # EpiDocError (a StoicheiaError) for bad or hostile XML
         if not edition.text.strip():
-            raise InvalidInputError(f"{filename}: {edition.message or 'the file has no Greek edition text'}")
-        text = check_text(edition.text)
+            raise InvalidInputError(f"{filename}: {edition.message or 'the edition has no text'}")
+        validate_text(edition.text)
+        if len(edition.text) > MAX_TEXT:
+            raise TooLargeError(f"the edition of {filename} has {len(edition.text):,} characters; "
+                                f"the page reads up to {MAX_TEXT:,}")
+        stem = safe_stem(filename)
         with self._lock:
-            doc = self._run(text)
-            stem = safe_stem(filename)
-            analysis = Analysis(source=text, doc=doc, which=_which(text), epidoc=edition, name=stem)
+            # offsets must stay those of edition.text (write_epidoc matches the gaps by them)
+            doc = self._run(edition.text, only=list(edition.restorable))
+            analysis = Analysis(source=edition.text, doc=doc, which=_which(edition.text), epidoc=edition, name=stem)
             if edition.message:
-                analysis.notes.append(edition.message)
+                analysis.notes.append(f"{filename}: {edition.message}")
             restored = write_epidoc(data, doc._.restorations or [])
             analysis.downloads["epidoc"] = Download(restored, f"{stem}.restored.xml", "application/tei+xml")
             self._downloads(analysis)
@@ -150,9 +155,10 @@ class Engine:
             return None if kept is None else kept.get(kind)
 
     # ------------------------------------------------------------------ internals
-    def _run(self, text: str) -> Doc:
+    def _run(self, text: str, only: list[int] | None = None) -> Doc:
         nlp = self._load()
-        doc = nlp(text)
+        cfg = {"stoicheia_restorer": {"restore_only": only}} if only is not None and "stoicheia_restorer" in nlp.pipe_names else {}
+        doc = nlp(text, component_cfg=cfg)
         data = getattr(doc._, "stoicheia", None) if doc.has_extension("stoicheia") else None
         if data is not None and data.markup_error:
             raise InvalidInputError(f"the Leiden markup does not parse: {data.markup_error}")
@@ -208,12 +214,16 @@ def _which(text: str) -> Any:
 
 
 def leiden_epidoc(analysis: Analysis) -> bytes | None:
-    """The pasted text as a restored EpiDoc file (None without the EpiDoc module)."""
-    try:
-        from ..leiden.epidoc import leiden_to_epidoc, write_epidoc
-    except ImportError:
+    """The pasted text as a small EpiDoc file with its gaps restored (:mod:`.tei`)."""
+    from ..leiden.epidoc import read_epidoc, write_epidoc
+    from .tei import by_gap_index, leiden_to_tei
+
+    tei = leiden_to_tei(analysis.source)
+    items = by_gap_index(analysis.doc._.restorations or [])
+    gaps = read_epidoc(tei).gaps
+    if any(index >= len(gaps) for index in items):  # the file's gaps are not the text's: no EpiDoc download
         return None
-    return write_epidoc(leiden_to_epidoc(analysis.source), analysis.doc._.restorations or [])
+    return write_epidoc(tei, items)
 
 
 def as_json(analysis: Analysis) -> dict[str, Any]:
