@@ -40,9 +40,10 @@ def load_serving_pipeline(model: str | None = None) -> Language:
     """The pipeline the page runs.
 
     ``model`` names a pipeline (an installed package or a saved directory, ``spacy.load``) or a
-    backbone checkpoint (``embedded:NAME`` or a folder with ``model.safetensors``, built with
-    the components listed beside it); without it, the installed default package, else the
-    embedded default model. A checkpoint without components gets a restorer and an accentuator.
+    backbone checkpoint (``embedded:NAME``, a hub id or a folder with ``model.safetensors``,
+    built with the components listed beside it); without it, the installed default package,
+    else the embedded default model. A checkpoint without components gets a restorer and an
+    accentuator.
     """
     from ..assembly import DEFAULT_PACKAGE, DEFAULT_SOURCE, build_pipeline, load_pipeline
 

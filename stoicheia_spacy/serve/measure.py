@@ -26,7 +26,10 @@ DECREE = "ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι· Κε�
 
 
 def papyrus_text(path: Path, chars: int) -> str:
-    """The first ``chars`` characters (cut at a space) of a Leiden text file or an EpiDoc edition."""
+    """The first ``chars`` characters (cut at a space) of a Leiden text file or an EpiDoc edition,
+    its Leiden markup removed (no gap: the gaps are the ones :func:`with_gap` adds)."""
+    from ..leiden import parse_gaps
+
     data = path.read_bytes()
     if path.suffix.lower() == ".xml":
         from ..leiden.epidoc import read_epidoc
@@ -34,7 +37,7 @@ def papyrus_text(path: Path, chars: int) -> str:
         text = read_epidoc(data).text
     else:
         text = data.decode("utf-8")
-    text = " ".join(text.split())
+    text = " ".join(parse_gaps(text).text.split())
     if len(text) > chars:
         text = text[: text.rfind(" ", 0, chars + 1)]
     return text
@@ -80,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     from .browser import ServerThread, chromium
 
     papyrus = papyrus_text(args.papyrus, args.chars)
-    inputs = {"one gap (decree)": DECREE, f"{len(papyrus):,}-character papyrus": papyrus,
+    inputs = {"one gap (decree)": DECREE, f"{len(papyrus):,}-character papyrus, no gap": papyrus,
               f"{len(papyrus):,}-character papyrus, one [.8] gap": with_gap(papyrus)}
     engine = Engine(args.model)
     start = time.perf_counter()
@@ -97,8 +100,8 @@ def main(argv: list[str] | None = None) -> None:
                               "characters": len(text), "gaps": len(parse_gaps(text).gaps)}
                 print(f"{name}: median {statistics.median(times):.2f} s over {args.repeat}")
             if args.screenshot is not None:
+                browser.set_window_size(1100, 2600)
                 answer_seconds(browser, url, DECREE)
-                browser.set_window_size(1200, 1500)
                 args.screenshot.parent.mkdir(parents=True, exist_ok=True)
                 browser.save_screenshot(str(args.screenshot))
     finally:
@@ -108,10 +111,18 @@ def main(argv: list[str] | None = None) -> None:
               "command": "python -m stoicheia_spacy.serve.measure " + " ".join(sys.argv[1:] if argv is None else argv),
               "pipeline": args.model or "default", "components": nlp.pipe_names,
               "pipeline_load_s": round(load, 2), "papyrus": args.papyrus.name, "inputs": rows,
-              "machine": {"cpus": _cpus(), "python": platform.python_version(), "platform": platform.platform()}}
+              "machine": {"cpus": _cpus(), "load_average_1_5_15": _load(), "python": platform.python_version(),
+                          "platform": platform.platform()}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"written {args.out}")
+
+
+def _load() -> list[float] | None:
+    """The machine's load averages at the end (timings are wall times on a shared machine)."""
+    import os
+
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
 def _cpus() -> int:
