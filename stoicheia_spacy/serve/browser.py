@@ -105,6 +105,27 @@ class ServerThread:
         self.thread.join(timeout=10)
 
 
+def submit_and_wait(browser: Any, button: Any, timeout: float = 600.0) -> None:
+    """Click ``button`` and wait until the page it leads to has loaded.
+
+    The old page is marked with a window property that the navigation clears (waiting for the
+    old elements to go stale is racy: ChromeDriver may answer that their node left the document)."""
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    browser.execute_script("window.__stoicheiaOldPage = true;")
+    button.click()
+
+    def loaded(driver: Any) -> bool:
+        try:
+            return bool(driver.execute_script(
+                "return window.__stoicheiaOldPage === undefined && document.readyState === 'complete';"))
+        except WebDriverException:  # mid-navigation
+            return False
+
+    WebDriverWait(browser, timeout, poll_frequency=0.1).until(loaded)
+
+
 def wait_for_file(folder: Path, suffix: str, timeout: float = 20.0) -> Path:
     """The first complete file ending in ``suffix`` that appears in ``folder``."""
     deadline = time.monotonic() + timeout

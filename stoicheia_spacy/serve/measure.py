@@ -52,16 +52,15 @@ def with_gap(text: str, width: int = 8) -> str:
 def answer_seconds(browser: Any, url: str, text: str) -> float:
     """Seconds from pressing the button to the answer page with its results."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.expected_conditions import staleness_of
-    from selenium.webdriver.support.wait import WebDriverWait
+
+    from .browser import submit_and_wait
 
     browser.get(url + "/")
     box = browser.find_element(By.ID, "text")
     browser.execute_script("arguments[0].value = arguments[1];", box, text)
+    button = browser.find_element(By.ID, "run")
     start = time.perf_counter()
-    browser.find_element(By.ID, "run").click()
-    WebDriverWait(browser, 600).until(staleness_of(box))
-    WebDriverWait(browser, 600).until(lambda b: b.execute_script("return document.readyState") == "complete")
+    submit_and_wait(browser, button)
     seconds = time.perf_counter() - start
     if not browser.find_elements(By.ID, "results"):
         raise RuntimeError(f"the page gave no results: {browser.find_element(By.ID, 'error').text}")

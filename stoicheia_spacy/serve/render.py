@@ -17,6 +17,8 @@ from .engine import MAX_TEXT, Analysis
 MAX_TREES = 6
 #: Verses shown in the scansion table.
 MAX_VERSES = 24
+#: The metrical breve U+23D1 is missing from common fonts; U+25E1 (◡) draws the same mark.
+BREVE = str.maketrans({"\u23d1": "\u25e1"})
 
 EXAMPLE = "ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι· Κεκροπὶς ἐπρυτάνευε, [.4]ιος ἐγραμμάτευε, Εὐπείθης ἐπεστάτει."
 
@@ -139,20 +141,22 @@ def _parse(doc: Any) -> str:
 def _scansion(doc: Any) -> str:
     if not doc.has_extension("verses") or doc._.verses is None:
         return ""
-    rows = []
-    for verse in doc._.verses[:MAX_VERSES]:
+    rows, prose = [], 0
+    for verse in doc._.verses:
         meter, scan = verse._.meter, verse._.scansion or {}
-        if not meter:
+        if not meter or not meter["used"]:  # no metre, or its gate rejected it: read as prose
+            prose += 1
             continue
-        name = meter["name"].replace("_", " ") + ("" if meter["used"] else " (metre not applied)")
-        rows.append(f'<tr><td lang="grc">{e(" | ".join(s.strip() for s in scan.get("syllables", [])))}</td>'
-                    f'<td class="pattern">{e(scan.get("pattern", ""))}</td><td>{e(name)}</td>'
-                    f'<td>{meter["cost"]:.2f}</td></tr>')
+        if len(rows) < MAX_VERSES:
+            rows.append(f'<tr><td lang="grc">{e(" | ".join(s.strip() for s in scan.get("syllables", [])))}</td>'
+                        f'<td class="pattern">{e(scan.get("pattern", "").translate(BREVE))}</td>'
+                        f'<td>{e(meter["name"].replace("_", " "))}</td><td>{meter["cost"]:.2f}</td></tr>')
     if not rows:
         return _section("scansion", "Scansion", '<p class="quiet">No verse recognised: the text reads as prose.</p>')
+    note = f'<p class="quiet">{prose} more line{"s" if prose != 1 else ""} read as prose.</p>' if prose else ""
     return _section("scansion", "Scansion",
                     "<table><tr><th>syllables</th><th>pattern</th><th>metre</th><th>cost (nats/syllable)</th></tr>"
-                    f"{''.join(rows)}</table>")
+                    f"{''.join(rows)}</table>{note}")
 
 
 def _date(doc: Any) -> str:
@@ -167,7 +171,7 @@ def _date(doc: Any) -> str:
             top = sorted(value.probabilities.items(), key=lambda kv: -kv[1])[:3]
             labels.append(f"<tr><th>{task}</th><td>{e(', '.join(f'{k} {p:.0%}' for k, p in top))}</td></tr>")
     table = f"<table class='labels'>{''.join(labels)}</table>" if labels else ""
-    return _section("date", "Date", f"<p><b>{e(doc._.date)}</b></p>{date_svg(doc._.date)}{table}")
+    return _section("date", "Date", f"<p><b>{e(doc._.date)}</b></p>{date_svg(doc._.date, width=880)}{table}")
 
 
 def _which(answer: Any) -> str:
@@ -181,6 +185,10 @@ def _which(answer: Any) -> str:
                      f"<p>The model never read any of the {m['checked']} word 5-grams of this passage.</p>")
     if answer.folds is not None:
         folds = answer.folds["never_read"]
+        never = [str(f["fold"]) for f in folds if f["claim"] == "never read"]
+        lines.insert(0, f"<p><b>Never read by fold{'s' if len(never) > 1 else ''} {', '.join(never)}</b> "
+                        "(the whole passage lies in its held-out text).</p>" if never else
+                        "<p><b>No released fold is known never to have read the whole passage.</b></p>")
         items = "".join(f"<li>fold {f['fold']}: {e(f['claim'])} (held out as {f['as']}; "
                         f"{f['held_out_ngrams']}/{f['of']} 5-grams; p false {f['p_false']:.2g})</li>" for f in folds)
         lines.append(f"<ul class='folds'>{items}</ul>" if items

@@ -25,8 +25,12 @@ def default_url() -> Iterator[str]:
         yield url
 
 
+#: Odyssey 1.1, for the scansion.
+VERSE = "ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον, ὃς μάλα πολλὰ"
+
+
 def test_default_page_shows_every_section(browser: Any, default_url: str) -> None:
-    submit_text(browser, default_url, DECREE)
+    submit_text(browser, default_url, f"{DECREE}\n{VERSE}")
     cands = candidates(browser, 1)
     assert len(cands) >= 5 and all(1 <= len(text.strip()) <= 4 for text, _ in cands)
     accented = browser.find_element(By.ID, "accented").text
@@ -35,9 +39,11 @@ def test_default_page_shows_every_section(browser: Any, default_url: str) -> Non
     words = " ".join(tree.text for tree in trees)
     assert trees and "ἔδοξεν" in words and "ἐπρυτάνευε" in words
     assert browser.find_elements(By.CSS_SELECTOR, "#parse svg tspan.displacy-tag")  # parts of speech
-    assert browser.find_element(By.ID, "scansion").text
+    scansion = browser.find_element(By.ID, "scansion").text
+    assert "dactylic hexameter" in scansion and "ἔν | νε | πε" in scansion
     date = browser.find_element(By.ID, "date")
     assert ("BCE" in date.text or "CE" in date.text) and date.find_elements(By.CSS_SELECTOR, "svg rect.bin")
-    assert "5-grams" in browser.find_element(By.ID, "which").text
+    which = browser.find_element(By.ID, "which").text
+    assert "5-grams" in which and ("Never read by fold" in which or "No released fold" in which)
     kinds = {a.get_attribute("id") for a in browser.find_elements(By.CSS_SELECTOR, "a.download")}
     assert {"download-conllu", "download-json"} <= kinds

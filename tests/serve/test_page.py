@@ -13,14 +13,12 @@ from urllib.parse import quote
 import pytest
 
 from stoicheia_spacy.scoring.conll import read_conllu
-from stoicheia_spacy.serve.browser import wait_for_file
+from stoicheia_spacy.serve.browser import submit_and_wait, wait_for_file
 
 from .conftest import DECREE, N_CANDIDATES
 
 pytest.importorskip("selenium")
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.expected_conditions import staleness_of
-from selenium.webdriver.support.wait import WebDriverWait
 
 
 def submit_text(browser: Any, url: str, text: str) -> None:
@@ -28,8 +26,7 @@ def submit_text(browser: Any, url: str, text: str) -> None:
     box = browser.find_element(By.ID, "text")
     box.clear()
     box.send_keys(text)
-    browser.find_element(By.ID, "run").click()
-    WebDriverWait(browser, 300).until(staleness_of(box))  # the answer page has replaced the form
+    submit_and_wait(browser, browser.find_element(By.ID, "run"))
 
 
 def candidates(browser: Any, number: int) -> list[tuple[str, float]]:

@@ -12,15 +12,13 @@ from urllib.parse import quote
 import pytest
 
 from stoicheia_spacy.leiden.epidoc import read_epidoc
-from stoicheia_spacy.serve.browser import wait_for_file
+from stoicheia_spacy.serve.browser import submit_and_wait, wait_for_file
 
 from .conftest import DECREE
 from .test_page import candidates
 
 pytest.importorskip("selenium")
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.expected_conditions import staleness_of
-from selenium.webdriver.support.wait import WebDriverWait
 
 #: A Mons Claudianus ostracon with four lost gaps (short: the tiny pipeline restores it in a second).
 OSTRACON = "o.claud.1.100.xml"
@@ -28,10 +26,8 @@ OSTRACON = "o.claud.1.100.xml"
 
 def upload(browser: Any, url: str, path: Path) -> None:
     browser.get(url + "/")
-    form = browser.find_element(By.ID, "input")
     browser.find_element(By.ID, "file").send_keys(str(path))
-    browser.find_element(By.ID, "run").click()
-    WebDriverWait(browser, 300).until(staleness_of(form))
+    submit_and_wait(browser, browser.find_element(By.ID, "run"))
 
 
 def top_candidates(browser: Any) -> list[str]:
