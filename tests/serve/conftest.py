@@ -59,11 +59,3 @@ def fresh_downloads(downloads: Path) -> Path:
         path.unlink()
     return downloads
 
-
-@pytest.fixture(scope="session")
-def ddbdp_dir(shared_data: Path) -> Path:
-    """The mirror's DDbDP EpiDoc files (skips only when the mirror lacks them)."""
-    path = shared_data / "epidoc" / "ddbdp"
-    if not path.is_dir():
-        pytest.skip(f"the mirror has no epidoc/ddbdp folder ({path})")
-    return path

@@ -30,14 +30,20 @@ def upload(browser: Any, url: str, path: Path) -> None:
     submit_and_wait(browser, browser.find_element(By.ID, "run"))
 
 
+def mirror_file(files: list[Path], name: str) -> Path:
+    """The mirror's DDbDP file ``name`` (from the shared ``epidoc_ddbdp`` fixture)."""
+    [path] = [p for p in files if p.name == name]
+    return path
+
+
 def top_candidates(browser: Any) -> list[str]:
     return [cands[0][0] for n in range(1, len(browser.find_elements(By.CSS_SELECTOR, ".gapinfo")) + 1)
             if (cands := candidates(browser, n))]
 
 
-def test_upload_restore_download_and_read_again(browser: Any, tiny_url: str, ddbdp_dir: Path,
+def test_upload_restore_download_and_read_again(browser: Any, tiny_url: str, epidoc_ddbdp: list[Path],
                                                 fresh_downloads: Path) -> None:
-    source = ddbdp_dir / OSTRACON
+    source = mirror_file(epidoc_ddbdp, OSTRACON)
     before = read_epidoc(source)
     upload(browser, tiny_url, source)
     assert not browser.find_elements(By.ID, "error")
@@ -56,8 +62,8 @@ def test_upload_restore_download_and_read_again(browser: Any, tiny_url: str, ddb
         assert f'resp="#stoicheia">{top.strip()}'.encode() in data
 
 
-def test_a_file_without_lost_gaps_passes_through(browser: Any, tiny_url: str, ddbdp_dir: Path) -> None:
-    upload(browser, tiny_url, ddbdp_dir / "o.claud.1.137.xml")
+def test_a_file_without_lost_gaps_passes_through(browser: Any, tiny_url: str, epidoc_ddbdp: list[Path]) -> None:
+    upload(browser, tiny_url, mirror_file(epidoc_ddbdp, "o.claud.1.137.xml"))
     assert "passed through" in browser.find_element(By.CSS_SELECTOR, ".notes").text
     assert not browser.find_elements(By.CSS_SELECTOR, "#gapped a.gap")
 
