@@ -141,7 +141,8 @@ def _parse(doc: Any) -> str:
 def _scansion(doc: Any) -> str:
     if not doc.has_extension("verses") or doc._.verses is None:
         return ""
-    rows, prose = [], 0
+    rows: list[str] = []
+    prose = 0
     for verse in doc._.verses:
         meter, scan = verse._.meter, verse._.scansion or {}
         if not meter or not meter["used"]:  # no metre, or its gate rejected it: read as prose
