@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 export STOICHEIA_ASSET_MIRROR ?= $(abspath ../shared/data)
 
-.PHONY: install demo test lint typecheck pytest browser clean
+.PHONY: install demo test lint typecheck pytest browser clean gpu-data gpu-prep gpu-train gpu-install
 
 $(VENV)/.installed: requirements/lock.txt setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,3 +42,25 @@ test: lint typecheck pytest
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info packages
+
+# The 15-minute GPU window (issue 28, projects/pretrain/GPU.md): prepare on CPU, one device call, install.
+#   make gpu-prep                 corpus + treebank workflows, then the bundle in $(GPU_BUNDLE) (< 64 MiB with the tree)
+#   make gpu-train [FILES=DIR]    print the device call; with FILES (what came back), resume from it
+#   make gpu-install FILES=DIR    verify the parts, bench quality before/after, install if bpc improves
+GPU_BUNDLE ?= .bundle
+GPU_MODEL ?= assets/models/grc_stoicheia_doc_clean
+ABSPY = $(abspath $(PY))
+
+gpu-data: install
+	cd projects/corpus && for s in fetch normalize tiers folds doc-clean; do $(ABSPY) -m weasel run $$s . --vars.sample 0 || exit 1; done
+	cd projects/parse && for s in extract convert; do $(ABSPY) -m weasel run $$s . || exit 1; done
+
+gpu-prep: gpu-data
+	$(PY) -m pretrain gpu prep --out $(GPU_BUNDLE) --mirror $(STOICHEIA_ASSET_MIRROR) --model $(GPU_MODEL)
+
+gpu-train: install
+	$(if $(FILES),$(PY) -m pretrain gpu repack --files $(FILES) --bundle $(GPU_BUNDLE) &&) $(PY) -m pretrain gpu args --bundle $(GPU_BUNDLE)
+
+gpu-install: install
+	$(if $(FILES),,$(error FILES=DIR (the folder the device call's files came back to) is required))
+	$(PY) -m pretrain gpu install --files $(FILES) --model $(GPU_MODEL)

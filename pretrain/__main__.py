@@ -1,4 +1,4 @@
-"""Command line: ``python -m pretrain {train,export,export-random,bench,presets,bundle,split,reassemble,chain,sweep} ...``.
+"""Command line: ``python -m pretrain {train,export,export-random,bench,presets,bundle,split,reassemble,chain,sweep,gpu} ...``.
 
 Examples::
 
@@ -68,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("reassemble", help="verify parts (sha256) and install them", add_help=False)
     sub.add_parser("chain", help="one <= 10-minute step of a chained, time-budgeted run", add_help=False)
     sub.add_parser("sweep", help="shape sweep: lowest dev bpc within the product limits", add_help=False)
+    sub.add_parser("gpu", help="the 15-minute GPU window: prep, args, train, repack, install", add_help=False)
     sub.add_parser("presets", help="print the training presets")
     return parser
 
@@ -111,6 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .parts import main_reassemble, main_split
 
         return (main_split if argv[0] == "split" else main_reassemble)(argv[1:])
+    if argv and argv[0] == "gpu":
+        from .gpu import main as gpu_main
+
+        return gpu_main(argv[1:])
     if argv and argv[0] in {"chain", "sweep"}:
         from .chain import main_chain, main_sweep
 

@@ -22,6 +22,7 @@ checked against ``--max-mib`` (45 by default, so code + bundle travel in one 64 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import lzma
@@ -68,15 +69,25 @@ def read_holdout(path: Path | None) -> tuple[set[str], set[tuple[str, ...]]]:
     return ids, grams
 
 
+def _work_key(rec: dict[str, Any], shuffle: bool) -> tuple[str, ...]:
+    work, rid = str(rec.get("work") or ""), str(rec.get("id") or "")
+    if not shuffle:
+        return (work, rid)
+    return (hashlib.blake2b((work or rid).encode("utf-8"), digest_size=8).hexdigest(), work, rid)
+
+
 def _doc_clean_records(path: Path, counts: dict[str, int],
-                       holdout: tuple[set[str], set[tuple[str, ...]]] = (set(), set())) -> Iterator[tuple[Any, int]]:
+                       holdout: tuple[set[str], set[tuple[str, ...]]] = (set(), set()),
+                       *, shuffle_works: bool = False) -> Iterator[tuple[Any, int]]:
     from stoicheia_spacy.codec import encode_planes
 
     ids, grams = holdout
     with path.open(encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh if line.strip()]
-    # editions of one work from several sources side by side, so that xz finds their shared text
-    rows.sort(key=lambda r: (str(r.get("work") or ""), str(r.get("id") or "")))
+    # editions of one work from several sources side by side, so that xz finds their shared text;
+    # ``shuffle_works`` orders the works by a hash of their name (a capped corpus is then a
+    # seeded sample of whole works rather than the first works of the alphabet)
+    rows.sort(key=lambda r: _work_key(r, shuffle_works))
     for rec in rows:
         if ids and (str(rec.get("id")) in ids or not grams.isdisjoint(_ngrams(rec["text"]))):
             counts["held_out_dropped"] = counts.get("held_out_dropped", 0) + 1
@@ -90,9 +101,12 @@ def _doc_clean_records(path: Path, counts: dict[str, int],
         yield planes, TIER_NAMES.index(tier) if tier in TIER_NAMES else 0
 
 
-def build_pretrain(corpus: Path, out: Path, *, limit: int | None = None, holdout: Path | None = None) -> dict[str, Any]:
+def build_pretrain(corpus: Path, out: Path, *, limit: int | None = None, holdout: Path | None = None,
+                   max_bytes: dict[str, int] | None = None) -> dict[str, Any]:
     """Pre-encode ``corpus/doc_clean/{train,dev}.jsonl`` into ``out``; training records that
-    share an id or a word 8-gram with ``holdout`` (the text ``bench quality`` scores) are left out."""
+    share an id or a word 8-gram with ``holdout`` (the text ``bench quality`` scores) are left out.
+    ``max_bytes`` caps a split's compressed planes (whole works in a seeded order, see
+    ``write_plane_corpus``)."""
     held = read_holdout(holdout)
     result: dict[str, Any] = {}
     for split in ("train", "dev"):
@@ -103,10 +117,12 @@ def build_pretrain(corpus: Path, out: Path, *, limit: int | None = None, holdout
                 "(cd projects/corpus && python -m weasel run all . --vars.sample 0)"
             )
         counts: dict[str, int] = {}
-        records = _doc_clean_records(path, counts, held if split == "train" else (set(), set()))
+        cap = (max_bytes or {}).get(split)
+        records = _doc_clean_records(path, counts, held if split == "train" else (set(), set()),
+                                     shuffle_works=cap is not None)
         if limit is not None:
             records = (r for i, r in enumerate(records) if i < limit)
-        result[split] = write_plane_corpus(records, out, split) | counts
+        result[split] = write_plane_corpus(records, out, split, max_bytes=cap) | counts
     return result
 
 

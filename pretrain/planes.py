@@ -86,30 +86,44 @@ class PlaneCorpus:
 
 
 def write_plane_corpus(records: Iterable[tuple[CharPlanes, int]], out_dir: Path, split: str,
-                       *, preset: int = 9) -> dict[str, Any]:
-    """Write ``{split}.planes.xz`` and ``{split}.index.npz``; return the counts."""
+                       *, preset: int = 9, max_bytes: int | None = None) -> dict[str, Any]:
+    """Write ``{split}.planes.xz`` and ``{split}.index.npz``; return the counts.
+
+    With ``max_bytes``, records are taken in order until the compressed stream reaches
+    about that size (the rest are not read: ``capped`` in the counts); the xz stream is
+    fed record by record, so the cap costs no second compression."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    packed: list[np.ndarray] = []
     lengths: list[int] = []
     tiers: list[int] = []
-    for planes, tier in records:
-        if len(planes) == 0:
-            continue
-        packed.append(pack_planes(planes))
-        lengths.append(len(planes))
-        tiers.append(tier)
-    data = np.concatenate(packed) if packed else np.zeros((0, 3), np.uint8)
+    comp = lzma.LZMACompressor(format=lzma.FORMAT_XZ, preset=preset)
+    written = 0
+    capped = False
+    reserve = min(2**20, (max_bytes or 0) // 4)  # what the encoder may still hold back before its flush
+    with (out_dir / f"{split}.planes.xz").open("wb") as fh:
+        for planes, tier in records:
+            if len(planes) == 0:
+                continue
+            if max_bytes is not None and written >= max_bytes - reserve:
+                capped = True
+                break
+            chunk = comp.compress(pack_planes(planes).tobytes())
+            fh.write(chunk)
+            written += len(chunk)
+            lengths.append(len(planes))
+            tiers.append(tier)
+        fh.write(comp.flush())
     offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
-    with lzma.open(out_dir / f"{split}.planes.xz", "wb", preset=preset) as fh:
-        fh.write(data.tobytes())
     np.savez_compressed(out_dir / f"{split}.index.npz", offsets=offsets, tiers=np.asarray(tiers, np.uint8))
     t = np.asarray(tiers, dtype=np.int64)
-    return {
+    counts: dict[str, Any] = {
         "records": len(tiers),
         "letters": int(offsets[-1]),
         "letters_by_tier": {TIER_NAMES[k]: int(np.asarray(lengths)[t == k].sum()) if len(t) else 0
                             for k in range(len(TIER_NAMES))},
     }
+    if max_bytes is not None:
+        counts["capped"] = capped
+    return counts
 
 
 def read_plane_corpus(directory: str | Path, split: str) -> PlaneCorpus:

@@ -16,7 +16,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,6 +140,10 @@ class Trainer:
         self.step = 0
         self.train_seconds = 0.0
         self.history: list[dict[str, Any]] = []
+        #: called after every step (after its dev evaluation and log entry) with the trainer and
+        #: the entry; returning True checkpoints and stops the run like ``call_budget_s``
+        #: (``pretrain.gpu`` writes its snapshots to ``$OUT`` from here)
+        self.after_step: Callable[[Trainer, dict[str, Any]], bool] | None = None
 
     # -- evaluation ----------------------------------------------------------------
     @torch.no_grad()
@@ -354,6 +358,8 @@ class Trainer:
                 window_letters, window_t0 = 0, time.perf_counter()
             done = self.step >= min(self.schedule.end_step, self.schedule.max_steps)
             out_of_time = t.call_budget_s > 0 and time.perf_counter() - call_t0 >= t.call_budget_s and not done
+            if self.after_step is not None and self.after_step(self, entry) and not done:
+                out_of_time = True
             if self.step % t.ckpt_every == 0 or done or out_of_time:
                 self.save_checkpoint()
             self.train_seconds += time.perf_counter() - tick

@@ -124,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mask-rate", type=float, default=0.15)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--json", type=Path, default=None, help="also write the rows to this JSON file")
     args = parser.parse_args(argv)
 
     import torch
@@ -162,4 +163,16 @@ def main(argv: list[str] | None = None) -> int:
     for name, bpc, secs in rows:
         print(f"{name:<36} {bpc:>10.4f} {bpc / ref:>10.3f} {secs:>8.1f}")
     print(f"(uniform over 24 letters = {math.log2(A.N_ALPHA):.4f} bpc)")
+    if args.json is not None:
+        report = {
+            "source": str(model_dir),
+            "dev": str(dev_path),
+            "held_out_letters": sum(len(p) for p in dev),
+            "masked": n_masked,
+            "mask_rate": args.mask_rate,
+            "seed": args.seed,
+            "rows": [{"model": name, "bpc": round(bpc, 4), "seconds": round(secs, 1)} for name, bpc, secs in rows],
+        }
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0

@@ -40,19 +40,6 @@ def doc_clean(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def treebank(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import spacy
-    from spacy.tokens import DocBin
-
-    root = tmp_path_factory.mktemp("treebank")
-    (root / "fold0").mkdir()
-    nlp = spacy.blank("grc")
-    for split in ("train", "dev"):
-        DocBin(docs=[nlp("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος")]).to_disk(root / "fold0" / f"{split}.spacy")
-    return root
-
-
-@pytest.fixture(scope="module")
 def bundle(doc_clean: Path, treebank: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("bundle")
     # bench quality's held-out sample: a passage of training record 10 under another id
