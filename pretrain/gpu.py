@@ -347,6 +347,7 @@ class Snapshots:
         self.part_bytes = int(part_mib * 2**20)
         self.seq = 0
         self.files: list[str] = []
+        self.manifest: dict[str, Any] = {}
         out.mkdir(parents=True, exist_ok=True)
 
     def write(self, blob: bytes, status: dict[str, Any]) -> dict[str, Any]:
@@ -365,7 +366,14 @@ class Snapshots:
         for old in self.files:
             (self.out / old).unlink(missing_ok=True)
         self.files = [x["file"] for x in parts]
+        self.manifest = manifest
         return manifest
+
+    def update_status(self, extra: dict[str, Any]) -> dict[str, Any]:
+        """Add to the last snapshot's status (the parts stay)."""
+        self.manifest["status"] = self.manifest["status"] | extra
+        _atomic_write(self.out / MANIFEST, (json.dumps(self.manifest, indent=1) + "\n").encode("utf-8"))
+        return self.manifest
 
 
 def read_snapshot(files: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -424,9 +432,12 @@ def _blob(trainer: Any, *, finished: bool) -> tuple[bytes, str]:
 
 def train_window(bundle: Path, out: Path, *, device: str, budget_s: float, call_s: float, snapshot_s: float,
                  overrides: Sequence[str] = (), run: Path | None = None, part_mib: float = 15.0,
-                 t_start: float | None = None, call_steps: int = 0) -> dict[str, Any]:
+                 t_start: float | None = None, call_steps: int = 0, synthetic_steps: int = 10,
+                 synthetic_reserve_s: float = 30.0) -> dict[str, Any]:
     """The device call: train from ``bundle/init`` and keep ``out`` holding the latest snapshot.
-    ``call_steps`` > 0 also stops the call after that many steps (tests: a call cut short)."""
+    ``call_steps`` > 0 also stops the call after that many steps (tests: a call cut short).
+    When more than ``synthetic_reserve_s`` are left after the last snapshot, ``synthetic_steps``
+    steps on synthetic rows of the same shape and batch give the rate the real data is compared with."""
     import torch
 
     from .config import build_config
@@ -505,6 +516,18 @@ def train_window(bundle: Path, out: Path, *, device: str, budget_s: float, call_
     result = trainer.run()
     blob, which = _blob(trainer, finished=result.finished)
     manifest = snaps.write(blob, status(result.finished, which))
+    if synthetic_steps > 0 and deadline - time.perf_counter() > synthetic_reserve_s:
+        # the synthetic rate of the same shape, rows and batch in the same call (BENCHMARKS.md)
+        from .bench import bench_preset
+
+        t = cfg.train
+        synth = bench_preset("mini", trainer.device, row_len=cfg.data.row_len, seg_len=cfg.data.max_window,
+                             rows=t.micro_rows * t.accum, steps=synthetic_steps, warmup=2,
+                             overrides={k: v for k, v in shape.items() if k != "model_type"})
+        rate = manifest["status"]["letters_per_s"]
+        manifest = snaps.update_status({"synthetic": {k: synth[k] for k in ("letters_s", "step_s", "rows", "row_len", "steps")}
+                                        | {"peak_mem_gib": synth.get("peak_mem_gib")},
+                                        "ratio_to_synthetic": round(rate / synth["letters_s"], 3)})
     return manifest["status"]
 
 
@@ -521,6 +544,7 @@ def main_train(argv: Sequence[str]) -> int:
     p.add_argument("--part-mib", type=float, default=15.0)
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--call-steps", type=int, default=0, help="also stop after this many steps (tests)")
+    p.add_argument("--synthetic-steps", type=int, default=10, help="synthetic-row steps timed at the end (0: none)")
     p.add_argument("--set", dest="overrides", nargs="+", default=[], metavar="SECTION.KEY=VALUE")
     args = p.parse_args(list(argv))
     if args.threads:
@@ -531,7 +555,7 @@ def main_train(argv: Sequence[str]) -> int:
         status = train_window(Path(args.bundle), Path(args.out), device=args.device, budget_s=args.budget_s,
                               call_s=args.call_s, snapshot_s=args.snapshot_s, overrides=args.overrides,
                               run=Path(args.run) if args.run else None, part_mib=args.part_mib, t_start=t_start,
-                              call_steps=args.call_steps)
+                              call_steps=args.call_steps, synthetic_steps=args.synthetic_steps)
     except StoicheiaError as exc:
         print(f"error: {exc}")
         return 2

@@ -137,7 +137,7 @@ def test_whole_window_on_cpu(window: Path, model: Path, tmp_path: Path) -> None:
     # call 1 is cut short after 6 of its steps (as a timeout would): a snapshot is there
     out1 = tmp_path / "out1"
     assert pretrain_main(["gpu", "train", "--out", str(out1), "--run", str(tmp_path / "run1"),
-                          "--call-steps", "6", *common]) == 0
+                          "--call-steps", "6", "--synthetic-steps", "0", *common]) == 0
     files = sorted(p.name for p in out1.iterdir())
     assert len(files) <= RETURN_FILES and MANIFEST in files
     assert all(p.stat().st_size <= 0.2 * 2**20 for p in out1.iterdir())
@@ -151,11 +151,14 @@ def test_whole_window_on_cpu(window: Path, model: Path, tmp_path: Path) -> None:
     status = repack(out1, window)
     assert verify_bundle(window)["counts"]["init"]["resume_step"] == 6
     out2 = tmp_path / "out2"
-    assert pretrain_main(["gpu", "train", "--out", str(out2), "--run", str(tmp_path / "run2"), *common]) == 0
+    assert pretrain_main(["gpu", "train", "--out", str(out2), "--run", str(tmp_path / "run2"),
+                          "--synthetic-steps", "1", *common]) == 0
     manifest, snap = read_snapshot(out2)
     status = manifest["status"]
     assert status["resumed_from_step"] == 6 and status["finished"] and status["step"] == status["end_step"] == 16
     assert status["weights"] == "best" and status["letters"] == 16 * 2 * 256
+    assert status["synthetic"]["rows"] == 2 and status["ratio_to_synthetic"] > 0
+    assert "synthetic" not in read_snapshot(out1)[0]["status"]
     assert [h["step"] for h in snap["history"]] == list(range(1, 17))
     with pytest.raises(CheckpointError, match="finished"):
         repack(out2, window)
