@@ -403,6 +403,10 @@ def read_snapshot(files: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 # ------------------------------------------------------------------ train (device)
+def _finite(x: float) -> float | None:
+    return round(float(x), 4) if math.isfinite(x) else None
+
+
 def _blob(trainer: Any, *, finished: bool) -> tuple[bytes, str]:
     import torch
 
@@ -472,8 +476,10 @@ def train_window(bundle: Path, out: Path, *, device: str, budget_s: float, call_
         "device": torch.cuda.get_device_name() if trainer.device.type == "cuda" else "cpu",
         "torch": torch.__version__,
         "resumed_from_step": first_step if state is not None else None,
-        "setup_s": round(time.perf_counter() - t_start, 1),
     }
+    if state is None:  # the trainer's dev bpc of the weights the run starts from
+        info["init_dev_bpc"] = _finite(trainer.evaluate())
+    info["setup_s"] = round(time.perf_counter() - t_start, 1)
     last_snap = time.perf_counter()
     letters0 = sum(int(h.get("letters", 0)) for h in trainer.history)
 
@@ -487,7 +493,7 @@ def train_window(bundle: Path, out: Path, *, device: str, budget_s: float, call_
             "max_steps": trainer.schedule.max_steps,
             "finished": finished,
             "weights": which,
-            "best_dev_bpc": trainer.schedule.best,
+            "best_dev_bpc": _finite(trainer.schedule.best),
             "best_step": trainer.schedule.best_step,
             "first_dev_bpc": devs[0]["dev_bpc"] if devs else None,
             "last_dev_bpc": devs[-1]["dev_bpc"] if devs else None,
@@ -645,9 +651,10 @@ def install(files: Path, model: Path, *, metrics: Path | None, dev_letters: int 
         "masked_bpc": {"before": b, "after": a, "random_init_control": before["rows"][1]["bpc"],
                        **({"ngram": before["rows"][2]["bpc"]} if len(before["rows"]) > 2 else {})},
         "window": {k: st.get(k) for k in ("device", "torch", "step", "end_step", "finished", "weights",
-                                          "first_dev_bpc", "best_dev_bpc", "last_dev_bpc", "letters",
+                                          "init_dev_bpc", "first_dev_bpc", "best_dev_bpc", "last_dev_bpc", "letters",
                                           "letters_this_call", "letters_per_s", "train_seconds", "call_seconds",
-                                          "setup_s", "first_step_s", "resumed_from_step")},
+                                          "setup_s", "first_step_s", "resumed_from_step", "synthetic",
+                                          "ratio_to_synthetic")},
         "heads_to_refit": {h: HEAD_RECIPES.get(h, "its recipe") for h in heads} if improved or force else {},
     }
     if metrics is not None:

@@ -146,6 +146,7 @@ def test_whole_window_on_cpu(window: Path, model: Path, tmp_path: Path) -> None:
     assert status["step"] == 6 and not status["finished"] and status["weights"] == "last"
     assert status["resumed_from_step"] is None and status["letters"] == 6 * 2 * 256
     assert status["first_dev_bpc"] is not None and status["first_step_s"] >= 0
+    assert status["init_dev_bpc"] > 0  # the dev bpc of the init weights, before any step
     assert all(v.dtype == torch.bfloat16 for v in snap["model"].values() if v.is_floating_point())
     # the machine is lost: the returned parts become the next call's init
     status = repack(out1, window)
@@ -155,6 +156,7 @@ def test_whole_window_on_cpu(window: Path, model: Path, tmp_path: Path) -> None:
                           "--synthetic-steps", "1", *common]) == 0
     manifest, snap = read_snapshot(out2)
     status = manifest["status"]
+    assert "init_dev_bpc" not in status
     assert status["resumed_from_step"] == 6 and status["finished"] and status["step"] == status["end_step"] == 16
     assert status["weights"] == "best" and status["letters"] == 16 * 2 * 256
     assert status["synthetic"]["rows"] == 2 and status["ratio_to_synthetic"] > 0
