@@ -358,8 +358,8 @@ class Trainer:
                 window_letters, window_t0 = 0, time.perf_counter()
             done = self.step >= min(self.schedule.end_step, self.schedule.max_steps)
             out_of_time = t.call_budget_s > 0 and time.perf_counter() - call_t0 >= t.call_budget_s and not done
-            if self.after_step is not None and self.after_step(self, entry) and not done:
-                out_of_time = True
+            stopped = self.after_step is not None and self.after_step(self, entry) and not done
+            out_of_time = out_of_time or stopped
             if self.step % t.ckpt_every == 0 or done or out_of_time:
                 self.save_checkpoint()
             self.train_seconds += time.perf_counter() - tick
@@ -367,7 +367,10 @@ class Trainer:
             if t.fail_at_step == self.step:
                 raise SimulatedCrash(f"simulated crash after step {self.step}")
             if out_of_time:
-                log.info("call budget of %.0f s spent at step %d: checkpointed, stopping", t.call_budget_s, self.step)
+                if stopped:
+                    log.info("stopped by the caller at step %d: checkpointed", self.step)
+                else:
+                    log.info("call budget of %.0f s spent at step %d: checkpointed, stopping", t.call_budget_s, self.step)
                 finished = False
                 break
         if not finished:
