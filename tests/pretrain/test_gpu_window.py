@@ -220,3 +220,27 @@ def test_plane_cap_takes_whole_records_until_the_room_is_used(tmp_path: Path) ->
     assert counts["capped"] and 0 < counts["records"] < 20
     assert (tmp_path / "train.planes.xz").stat().st_size <= 2.5 * 2**20
     assert read_plane_corpus(tmp_path, "train").letters == counts["letters"] == 200_000 * counts["records"]
+
+
+def test_the_device_call_imports_neither_spacy_nor_datasets(window: Path, tmp_path: Path) -> None:
+    """The device image has no spaCy: the call runs with spaCy, thinc and datasets unimportable."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('spacy', 'thinc', 'datasets', 'weasel'):\n"
+        "            raise ImportError('not on the device image: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from pretrain.__main__ import main\n"
+        f"sys.exit(main(['gpu', 'train', '--bundle', {str(window)!r}, '--out', {str(tmp_path / 'out')!r},"
+        f" '--run', {str(tmp_path / 'run')!r}, '--device', 'cpu', '--threads', '1', '--budget-s', '0',"
+        " '--call-s', '300', '--call-steps', '2', '--synthetic-steps', '1', '--set', *" + repr(SMALL) + "]))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    manifest, _ = read_snapshot(tmp_path / "out")
+    assert manifest["status"]["letters_this_call"] == 2 * 2 * 256 and manifest["status"]["synthetic"]["rows"] == 2
