@@ -79,11 +79,11 @@ GPU_RECIPE = (
 )
 #: the task heads of the shipped model folder and the CPU recipes that re-fit them on a new backbone
 HEAD_RECIPES = {
-    "morphosyntax": "projects/parse (weasel run train-pretrained; then stoicheia package)",
-    "restorer": "projects/restore (the restoration overlay recipe)",
-    "scanner": "projects/meter (the scanner heads recipe)",
-    "dater": "projects/date",
-    "attributor": "projects/attribution",
+    "morphosyntax": "projects/parse: weasel run train-pretrained (then stoicheia package)",
+    "restorer": "projects/restore: weasel run finetune",
+    "scanner": "projects/meter: weasel run train",
+    "dater": "projects/date: weasel run train",
+    "attributor": "projects/date: weasel run attribute",
 }
 
 

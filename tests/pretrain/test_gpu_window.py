@@ -179,7 +179,7 @@ def test_whole_window_on_cpu(window: Path, model: Path, tmp_path: Path) -> None:
     after = (target / "model.safetensors").read_bytes()
     assert (after != before) == saved["installed"]
     if saved["installed"]:
-        assert saved["heads_to_refit"] == {"scanner": "projects/meter (the scanner heads recipe)"}
+        assert saved["heads_to_refit"] == {"scanner": "projects/meter: weasel run train"}
     # --force installs regardless; the folder then loads with its sha256 file
     result = install(out2, target, metrics=None, dev_letters=3000, force=True)
     assert result["installed"]
