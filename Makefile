@@ -1,12 +1,14 @@
 # Two commands for a fresh machine (see README):
-#   make demo   installs the project, builds and installs grc_stoicheia_doc_clean, runs the demo
-#   make test   installs the project and its dev tools, then ruff, mypy and pytest
+#   make demo   installs the project, builds and installs the lexicon data package
+#               (stoicheia-lexicon-grc, from the data mirror) and grc_stoicheia_doc_clean
+#               (assembled by spaCy from assets/models/grc_stoicheia_doc_clean/config.cfg), runs the demo
+#   make test   the same set-up, then ruff, mypy and pytest
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 export STOICHEIA_ASSET_MIRROR ?= $(abspath ../shared/data)
 
-.PHONY: install demo test lint typecheck pytest browser clean gpu-data gpu-prep gpu-train gpu-install
+.PHONY: install lexicon demo test lint typecheck pytest browser clean gpu-data gpu-prep gpu-train gpu-install
 
 $(VENV)/.installed: requirements/lock.txt setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +20,30 @@ $(VENV)/.installed: requirements/lock.txt setup.cfg pyproject.toml
 
 install: $(VENV)/.installed
 
-demo: install
-	$(PY) -m stoicheia_spacy.cli demo --build --source embedded:grc_stoicheia_doc_clean
+# The lexicon data package stoicheia-lexicon-grc (GPL-3.0 / CC BY-SA data, never inside the MIT
+# code package): the accent lexicon (projects/accent formlex) and the macron lexicon
+# (projects/meter macron-lexicon), built from the mirror (~2.5 CPU minutes) into packages/lexicon
+# and installed; skipped, with a message, where there is no mirror.
+LEXICON_WHEEL_DIR := packages/lexicon/dist
+LEXICON_STAMP := $(VENV)/.lexicon-installed
+
+$(LEXICON_STAMP): | $(VENV)/.installed
+	@if [ ! -d "$(STOICHEIA_ASSET_MIRROR)/lexica" ]; then \
+	  echo "no data mirror at $(STOICHEIA_ASSET_MIRROR): the lexicon data package is not built"; \
+	else \
+	  set -e; \
+	  cd projects/accent && $(abspath $(PY)) scripts/build_formlex.py "$(STOICHEIA_ASSET_MIRROR)" corpus/formlex.npz --literary-limit 400 && cd ../..; \
+	  cd projects/meter && $(abspath $(PY)) scripts/build_lexicon.py assets/macron_lexicon.json.gz && cd ../..; \
+	  $(PY) projects/accent/scripts/package_lexicon.py "$(STOICHEIA_ASSET_MIRROR)" projects/accent/corpus/formlex.npz packages/lexicon \
+	    --macron-lexicon projects/meter/assets/macron_lexicon.json.gz; \
+	  $(PY) -m pip install -q --no-deps --force-reinstall $(LEXICON_WHEEL_DIR)/stoicheia_lexicon_grc-*.whl; \
+	  touch $@; \
+	fi
+
+lexicon: $(LEXICON_STAMP)
+
+demo: install lexicon
+	$(PY) -m stoicheia_spacy.cli demo --build
 
 lint: install
 	$(VENV)/bin/ruff check stoicheia_spacy pretrain tests projects
@@ -35,7 +59,7 @@ browser:
 	    || echo "chromium could not be installed: the browser tests of tests/serve will skip"; \
 	fi
 
-pytest: install browser
+pytest: install browser lexicon
 	$(PY) -m pytest -q tests
 
 test: lint typecheck pytest

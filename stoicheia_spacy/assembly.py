@@ -1,18 +1,24 @@
-"""Pipeline assembly: a checkpoint, a package or the embedded default -> a ready spaCy pipeline.
+"""Pipeline assembly: spaCy's config is the one route from weights to a pipeline.
 
-:func:`build_pipeline` is the one place where a backbone becomes a ``stoicheia_encoder``
-pipeline; the task pipelines (:func:`morphosyntax_pipeline`, :func:`restorer_pipeline`,
-:func:`scanner_pipeline`) and :func:`load_pipeline` build on it. The command line,
-the benchmarks and the projects call these functions; nothing here depends on ``cli``.
+A pipeline is a ``config.cfg`` whose ``[initialize]`` names its weights; :func:`assemble`
+is ``spacy assemble``: :func:`spacy.util.load_model_from_config`, then ``nlp.initialize()``,
+which hands each component its ``[initialize.components.NAME]`` settings (the encoder's
+``loader``, every other component's ``weights`` folder). Nothing else adds components or
+sets their options.
+
+* The embedded default model is ``assets/models/grc_stoicheia_doc_clean/config.cfg``: its
+  paths are relative to its folder (``${paths.base}``, set by :func:`assemble` to the
+  config's folder), so the weights stay where they are.
+* A released checkpoint without a ``config.cfg`` becomes one with
+  :func:`checkpoint_config`: the encoder's architecture from its ``config.json``, its
+  loader in ``[initialize]``, and for a task fine-tune the released heads
+  (``[initialize.after_init]``, ``stoicheia.ReleasedHeads.v1``).
+* ``stoicheia package`` / ``make demo`` assemble, ``nlp.to_disk`` and ``spacy package``;
+  ``spacy.load`` reads the result.
 
 ``--model`` on the command line always names a pipeline (:func:`load_pipeline`: an
-installed package or a saved directory); ``--source`` names a backbone checkpoint
-(:func:`build_pipeline`: hub id, directory or ``embedded:NAME``).
-
-Listeners need no linking here: spaCy's public ``add_pipe``, ``remove_pipe``,
-``initialize`` and ``load`` hand every component to the ``stoicheia_encoder``'s
-``find_listeners``, and the components load their weights in place (``from_disk``), so a
-component added and then loaded stays linked.
+installed package or a saved directory); ``--source`` names a checkpoint or a config
+(:func:`build_pipeline`: hub id, directory, ``embedded:NAME`` or a ``.cfg`` file).
 """
 
 from __future__ import annotations
@@ -20,19 +26,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import srsly
 from spacy.language import Language
+from thinc.api import Config
 
 from .errors import ConfigError
 
-#: The embedded default backbone (``assets/models/grc_stoicheia_doc_clean``).
+#: The embedded default model (``assets/models/grc_stoicheia_doc_clean``).
 DEFAULT_SOURCE = "embedded:grc_stoicheia_doc_clean"
 #: The installed default pipeline (``make demo``).
 DEFAULT_PACKAGE = "grc_stoicheia_doc_clean"
 #: ``stoicheia.CharEncoder.v1`` arguments read from the checkpoint's config.json.
 ARCH_KEYS = ("d_model", "n_heads", "depth", "char_window", "qk_norm", "attn_impl",
              "n_region", "n_century", "use_cap_input")
-#: Optional file beside a checkpoint listing the components its package holds.
-MANIFEST = "pipeline.json"
+#: The pipeline config beside a model's weights, and its meta (licences, sources).
+CONFIG = "config.cfg"
+META = "meta.json"
+ENCODER = "stoicheia_encoder"
 
 
 def stored_dtype(directory: str | Path | None) -> str | None:
@@ -46,77 +56,165 @@ def stored_dtype(directory: str | Path | None) -> str | None:
         return str(handle.get_slice(names[0]).get_dtype()) if names else None
 
 
-def build_pipeline(
+def _architecture(directory: Path, prefix: str | None) -> dict[str, Any]:
+    from .backbone import load_backbone, load_backbone_config
+
+    config = load_backbone_config(directory).to_dict()
+    if config.get("n_region") is None or config.get("n_century") is None:
+        from safetensors import safe_open
+
+        with safe_open(str(directory / "model.safetensors"), framework="pt") as handle:
+            tables = any(name.endswith(("e_region.weight", "e_century.weight")) for name in handle.keys())
+        if tables:  # sizes from the tables (the loader's rules): read the weights once here
+            config = load_backbone(directory, prefix=prefix).config.to_dict()
+    return config
+
+
+def checkpoint_config(
     source: str, *, prefix: str | None = None, revision: str | None = None,
-    max_length: int = 4096, overlap: int = 512, components: bool = True,
-) -> Language:
-    """``spacy.blank("grc")`` (with ``stoicheia.GreekTokenizer.v1``) + an initialized ``stoicheia_encoder`` holding ``source``'s weights.
-
-    The architecture comes from the checkpoint's ``config.json``; ``max_length`` and
-    ``overlap`` are the long-document windows of one forward (see
-    :mod:`stoicheia_spacy.backbone.windows`). The initialize section records the loader so
-    that the config retrains from the same weights. With ``components`` (default), a local
-    checkpoint's ``pipeline.json`` adds the task components that ship beside it (see
-    :func:`add_manifest_components`) and a released task checkpoint its heads.
-    """
-    import spacy
-
-    from .backbone import load_backbone
+    max_length: int = 4096, overlap: int = 512, heads: bool = True,
+) -> Config:
+    """The pipeline config of a released checkpoint: ``stoicheia.GreekTokenizer.v1`` + a
+    ``stoicheia_encoder`` shaped by its ``config.json``, whose ``[initialize]`` loader names
+    ``source``; with ``heads`` a released task fine-tune adds its components at initialize
+    (``stoicheia.ReleasedHeads.v1``). ``max_length``/``overlap``: the long-document windows
+    of one forward (:mod:`stoicheia_spacy.backbone.windows`)."""
     from .backbone.loading import resolve_source
-    from .models import set_backbone_weights
-    from .release import AS_WRITTEN_KINDS, add_released_heads, backbone_prefix, detect_kind
+    from .release import AS_WRITTEN_KINDS, backbone_prefix, detect_kind
 
     directory = resolve_source(source, revision)  # a local snapshot for hub ids
     if prefix is None:
         prefix = backbone_prefix(directory)  # encoder. / tagger.encoder. in task checkpoints
-    backbone = load_backbone(directory, prefix=prefix)
-    config = backbone.config.to_dict()
+    arch = _architecture(directory, prefix)
     model: dict[str, Any] = {"@architectures": "stoicheia.CharEncoder.v1",
                              "max_length": max_length, "overlap": overlap}
-    model.update({k: config.get(k, None if k.startswith("n_") else False) for k in ARCH_KEYS})
+    model.update({k: arch.get(k, None if k.startswith("n_") else False) for k in ARCH_KEYS})
     kind = detect_kind(directory)
-    if components and kind in AS_WRITTEN_KINDS:  # fine-tunes read planes as written
+    if heads and kind in AS_WRITTEN_KINDS:  # fine-tunes read planes as written
         model["hide_unmarked"] = False
-    if components and kind == "tagger_parser":  # words encoded one by one, as written (models/token_planes.py)
+    if heads and kind == "tagger_parser":  # words encoded one by one, as written (models/token_planes.py)
         model.update({"planes": "tokens", "hide_unmarked": False})
-    nlp = spacy.blank("grc", config={"nlp": {"tokenizer": {"@tokenizers": "stoicheia.GreekTokenizer.v1"}}})
-    encoder = nlp.add_pipe("stoicheia_encoder", config={"model": model})
-    set_backbone_weights(encoder.model, backbone)  # type: ignore[attr-defined]
-    nlp.initialize()  # keeps the weights just set (no second read)
+    init: dict[str, Any] = {"loader": {"@misc": "stoicheia.BackboneLoader.v1", "source": str(source),
+                                       "prefix": prefix, "revision": revision}}
     stored = stored_dtype(directory)
     if stored in {"BF16", "F16"}:  # keep a half-precision release half-precision in the package
-        encoder.cfg["save_dtype"] = "bfloat16" if stored == "BF16" else "float16"  # type: ignore[attr-defined]
-    loader = {"@misc": "stoicheia.BackboneLoader.v1", "source": str(source), "prefix": prefix,
-              "revision": revision}
-    nlp.config["initialize"]["components"]["stoicheia_encoder"] = {"loader": loader}
-    if components:
-        manifest = directory / MANIFEST
-        if manifest.is_file():
-            add_manifest_components(nlp, manifest)
-        add_released_heads(nlp, directory)  # task heads of released fine-tunes (nothing for a backbone)
+        init["save_dtype"] = "bfloat16" if stored == "BF16" else "float16"
+    config: dict[str, Any] = {
+        "paths": {"base": None},
+        "nlp": {"lang": "grc", "pipeline": [ENCODER],
+                "tokenizer": {"@tokenizers": "stoicheia.GreekTokenizer.v1"}},
+        "components": {ENCODER: {"factory": ENCODER, "model": model}},
+        "initialize": {"components": {ENCODER: init}},
+    }
+    if heads and kind != "backbone":
+        config["initialize"]["after_init"] = {"@callbacks": "stoicheia.ReleasedHeads.v1",
+                                              "source": str(source), "revision": revision}
+    return Config(config)
+
+
+def model_config_path(source: str | Path, revision: str | None = None) -> Path | None:
+    """The ``config.cfg`` that ``source`` names (a ``.cfg`` file, or a checkpoint folder
+    holding one), else None (a checkpoint without a config)."""
+    path = Path(str(source))
+    if path.suffix == ".cfg":
+        if not path.is_file():
+            raise ConfigError(f"pipeline config {path} does not exist")
+        return path
+    from .backbone.loading import resolve_source
+
+    directory = resolve_source(source, revision)
+    return directory / CONFIG if (directory / CONFIG).is_file() else None
+
+
+def keep_components(config: Config, names: list[str] | tuple[str, ...]) -> Config:
+    """``config`` with only the components ``names`` (and their ``[initialize]`` settings), in
+    the config's order; unknown names raise ``ConfigError``."""
+    pipeline = list(config["nlp"]["pipeline"])
+    unknown = [n for n in names if n not in pipeline]
+    if unknown:
+        raise ConfigError(f"the pipeline config has no component {unknown} (it has {pipeline})")
+    config = Config(config)  # a copy
+    config["nlp"]["pipeline"] = [n for n in pipeline if n in names]
+    for section in (config["components"], config.get("initialize", {}).get("components", {})):
+        for name in [n for n in section if n not in names]:
+            del section[name]
+    return config
+
+
+def assemble(config: Config | str | Path, *, base: str | Path | None = None,
+             overrides: dict[str, Any] | None = None, only: list[str] | tuple[str, ...] | None = None) -> Language:
+    """``spacy assemble``: the pipeline of ``config`` (a :class:`Config` or a ``.cfg`` path),
+    initialized, so that every component holds the weights its ``[initialize]`` names.
+
+    ``${paths.base}`` is ``base``, by default the config file's folder; a ``meta.json``
+    beside the file (licences, sources) becomes ``nlp.meta``; ``only``: assemble just these
+    components (:func:`keep_components`)."""
+    from spacy import util
+
+    from .registrations import register_all
+
+    register_all()  # a source checkout without entry points resolves our names too
+    meta: dict[str, Any] = {}
+    if not isinstance(config, Config):
+        path = Path(config)
+        if not path.is_file():
+            raise ConfigError(f"pipeline config {path} does not exist")
+        base = path.parent if base is None else base
+        config = util.load_config(path, interpolate=False)
+        if (path.parent / META).is_file():
+            meta = dict(srsly.read_json(path.parent / META))
+    config = Config(config)
+    config.setdefault("paths", {})
+    if base is not None:
+        config["paths"]["base"] = str(Path(base).resolve())
+    for key, value in (overrides or {}).items():
+        section: Any = config
+        *parents, leaf = key.split(".")
+        for part in parents:
+            section = section.setdefault(part, {})
+        section[leaf] = value
+    if only is not None:
+        config = keep_components(config, only)
+    try:
+        nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
+    except Exception as exc:  # confection/catalogue: a bad or unknown block
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"invalid pipeline config: {exc}") from exc
+    nlp.initialize()
+    nlp.meta.update(meta)
     return nlp
 
 
-def add_manifest_components(nlp: Language, manifest: Path) -> None:
-    """Add the components a ``pipeline.json`` lists, in order, after the encoder.
+def build_pipeline(
+    source: str, *, prefix: str | None = None, revision: str | None = None,
+    max_length: int = 4096, overlap: int = 512, components: bool = True,
+) -> Language:
+    """The assembled pipeline of ``source``: its ``config.cfg`` when it ships one (the
+    embedded default: encoder + task components; ``components=False``: the encoder alone),
+    else :func:`checkpoint_config` (``components``: with a task fine-tune's heads)."""
+    path = model_config_path(source, revision)
+    if path is not None and components:
+        return assemble(path)
+    if path is not None and path.suffix == ".cfg" and path.name != CONFIG:
+        raise ConfigError(f"{path}: components=False needs a checkpoint, not a config")
+    return assemble(checkpoint_config(source, prefix=prefix, revision=revision, max_length=max_length,
+                                      overlap=overlap, heads=components))
 
-    Each entry has ``factory`` and optional ``name``, ``config`` and ``weights`` (a folder
-    beside the manifest read with the component's ``from_disk``).
-    """
-    import srsly
 
-    try:
-        entries = srsly.read_json(manifest)["components"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"invalid component manifest {manifest}: {exc}") from exc
-    for entry in entries:
-        factory = entry["factory"]
-        pipe = nlp.add_pipe(factory, name=entry.get("name", factory), config=entry.get("config", {}))
-        if entry.get("weights"):
-            folder = manifest.parent / entry["weights"]
-            if not folder.is_dir():
-                raise ConfigError(f"{manifest}: weights folder {folder} of {factory} is missing")
-            pipe.from_disk(folder)  # type: ignore[attr-defined]
+def add_from_weights(nlp: Language, factory: str, weights: str | Path, *, name: str | None = None,
+                     config: dict[str, Any] | None = None) -> Any:
+    """Append ``factory`` to an assembled pipeline and initialize it from the saved component
+    folder ``weights``, exactly as ``[initialize.components.NAME] weights = ...`` does in a
+    config (the setting is recorded in ``nlp.config``)."""
+    name = name or factory
+    folder = Path(weights)
+    if not folder.is_dir():
+        raise ConfigError(f"no {factory} weights folder {folder}")
+    pipe = nlp.add_pipe(factory, name=name, config=config or {})
+    pipe.initialize(lambda: [], nlp=nlp, weights=folder)  # type: ignore[attr-defined]
+    nlp.config["initialize"]["components"][name] = {"weights": str(folder)}
+    return pipe
 
 
 def load_pipeline(model: str | Path) -> Language:
@@ -127,15 +225,15 @@ def load_pipeline(model: str | Path) -> Language:
 
 
 def morphosyntax_pipeline(model: str | Path | None = None) -> Language:
-    """``model`` (a pipeline), else the default backbone + the morphosyntax heads shipped beside it."""
+    """``model`` (a pipeline), else the default model's encoder + morphosyntax components."""
     if model:
         return load_pipeline(model)
-    from .morph.package import add_morphosyntax, default_morphosyntax_dir
+    from .morph.package import COMPONENTS
 
-    nlp = build_pipeline(DEFAULT_SOURCE, components=False)
-    if not add_morphosyntax(nlp, default_morphosyntax_dir()):
-        raise ConfigError("no morphosyntax heads are shipped with the default model: name a pipeline")
-    return nlp
+    path = model_config_path(DEFAULT_SOURCE)
+    if path is None:
+        raise ConfigError("the default model ships no config.cfg: name a pipeline")
+    return assemble(path, only=(ENCODER, *COMPONENTS))
 
 
 def restorer_pipeline(model: str | Path | None = None, *, beam_width: int = 20, n_candidates: int = 20) -> Language:
@@ -154,10 +252,10 @@ def restorer_pipeline(model: str | Path | None = None, *, beam_width: int = 20, 
             nlp = restoration_pipeline()
     config = {"beam_width": beam_width, "n_candidates": n_candidates}
     if "stoicheia_restorer" not in nlp.pipe_names:
-        nlp.add_pipe("stoicheia_restorer", config=config)
+        nlp.add_pipe("stoicheia_restorer", config={"settings": config})
     else:
         restorer: Any = nlp.get_pipe("stoicheia_restorer")
-        restorer.cfg.update(config)
+        restorer.configure(**config)
     return nlp
 
 
@@ -170,17 +268,17 @@ def scanner_dir() -> Path | None:
 
 
 def scanner_pipeline(source: str = DEFAULT_SOURCE, heads: Path | None = None) -> Language:
-    """Encoder from ``source`` + ``stoicheia_scanner`` loaded from ``heads`` (default: shipped)."""
+    """Encoder from ``source`` + ``stoicheia_scanner`` initialized from ``heads`` (default: shipped)."""
     heads = heads or scanner_dir()
     if heads is None:
         raise ConfigError("no trained scanner heads found (train them with projects/meter)")
     nlp = build_pipeline(source, components=False)  # only the encoder: the scanner is added below
-    nlp.add_pipe("stoicheia_scanner").from_disk(heads)  # type: ignore[attr-defined]
+    add_from_weights(nlp, "stoicheia_scanner", heads)
     return nlp
 
 
 __all__ = [
-    "ARCH_KEYS", "DEFAULT_PACKAGE", "DEFAULT_SOURCE", "MANIFEST", "add_manifest_components",
-    "build_pipeline", "load_pipeline", "morphosyntax_pipeline",
+    "ARCH_KEYS", "CONFIG", "DEFAULT_PACKAGE", "DEFAULT_SOURCE", "META", "add_from_weights", "assemble",
+    "build_pipeline", "checkpoint_config", "keep_components", "load_pipeline", "model_config_path", "morphosyntax_pipeline",
     "restorer_pipeline", "scanner_dir", "scanner_pipeline", "stored_dtype",
 ]

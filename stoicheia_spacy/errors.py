@@ -37,6 +37,11 @@ class ConfigError(StoicheiaError, ValueError):
     """An invalid model or pipeline configuration."""
 
 
+class LexiconMissingError(ConfigError):
+    """A pipeline names a lexicon data package (``stoicheia-lexicon-grc``) that is not
+    installed, or not the version / file it was saved with."""
+
+
 class CorpusError(StoicheiaError, ValueError):
     """A training corpus that cannot be read: missing file, bad record schema, no usable text."""
 

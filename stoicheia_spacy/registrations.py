@@ -39,6 +39,9 @@ MODULES: tuple[str, ...] = (
     "stoicheia_spacy.pipeline.restorer",
     "stoicheia_spacy.pipeline.scanner",
     "stoicheia_spacy.accent.segment",
+    "stoicheia_spacy.accent.lexasset",
+    "stoicheia_spacy.release",
+    "stoicheia_spacy.restore.settings",
     "stoicheia_spacy.tokenizer",
 )
 

@@ -55,7 +55,7 @@ def nlp(tiny_checkpoint: Path) -> spacy.Language:
 
     helpers = _morph_helpers()
     nlp = build_pipeline(str(tiny_checkpoint), max_length=48, overlap=12)
-    nlp.add_pipe("stoicheia_restorer", config={"beam_width": 2, "n_candidates": 2})
+    nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 2, "n_candidates": 2}})
     nlp.add_pipe("stoicheia_accentuator")
     for name in ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser", "stoicheia_scanner"):
         nlp.add_pipe(name)

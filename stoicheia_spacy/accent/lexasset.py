@@ -17,14 +17,20 @@ per-letter scores alone (lower accuracy; see ``projects/accent/RESULTS.md``) and
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import importlib
 import importlib.util
 import logging
 import os
 from functools import cache
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
+from typing import Any
 
-from ..errors import ConfigError
+from spacy.util import registry
+
+from ..errors import ConfigError, LexiconMissingError
 from .formlex import FormLexicon
 
 #: import name of the separately installed data package
@@ -85,6 +91,78 @@ def load_lexicon(path: str | Path | None = None) -> FormLexicon | None:
 #: The scanner's macron lexicon inside the same data package (``scan.macron_lexicon``).
 MACRON_FILE = "macron_lexicon.json.gz"
 
+
+@cache
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _installed_version(package: str) -> str | None:
+    try:
+        return metadata.version(package.replace("_", "-"))
+    except metadata.PackageNotFoundError:
+        module = importlib.import_module(package)
+        version = getattr(module, "__version__", None)
+        return None if version is None else str(version)
+
+
+@dataclasses.dataclass(frozen=True)
+class LexiconPin:
+    """Which lexicon data package a pipeline component reads: the config's
+    ``lexicon`` block (``@misc = "stoicheia.Lexicon.v1"``, ``package = "stoicheia_lexicon_grc"``;
+    ``lexicon = null`` opts out). ``nlp.initialize`` pins the installed ``version`` and the
+    file's ``sha256`` (:meth:`pin`), ``to_disk`` saves them, and a saved pipeline loads only
+    with that exact file (:meth:`resolve` raises :class:`LexiconMissingError` otherwise): a
+    pipeline never falls back to weaker output without its lexicon."""
+
+    package: str = DATA_PACKAGE
+    version: str | None = None
+    sha256: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> LexiconPin | None:
+        return None if data is None else cls(**{k: data.get(k) for k in ("package", "version", "sha256")})
+
+    def _missing(self, component: str, why: str) -> LexiconMissingError:
+        dist = self.package.replace("_", "-")
+        return LexiconMissingError(
+            f"{component} needs the lexicon data package {dist!r} ({why}). Build and install it with "
+            f"`make demo` (or `make lexicon`) from a checkout with the data mirror, or set "
+            f"`lexicon = null` on the component in the pipeline's config.cfg to run without it "
+            f"(lower accuracy).")
+
+    def resolve(self, file: str, component: str) -> Path:
+        """The installed package's ``file``, checked against the pinned version and sha256."""
+        if importlib.util.find_spec(self.package) is None:
+            raise self._missing(component, "it is not installed")
+        ref = resources.files(self.package) / file
+        if not ref.is_file():
+            raise self._missing(component, f"the installed package has no {file}")
+        path = Path(str(ref))
+        installed = _installed_version(self.package)
+        if self.version is not None and installed != self.version:
+            raise self._missing(component, f"version {self.version} was pinned, {installed} is installed")
+        if self.sha256 is not None and _sha256(str(path)) != self.sha256:
+            raise self._missing(component, f"its {file} is not the file the pipeline was saved with "
+                                            f"(sha256 {self.sha256[:12]}…)")
+        return path
+
+    def pin(self, file: str, component: str) -> LexiconPin:
+        """This pin with the installed version and ``file``'s sha256 (raises when missing)."""
+        path = self.resolve(file, component)
+        return LexiconPin(self.package, _installed_version(self.package), _sha256(str(path)))
+
+
+#: The ``lexicon`` config block: the class itself (its fields are the block's options).
+lexicon_pin = registry.misc.register("stoicheia.Lexicon.v1", func=LexiconPin)
+
 _PYPROJECT = """[build-system]
 requires = ["setuptools>=77"]
 build-backend = "setuptools.build_meta"
@@ -108,6 +186,8 @@ packages = ["{package}"]
 _INIT = '''"""Accent lexicon data for stoicheia-spacy (found by stoicheia_spacy.accent.lexasset)."""
 
 from pathlib import Path
+
+__version__ = "{version}"
 
 
 def path() -> Path:
@@ -138,7 +218,7 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     (pkg / "LICENSE").write_text(license_text, encoding="utf-8")
     (root / "LICENSE").write_text(license_text, encoding="utf-8")
     (pkg / "SOURCES.json").write_text(json.dumps(sources, indent=1, ensure_ascii=False), encoding="utf-8")
-    (pkg / "__init__.py").write_text(_INIT.format(lexicon=LEXICON_FILE), encoding="utf-8")
+    (pkg / "__init__.py").write_text(_INIT.format(lexicon=LEXICON_FILE, version=version), encoding="utf-8")
     (root / "pyproject.toml").write_text(_PYPROJECT.format(
         dist=DATA_PACKAGE.replace("_", "-"), version=version, package=DATA_PACKAGE, lexicon=LEXICON_FILE),
         encoding="utf-8")
@@ -153,4 +233,5 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     return root
 
 
-__all__ = ["DATA_PACKAGE", "ENV_VAR", "LEXICON_FILE", "MACRON_FILE", "find_lexicon", "load_lexicon", "write_data_package"]
+__all__ = ["DATA_PACKAGE", "ENV_VAR", "LEXICON_FILE", "MACRON_FILE", "LexiconPin", "find_lexicon", "lexicon_pin",
+           "load_lexicon", "write_data_package"]

@@ -86,7 +86,7 @@ def accentuate_command(
             shared = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)  # type: ignore[attr-defined]
             nlp.tokenizer = StoicheiaSegmenter(nlp.vocab, model_source=backbone, model=shared, control=control,
                                                notation=gaps)  # one backbone for tokenizer and pipes
-            nlp.add_pipe("stoicheia_restorer", config={"notation": gaps or "leiden"})
+            nlp.add_pipe("stoicheia_restorer", config={"settings": {"notation": gaps or "leiden"}})
             doc = nlp(text)
         else:
             doc = StoicheiaSegmenter(spacy.blank("grc").vocab, model_source=source, control=control,

@@ -30,7 +30,12 @@ def package_pipeline(
     revision: str | None = None, version: str | None = None, build: str = "sdist",
     force: bool = False, silent: bool = True,
 ) -> Path:
-    """Build the pipeline of ``source`` and run ``spacy package`` on it.
+    """Assemble the pipeline of ``source`` with spaCy and run ``spacy package`` on it.
+
+    ``source``'s ``config.cfg`` (the embedded default), else the config
+    :func:`~stoicheia_spacy.assembly.checkpoint_config` writes for a released checkpoint
+    (its ``[initialize]`` names the weights), is kept as ``OUTPUT/NAME.cfg``; spaCy loads it,
+    ``nlp.initialize()`` reads the weights, ``nlp.to_disk`` saves them.
 
     Returns the package directory (``OUTPUT/grc_stoicheia_NAME-VERSION``); the sdist (and
     wheel, with ``build="sdist,wheel"``) lie in its ``dist/``. Installing the result makes
@@ -39,7 +44,7 @@ def package_pipeline(
     from spacy.cli.package import package
 
     from .. import __version__
-    from ..assembly import build_pipeline
+    from ..assembly import assemble, checkpoint_config, model_config_path
     from ..pipeline import register_components
 
     if not name.isidentifier() or not name.isascii():
@@ -49,14 +54,23 @@ def package_pipeline(
         raise ConfigError(f"--build takes sdist, wheel or none, got {build!r}")
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
-    nlp = build_pipeline(source, prefix=prefix, revision=revision)
+    path = model_config_path(source, revision)
+    if path is not None:
+        nlp = assemble(path)
+    else:
+        config = checkpoint_config(source, prefix=prefix, revision=revision)
+        config.to_disk(output / f"{name}.cfg")
+        nlp = assemble(config)
     version = version or __version__
+    meta = dict(nlp.meta)
     nlp.meta.update({
         "name": f"stoicheia_{name}", "version": version,
-        "description": f"Stoicheia character-level encoder for Ancient Greek ({source})",
-        "sources": [{"name": "Stoicheia", "url": str(source)}],
-        "requirements": [f"stoicheia-spacy>={__version__}"],
+        "description": meta.get("description") or f"Stoicheia character-level encoder for Ancient Greek ({source})",
+        "sources": meta.get("sources") or [{"name": "Stoicheia", "url": str(source)}],
+        "license": meta.get("license") or "MIT (code); weights: see the checkpoint's own licence",
+        "requirements": [f"stoicheia-spacy>={__version__}", *_lexicon_requirements(nlp)],
     })
+    nlp.config["paths"]["base"] = None  # no machine path in the saved config
     with tempfile.TemporaryDirectory() as tmp:
         pipeline_dir = Path(tmp) / "pipeline"
         nlp.to_disk(pipeline_dir)
@@ -64,6 +78,17 @@ def package_pipeline(
                 create_sdist="sdist" in formats, create_wheel="wheel" in formats,
                 force=force, silent=silent)
     return output / f"{package_name(name)}-{version}"
+
+
+def _lexicon_requirements(nlp: object) -> list[str]:
+    """``stoicheia-lexicon-grc==VERSION`` for every lexicon a component pinned."""
+    out = set()
+    for _, pipe in getattr(nlp, "pipeline", []):
+        cfg = getattr(pipe, "cfg", None)
+        pin = cfg.get("lexicon") if hasattr(cfg, "get") else None
+        if isinstance(pin, dict) and pin.get("version"):
+            out.add(f"{str(pin['package']).replace('_', '-')}=={pin['version']}")
+    return sorted(out)
 
 
 def package_command(

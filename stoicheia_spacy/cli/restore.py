@@ -83,9 +83,9 @@ def restore_command(
         lost = list(view.restorable)  # illegible letters and lost lines stay context
     nlp = restorer_pipeline(model, beam_width=beam, n_candidates=max(top, 1))
     restorer: Any = nlp.get_pipe("stoicheia_restorer")
-    restorer.cfg["strip_restorations"] = strip
+    restorer.configure(strip_restorations=strip)
     if scoring is not None:
-        restorer.cfg["scoring"] = scoring.value
+        restorer.configure(scoring=scoring.value)
     try:
         doc = nlp.make_doc(text)
         doc._.region, doc._.century = region, century  # reach e_region / e_century (unknown when unset)

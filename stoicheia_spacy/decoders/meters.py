@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -304,18 +305,30 @@ class Meter:
         return alive & self.accepting[np.where(alive, state, 0)]
 
 
-def default_meter_dirs() -> list[Path]:
-    """Folders searched by :func:`load_meters` when no paths are given.
-
-    The shipped ``assets/meters`` folder (inside the package when installed from a
-    wheel, else beside the package in a source checkout), then the folder named by
-    ``$STOICHEIA_METERS`` if set.
-    """
+def shipped_meter_dirs() -> list[Path]:
+    """The shipped ``assets/meters`` folder (inside the package when installed from a
+    wheel, else beside the package in a source checkout): what a scanner reads at
+    ``initialize`` (and saves with itself)."""
     here = Path(__file__).resolve().parent.parent
     dirs = [
         p for p in (here / "assets" / "meters", here.parent / "assets" / "meters") if p.is_dir()
     ]
-    dirs = dirs[:1]
+    return dirs[:1]
+
+
+def meter_to_dict(meter: Meter) -> dict[str, Any]:
+    """The JSON schema of ``assets/meters/README.md`` (inverse of :func:`meter_from_dict`)."""
+    return {"name": meter.name, "pattern": meter.pattern, "description": meter.description,
+            "examples": list(meter.examples), "negative_examples": list(meter.negative_examples)}
+
+
+def default_meter_dirs() -> list[Path]:
+    """Folders searched by :func:`load_meters` when no paths are given (library use; a
+    pipeline's scanner reads :func:`shipped_meter_dirs` once and saves its metres).
+
+    :func:`shipped_meter_dirs`, then the folder named by ``$STOICHEIA_METERS`` if set.
+    """
+    dirs = shipped_meter_dirs()
     extra = os.environ.get(METERS_ENV)
     if extra:
         dirs.append(Path(extra))

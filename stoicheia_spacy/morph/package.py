@@ -9,7 +9,6 @@ frozen backbone).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from spacy.language import Language
 
@@ -20,14 +19,15 @@ COMPONENTS: tuple[str, ...] = ("stoicheia_morphologizer", "stoicheia_lemmatizer"
 def add_morphosyntax(nlp: Language, directory: str | Path) -> list[str]:
     """Add every component found under ``directory`` (``directory/<factory name>/``) after the
     encoder; returns the names added."""
+    from ..assembly import add_from_weights
+
     directory = Path(directory)
     added = []
     for name in COMPONENTS:
         path = directory / name
         if not (path / "cfg").is_file():
             continue
-        pipe: Any = nlp.add_pipe(name, config={"model": {"tok2vec": {"grad_factor": 0.0}}})
-        pipe.from_disk(path)
+        add_from_weights(nlp, name, path, config={"model": {"tok2vec": {"grad_factor": 0.0}}})
         added.append(name)
     return added
 

@@ -17,10 +17,13 @@ render contiguously gets its accented form as ``token.norm_`` (LatinCy-style). B
 that tokens and rendered words agree, and predicted for *scriptio continua*: then
 ``doc._.accent_text`` is the divided, accented text and ``doc._.accent_doc``
 (:mod:`stoicheia_spacy.accent.docview`) its words as a Doc. ``"copy"`` never re-divides,
-``"predict"`` always does (then only ``doc._.accent_text`` reflects the new division). With
-the accent lexicon installed (:mod:`stoicheia_spacy.accent.lexasset`) word division and
-diacritics are decoded jointly with it (:mod:`stoicheia_spacy.accent.lattice`); without
-it, from the logits alone (logged once). To make the rendered text the Doc text, use the
+``"predict"`` always does (then only ``doc._.accent_text`` reflects the new division).
+Word division and diacritics are decoded jointly with the accent lexicon
+(:mod:`stoicheia_spacy.accent.lattice`) of the data package the ``lexicon`` setting names
+(:class:`~stoicheia_spacy.accent.lexasset.LexiconPin`: pinned to its version and sha256 at
+``initialize``, saved with the pipe, checked at load; a missing or different lexicon raises
+:class:`~stoicheia_spacy.errors.LexiconMissingError`); ``lexicon = null`` decodes from the
+logits alone. To make the rendered text the Doc text, use the
 tokenizer ``stoicheia.Segmenter.v1`` instead.
 
 Leiden gaps are the encoder's (``doc._.stoicheia.gaps``: MASK letters in the forward) and
@@ -41,6 +44,8 @@ from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
 from ..accent import docview  # noqa: F401  (registers doc._.accent_doc)
+from ..accent.formlex import FormLexicon
+from ..accent.lexasset import DATA_PACKAGE, LEXICON_FILE, LexiconPin
 from ..accent.predict import PlaneControl
 from ..alphabet import BND_UNKNOWN, DIA_UNKNOWN, PUNCT_UNKNOWN
 from ..errors import ConfigError
@@ -61,16 +66,18 @@ CONTROL_KEYS: tuple[str, ...] = ("boundary", "diacritics", "punctuation", "capit
     assigns=["doc._.accent_text", "doc._.source_alignment", "doc._.accent_planes", "token.norm"],
     requires=["doc._.stoicheia"],
     default_config={"boundary": "auto", "diacritics": "keep", "punctuation": "keep", "capitals": "keep",
-                    "lowercase": False, "orthography": True},
+                    "lowercase": False, "orthography": True,
+                    "lexicon": {"@misc": "stoicheia.Lexicon.v1", "package": DATA_PACKAGE}},
 )
 def make_stoicheia_accentuator(
     nlp: Language, name: str, boundary: str, diacritics: str, punctuation: str, capitals: str,
-    lowercase: bool, orthography: bool,
+    lowercase: bool, orthography: bool, lexicon: LexiconPin | None,
 ) -> StoicheiaAccentuator:
-    """Create the accentuator pipe (plane modes: see :mod:`stoicheia_spacy.accent.predict`)."""
+    """Create the accentuator pipe (plane modes: see :mod:`stoicheia_spacy.accent.predict`;
+    ``lexicon``: the lexicon data package, ``null`` to decode without it)."""
     return StoicheiaAccentuator(name, PlaneControl(
         boundary=boundary, diacritics=diacritics, punctuation=punctuation, capitals=capitals,
-        lowercase=lowercase, orthography=orthography))
+        lowercase=lowercase, orthography=orthography), lexicon=lexicon)
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:
@@ -84,18 +91,40 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
 class StoicheiaAccentuator(SerializedPipe, Pipe):
     """Annotate Docs with their accentuated rendering (see the module docstring)."""
 
-    def __init__(self, name: str = "stoicheia_accentuator", control: PlaneControl | None = None) -> None:
+    def __init__(self, name: str = "stoicheia_accentuator", control: PlaneControl | None = None, *,
+                 lexicon: LexiconPin | None = None) -> None:
         self.name = name
         self.control = control or PlaneControl(boundary="auto", capitals="keep")
+        self.lexicon_pin = lexicon
+        self._lexicon: FormLexicon | None = None
         self.cfg: dict[str, Any] = self._control_cfg()
 
     def _control_cfg(self) -> dict[str, Any]:
-        return {k: getattr(self.control, k) for k in CONTROL_KEYS}
+        cfg = {k: getattr(self.control, k) for k in CONTROL_KEYS}
+        cfg["lexicon"] = None if self.lexicon_pin is None else self.lexicon_pin.to_dict()
+        return cfg
 
     def set_cfg(self, cfg: dict[str, Any]) -> None:
-        """Settings read back: the plane modes."""
+        """Settings read back: the plane modes and the lexicon pin (checked here: a saved
+        pipeline loads only with the lexicon file it was saved with)."""
         self.control = PlaneControl.from_dict({k: v for k, v in cfg.items() if k in CONTROL_KEYS})
+        if "lexicon" in cfg:
+            self.lexicon_pin = LexiconPin.from_dict(cfg["lexicon"])
+            self._lexicon = None
+            if self.lexicon_pin is not None:
+                self.lexicon_pin.resolve(LEXICON_FILE, self.name)
         self.cfg = self._control_cfg()
+
+    @property
+    def lexicon(self) -> FormLexicon | None:
+        """The pinned lexicon (loaded once), or None where the config opts out."""
+        if self.lexicon_pin is None:
+            return None
+        if self._lexicon is None:
+            from ..accent.lexasset import _load
+
+            self._lexicon = _load(str(self.lexicon_pin.resolve(LEXICON_FILE, self.name)))
+        return self._lexicon
 
     def __call__(self, doc: Doc) -> Doc:
         return next(self.pipe([doc]))
@@ -125,7 +154,7 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
                     getattr(inputs, plane)[seen] = getattr(data.inputs, plane)[seen]
                     fixed[plane] = fixed[plane] | seen
         logp = {head: _log_softmax(values) for head, values in data.logits.items()}
-        pred = decode_heads(data.planes, inputs, fixed, logp, control)
+        pred = decode_heads(data.planes, inputs, fixed, logp, control, lexicon=self.lexicon)
         rendered, alignment, _ = render_with_gaps(doc.text, pred.planes, list(data.gaps))
         doc._.accent_text = rendered
         doc._.source_alignment = alignment
@@ -153,7 +182,11 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
         return self
 
     def initialize(self, get_examples: Any = None, *, nlp: Language | None = None) -> None:
-        """Nothing to train or load."""
+        """Pin the lexicon data package: its installed version and file checksum, saved by
+        ``to_disk`` (raises :class:`~stoicheia_spacy.errors.LexiconMissingError` without it)."""
+        if self.lexicon_pin is not None:
+            self.lexicon_pin = self.lexicon_pin.pin(LEXICON_FILE, self.name)
+            self.cfg = self._control_cfg()
 
 
 __all__ = ["StoicheiaAccentuator", "make_stoicheia_accentuator"]

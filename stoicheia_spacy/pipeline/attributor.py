@@ -91,8 +91,13 @@ class StoicheiaAttributor(SerializedPipe, Pipe):
             return dict.fromkeys(self.models)
         return {task: model.estimate(vector) for task, model in self.models.items()}
 
-    def initialize(self, get_examples: Any = None, *, nlp: Language | None = None) -> None:
-        """Nothing to do: the weights come from ``projects/date`` (``from_disk``)."""
+    def initialize(self, get_examples: Any = None, *, nlp: Language | None = None,
+                   weights: str | None = None) -> None:
+        """``weights`` (``[initialize.components.NAME]``): the folder fitted by ``projects/date``
+        (``cfg`` + ``model``), read with ``from_disk``."""
+        if weights is not None and not (Path(weights) / "model").is_file():
+            raise ConfigError(f"no {self.name} weights in {weights} (expected 'cfg' and 'model')")
+        self.load_weights(weights)
 
 
 def packaged_weights() -> Path:
@@ -106,13 +111,11 @@ def packaged_weights() -> Path:
 
 def add_attributor(nlp: Language, weights: str | Path | None = None,
                    name: str = "stoicheia_attributor") -> StoicheiaAttributor:
-    """Append a ``stoicheia_attributor`` reading ``weights`` (default: :func:`packaged_weights`)."""
-    folder = Path(weights) if weights is not None else packaged_weights()
-    if not (folder / "model").is_file():
-        raise ConfigError(f"no stoicheia_attributor weights in {folder} (expected 'cfg' and 'model')")
-    attributor = nlp.add_pipe("stoicheia_attributor", name=name)
-    attributor.from_disk(folder)  # type: ignore[attr-defined]
-    return attributor  # type: ignore[return-value]
+    """Append a ``stoicheia_attributor`` initialized from ``weights`` (default: :func:`packaged_weights`):
+    ``[initialize.components.NAME] weights`` through spaCy (:func:`~stoicheia_spacy.assembly.add_from_weights`)."""
+    from ..assembly import add_from_weights
+
+    return add_from_weights(nlp, "stoicheia_attributor", weights or packaged_weights(), name=name)  # type: ignore[no-any-return]
 
 
 __all__ = ["TASKS", "StoicheiaAttributor", "add_attributor", "make_stoicheia_attributor", "packaged_weights"]

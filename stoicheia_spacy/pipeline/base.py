@@ -42,9 +42,21 @@ class SerializedPipe:
     Subclasses hold ``self.cfg`` and override the ``model_*`` hooks; the disk hooks get
     the component folder (layouts stay those of the released files)."""
 
-    cfg: dict[str, Any]
+    cfg: Any  # a dict, or a read-only mapping of a settings object
 
     # -- hooks
+    def load_weights(self, weights: str | Path | None) -> bool:
+        """The ``weights`` setting of ``[initialize.components.NAME]``: read the saved
+        component folder ``weights`` (what :meth:`to_disk` wrote, or the folder shipped
+        beside a model) with :meth:`from_disk`; False when no folder is named."""
+        if weights is None:
+            return False
+        folder = Path(weights)
+        if not folder.is_dir():
+            raise ConfigError(f"[initialize.components.{getattr(self, 'name', '?')}] weights: no folder {folder}")
+        self.from_disk(folder)
+        return True
+
     def set_cfg(self, cfg: dict[str, Any]) -> None:
         """Apply settings read back (validate here)."""
         self.cfg.update(cfg)
@@ -71,7 +83,7 @@ class SerializedPipe:
     def to_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> None:
         """Write ``cfg`` and the weights into the folder ``path``."""
         path = Path(path)
-        util.to_disk(path, {"cfg": lambda p: srsly.write_json(p, self.cfg),
+        util.to_disk(path, {"cfg": lambda p: srsly.write_json(p, dict(self.cfg)),
                             "model": lambda p: self.model_to_disk(p.parent)}, exclude)
 
     def from_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> Any:
@@ -83,7 +95,7 @@ class SerializedPipe:
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """``cfg`` and the weights as one msgpack message."""
-        getters: dict[str, Callable[[], Any]] = {"cfg": lambda: self.cfg, "model": self.model_to_bytes}
+        getters: dict[str, Callable[[], Any]] = {"cfg": lambda: dict(self.cfg), "model": self.model_to_bytes}
         return bytes(util.to_bytes(getters, exclude))
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> Any:
@@ -138,8 +150,11 @@ class HeadPipe(StoicheiaPipe):
         ensure_torch_head(self._head_node(), self.make_module(int(self.cfg["n_in"])))
 
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Language | None = None,
-                   **kwargs: Any) -> None:
-        """Collect labels from the training examples, size and build the head."""
+                   weights: str | None = None, **kwargs: Any) -> None:
+        """Collect labels from the training examples, size and build the head; with
+        ``weights`` (a saved component folder) read labels, head and weights from it instead."""
+        if self.load_weights(weights):
+            return
         validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
         self.init_labels(list(get_examples()))
         sample = [eg.predicted for eg in islice(get_examples(), 8)]

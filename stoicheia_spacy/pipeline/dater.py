@@ -104,8 +104,13 @@ class StoicheiaDater(SerializedPipe, Pipe):
         none (no encoder, ``store_hidden = false``, no letters): the word-only fallback."""
         return doc_vector(doc, self.name, tuple(self.cfg["layers"]), max_chars=self.cfg["max_chars"], required=False)
 
-    def initialize(self, get_examples: Any = None, *, nlp: Language | None = None) -> None:
-        """Nothing to do: the weights come from ``projects/date`` (``from_disk``)."""
+    def initialize(self, get_examples: Any = None, *, nlp: Language | None = None,
+                   weights: str | None = None) -> None:
+        """``weights`` (``[initialize.components.NAME]``): the folder fitted by ``projects/date``
+        (``cfg`` + ``model``), read with ``from_disk``."""
+        if weights is not None and not (Path(weights) / "model").is_file():
+            raise ConfigError(f"no {self.name} weights in {weights} (expected 'cfg' and 'model')")
+        self.load_weights(weights)
 
 
 def packaged_weights() -> Path:
@@ -117,13 +122,11 @@ def packaged_weights() -> Path:
 
 
 def add_dater(nlp: Language, weights: str | Path | None = None, name: str = "stoicheia_dater") -> StoicheiaDater:
-    """Append a ``stoicheia_dater`` reading ``weights`` (default: :func:`packaged_weights`)."""
-    dater = nlp.add_pipe("stoicheia_dater", name=name)
-    folder = Path(weights) if weights is not None else packaged_weights()
-    if not (folder / "model").is_file():
-        raise ConfigError(f"no stoicheia_dater weights in {folder} (expected 'cfg' and 'model')")
-    dater.from_disk(folder)  # type: ignore[attr-defined]
-    return dater  # type: ignore[return-value]
+    """Append a ``stoicheia_dater`` initialized from ``weights`` (default: :func:`packaged_weights`):
+    ``[initialize.components.NAME] weights`` through spaCy (:func:`~stoicheia_spacy.assembly.add_from_weights`)."""
+    from ..assembly import add_from_weights
+
+    return add_from_weights(nlp, "stoicheia_dater", weights or packaged_weights(), name=name)  # type: ignore[no-any-return]
 
 
 __all__ = ["StoicheiaDater", "add_dater", "make_stoicheia_dater", "packaged_weights"]

@@ -238,13 +238,21 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
         *,
         nlp: Language | None = None,
         loader: Callable[[Model], Model] | None = None,
+        save_dtype: str | None = None,
     ) -> None:
         """Load the backbone weights through ``loader`` (e.g. ``stoicheia.BackboneLoader.v1``).
+
+        ``save_dtype`` (``"bfloat16"``/``"float16"``) keeps a half-precision release
+        half-precision when the pipeline is saved (``cfg["save_dtype"]``).
 
         Without a loader, weights already set are kept; else the embedded backbone
         (:data:`DEFAULT_SOURCE`) is loaded when the pipe has its shape; another shape needs
         a loader (:class:`ConfigError` names it)."""
         validate_get_examples(get_examples, "StoicheiaEncoderPipe.initialize")
+        if save_dtype is not None:
+            if save_dtype not in ("bfloat16", "float16", "float32"):
+                raise ConfigError(f"save_dtype must be bfloat16, float16 or float32, got {save_dtype!r}")
+            self.cfg["save_dtype"] = save_dtype
         if loader is None and self.has_weights:
             return  # weights were set before initialize (e.g. stoicheia package): keep them
         if loader is None:

@@ -113,9 +113,10 @@ class StoicheiaLemmatizer(HeadPipe):
         self.cfg["lexicon"] = sorted({lemma for _, lemma in pairs} | set(lexicon or ()))
 
     def initialize(self, get_examples: Any, *, nlp: Language | None = None,
-                   lexicon: Iterable[str] | None = None, **kwargs: Any) -> None:
-        """Build the script vocabulary (and lexicon, plus ``lexicon``) from the training data, then the head."""
-        super().initialize(get_examples, nlp=nlp)
+                   lexicon: Iterable[str] | None = None, weights: str | None = None, **kwargs: Any) -> None:
+        """Build the script vocabulary (and lexicon, plus ``lexicon``) from the training data, then
+        the head; with ``weights`` (a saved component folder) read them from it instead."""
+        super().initialize(get_examples, nlp=nlp, weights=weights)
         if lexicon:
             self.cfg["lexicon"] = sorted(set(self.cfg["lexicon"]) | set(lexicon))
             self._lexicon = None

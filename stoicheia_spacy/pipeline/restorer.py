@@ -59,8 +59,9 @@ components keep reading the plain backbone. Serialization: parts ``cfg`` and ``m
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from spacy.language import Language
@@ -71,6 +72,7 @@ from thinc.api import Config, Model
 from ..errors import ConfigError
 from ..leiden import GappedText, parse_gaps, render_restorations
 from ..models.reference import BackboneReference
+from ..restore.settings import RestorerSettings
 from .base import SerializedPipe, link_listeners
 
 logger = logging.getLogger(__name__)
@@ -111,72 +113,28 @@ DEFAULT_RESTORER_MODEL = """
 upstream = "stoicheia_encoder"
 """
 
-DEFAULT_CONFIG: dict[str, Any] = {
-    "beam_width": 20,
-    "n_candidates": 20,
-    "context": 512,
-    "mode": "any",
-    "unmask": 1,
-    "final_forward": True,
-    "space_ratio": 0.25,
-    "elastic_slots": 12,
-    "unknown_slots": 5,
-    "approx_slack": 2,
-    "temperature": 1.0,
-    "temperatures": {},
-    "unknown": "enumerate",
-    "max_letters": 10,
-    "max_width": 64,
-    "rank": "total",
-    "length_bonus": 0.0,
-    "width_log_prior": [],
-    "abstain_below": 0.0,
-    "notation": "leiden",
-    "spans_key": "restore",
-    "gaps_key": "restore_gaps",
-    "strip_restorations": False,
-    "use_overlay": True,
-    "scoring": "beam",
-}
-#: ``scoring``: our beam (``"beam"``) or the paper's strict protocol (``"protocol"``,
-#: :mod:`stoicheia_spacy.restore.protocol`; the default of packaged released restoration checkpoints).
-SCORINGS = ("beam", "protocol")
+#: The options and their defaults (:class:`~stoicheia_spacy.restore.settings.RestorerSettings`).
+DEFAULT_CONFIG: dict[str, Any] = RestorerSettings().to_dict()
 
 
 @Language.factory(
     "stoicheia_restorer",
     assigns=["doc._.restorations", "doc._.restored"],
     requires=["doc._.stoicheia"],
-    default_config={"model": Config().from_str(DEFAULT_RESTORER_MODEL)["model"], **DEFAULT_CONFIG},
+    default_config={"model": Config().from_str(DEFAULT_RESTORER_MODEL)["model"],
+                    "settings": {"@misc": "stoicheia.RestorerSettings.v1"}},
 )
-def make_stoicheia_restorer(
-    nlp: Language, name: str, model: Model, beam_width: int, n_candidates: int, context: int,
-    mode: str, unmask: int, final_forward: bool, space_ratio: float, elastic_slots: int, unknown_slots: int,
-    approx_slack: int, temperature: float, temperatures: dict[str, float], unknown: str, max_letters: int,
-    max_width: int,
-    rank: str, length_bonus: float, width_log_prior: list[float], abstain_below: float, notation: str,
-    spans_key: str, gaps_key: str, strip_restorations: bool, use_overlay: bool, scoring: str = "beam",
-) -> StoicheiaRestorer:
-    """Create the ``stoicheia_restorer`` pipe (see the module docstring for the options)."""
-    return StoicheiaRestorer(
-        nlp, name, model=model, beam_width=beam_width, n_candidates=n_candidates, context=context,
-        mode=mode, unmask=unmask, final_forward=final_forward, space_ratio=space_ratio,
-        elastic_slots=elastic_slots, unknown_slots=unknown_slots, approx_slack=approx_slack,
-        temperature=temperature, temperatures=temperatures, unknown=unknown,
-        max_letters=max_letters, max_width=max_width, rank=rank, length_bonus=length_bonus,
-        width_log_prior=width_log_prior, abstain_below=abstain_below,
-        notation=notation, spans_key=spans_key, gaps_key=gaps_key,
-        strip_restorations=strip_restorations, use_overlay=use_overlay, scoring=scoring)
+def make_stoicheia_restorer(nlp: Language, name: str, model: Model, settings: RestorerSettings) -> StoicheiaRestorer:
+    """Create the ``stoicheia_restorer`` pipe; ``settings``: the
+    ``[components.stoicheia_restorer.settings]`` block (:mod:`stoicheia_spacy.restore.settings`)."""
+    return StoicheiaRestorer(nlp, name, model=model, settings=settings)
 
 
 class StoicheiaRestorer(SerializedPipe, Pipe):
     """Restore the gaps of each Doc; every gap of a batch of Docs shares one beam search."""
 
     def __init__(self, nlp: Language, name: str = "stoicheia_restorer", *, model: Model | None = None,
-                 **cfg: Any) -> None:
-        unknown = set(cfg) - set(DEFAULT_CONFIG)
-        if unknown:
-            raise ConfigError(f"unknown stoicheia_restorer options: {sorted(unknown)}")
+                 settings: RestorerSettings | None = None, **options: Any) -> None:
         if model is None:
             model = BackboneReference()
         if not any(isinstance(node, BackboneReference) for node in model.walk()):
@@ -184,30 +142,23 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         self.nlp = nlp
         self.name = name
         self.model = model
-        self.cfg: dict[str, Any] = {**DEFAULT_CONFIG, **cfg}
-        self._check()
+        base = settings if settings is not None else RestorerSettings()
+        self.settings: RestorerSettings = base.replace(**options) if options else base
         self.forwards = 0
         self._warned = False  # a markup error is logged once per pipe
         self.overlay: tuple[dict[str, Any], dict[str, str]] | None = None
 
-    def _check(self) -> None:
-        c = self.cfg
-        if c["mode"] not in ("any", "confident"):
-            raise ConfigError(f"mode must be 'any' or 'confident', got {c['mode']!r}")
-        if int(c["unmask"]) < 1:
-            raise ConfigError(f"unmask must be >= 1, got {c['unmask']!r}")
-        if not 0.0 <= float(c["abstain_below"]) <= 1.0:
-            raise ConfigError("abstain_below must be in [0, 1]")
-        if float(c["temperature"]) <= 0 or any(float(t) <= 0 for t in (c["temperatures"] or {}).values()):
-            raise ConfigError("temperature and temperatures must be > 0")
-        if c["unknown"] not in ("enumerate", "elastic") or c["rank"] not in ("total", "mean"):
-            raise ConfigError("unknown must be 'enumerate' or 'elastic', rank 'total' or 'mean'")
-        if not 1 <= int(c["max_letters"]) <= int(c["max_width"]):
-            raise ConfigError("need 1 <= max_letters <= max_width")
-        if c["scoring"] not in SCORINGS:
-            raise ConfigError(f"scoring must be one of {list(SCORINGS)}, got {c['scoring']!r}")
-        if c["notation"] not in ("leiden", "ddbdp"):
-            raise ConfigError(f"notation must be 'leiden' or 'ddbdp', got {c['notation']!r}")
+    @property
+    def cfg(self) -> Mapping[str, Any]:  # type: ignore[override]
+        """The settings as a read-only mapping (what ``to_disk`` writes); change them with
+        :meth:`configure`."""
+        return MappingProxyType(self.settings.to_dict())
+
+    def configure(self, **changes: Any) -> RestorerSettings:
+        """Replace the settings by a validated copy with ``changes`` (unknown names and bad
+        values raise :class:`~stoicheia_spacy.errors.ConfigError`)."""
+        self.settings = self.settings.replace(**changes)
+        return self.settings
 
     # ------------------------------------------------------------ backbone
     @property
@@ -223,7 +174,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         if not ref.connected:
             raise ConfigError(f"stoicheia_restorer needs the pipe {ref.upstream_name!r} before it "
                               f"(pipeline: {self.nlp.pipe_names})")
-        return ref.backbone(self.overlay if self.cfg["use_overlay"] else None)
+        return ref.backbone(self.overlay if self.settings.use_overlay else None)
 
     def set_overlay(self, path: str | Path | None) -> None:
         """Use the restoration overlay at ``path`` (a file or a directory holding
@@ -239,12 +190,12 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         (``doc._.stoicheia``); None when the markup did not parse (``markup_error``)."""
         from ..restore.select import plan, plan_runs
 
-        c = self.cfg
-        key = c["spans_key"]
+        c = self.settings
+        key = c.spans_key
         if key in doc.spans:
             gapped = _spans_gapped(doc, [(s.start_char, s.end_char) for s in doc.spans[key]])
-            return plan(gapped, only=only, unknown_slots=c["unknown_slots"], approx_slack=c["approx_slack"],
-                        max_width=int(c["max_width"]), context_cap=int(c["context"])), True
+            return plan(gapped, only=only, unknown_slots=c.unknown_slots, approx_slack=c.approx_slack,
+                        max_width=c.max_width, context_cap=c.context), True
         data = doc._.stoicheia
         if data is None:
             raise ConfigError(f"stoicheia_restorer reads doc._.stoicheia: put the pipe {self.reference.upstream_name!r} "
@@ -255,15 +206,14 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
                 self._warned = True
             return None, False
         spans = None
-        if c["gaps_key"] in doc.spans:
-            spans = [(s.start_char, s.end_char) for s in doc.spans[c["gaps_key"]]]
-        if c["strip_restorations"]:  # the evaluation view: editorial restorations become gaps
-            gapped = parse_gaps(doc.text, notation=c["notation"], strip_restorations=True)
-            return plan(gapped, only=only, spans=spans, unknown_slots=c["unknown_slots"],
-                        approx_slack=c["approx_slack"], max_width=int(c["max_width"]),
-                        context_cap=int(c["context"])), False
-        return plan_runs(doc.text, data.planes, data.gaps, only=only, spans=spans, approx_slack=c["approx_slack"],
-                         max_width=int(c["max_width"])), False
+        if c.gaps_key in doc.spans:
+            spans = [(s.start_char, s.end_char) for s in doc.spans[c.gaps_key]]
+        if c.strip_restorations:  # the evaluation view: editorial restorations become gaps
+            gapped = parse_gaps(doc.text, notation=c.notation, strip_restorations=True)
+            return plan(gapped, only=only, spans=spans, unknown_slots=c.unknown_slots,
+                        approx_slack=c.approx_slack, max_width=c.max_width, context_cap=c.context), False
+        return plan_runs(doc.text, data.planes, data.gaps, only=only, spans=spans, approx_slack=c.approx_slack,
+                         max_width=c.max_width), False
 
     # ------------------------------------------------------------ running
     def __call__(self, doc: Doc, *, restore_only: Iterable[int] | None = None) -> Doc:
@@ -286,7 +236,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         from ..release.metadata import doc_metadata
         from ..restore.select import Plan, restore_targets
 
-        c = self.cfg
+        c = self.settings
         plans, flags = [], []
         for doc in docs:
             p, from_spans = self.plan(doc, only)
@@ -296,7 +246,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         config = backbone.config.to_dict() if backbone is not None and hasattr(backbone, "config") else {}
         meta = doc_metadata(docs, config)  # doc._.region / doc._.century -> table rows
         ids = list(zip(meta.get("region", [None] * len(docs)), meta.get("century", [None] * len(docs)), strict=True))
-        if c["scoring"] == "protocol":
+        if c.scoring == "protocol":
             from ..restore.protocol import protocol_targets
 
             results = protocol_targets(backbone, [d.text for d in docs], plans, ids, c, from_spans=flags)
@@ -308,7 +258,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         for doc, items in zip(docs, results, strict=True):
             doc._.restorations = items
             user_data: dict[Any, Any] = doc.user_data
-            user_data[("stoicheia_restorer", "parse")] = (c["notation"], bool(c["strip_restorations"]))
+            user_data[("stoicheia_restorer", "parse")] = (c.notation, c.strip_restorations)
         return docs
 
     # ------------------------------------------------------------ serialization
@@ -317,8 +267,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         ``window`` is the restoration ``context``)."""
         if "window" in cfg and "context" not in cfg:
             cfg = {**cfg, "context": cfg["window"]}
-        self.cfg.update({k: v for k, v in cfg.items() if k in DEFAULT_CONFIG})
-        self._check()
+        self.settings = RestorerSettings.from_dict({**self.settings.to_dict(), **cfg}, strict=False)
 
     def model_to_disk(self, folder: Path) -> None:
         """The overlay as ``overlay.safetensors`` (nothing without one)."""
@@ -354,9 +303,13 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             self.set_overlay(file)
 
     def initialize(self, get_examples: Callable[[], Iterable[Any]] | None = None, *,
-                   nlp: Language | None = None) -> None:
-        """Nothing to initialize: the restorer reuses the encoder's backbone and heads
-        (an overlay comes from ``from_disk`` or :meth:`set_overlay`)."""
+                   nlp: Language | None = None, weights: str | None = None) -> None:
+        """``weights`` (``[initialize.components.NAME]``): a folder whose restoration overlay
+        (``overlay.safetensors``) is loaded; the settings are the config's own
+        (``[components.NAME.settings]``), not the folder's ``cfg``. Without it there is
+        nothing to initialize: the restorer reuses the encoder's backbone and heads."""
+        if weights is not None:
+            self.from_disk(_weights_folder(weights, self.name), exclude=["cfg"])
 
 
 
@@ -366,6 +319,13 @@ def _with_metadata(plan: Any, region: int | None, century: int | None) -> Any:
 
     plan.decode = [replace(t, query=replace(t.query, region=region, century=century)) for t in plan.decode]
     return plan
+
+
+def _weights_folder(weights: str | Path, name: str) -> Path:
+    folder = Path(weights)
+    if not folder.is_dir():
+        raise ConfigError(f"[initialize.components.{name}] weights: no folder {folder}")
+    return folder
 
 
 def _spans_gapped(doc: Doc, spans: list[tuple[int, int]]) -> GappedText:

@@ -18,13 +18,15 @@ the whole Doc):
 4. macrons: the macron head's temperature-calibrated probability at every dichronon;
    where the metre was used, open-syllable dichrona follow the decoded weight.
    Probabilities whose max is below ``abstain_below`` leave the vowel unmarked.
-   With a macron lexicon (``macron_lexicon.json.gz`` in the pipe's folder, from
-   :meth:`ScannerPipe.load_lexicon`, ``$STOICHEIA_MACRON_LEXICON`` or the lexicon data
-   package) and ``cfg["macron_calibration"]``, the head's
-   probability is first combined with the lexicon's candidates and, after the metre,
+   With the macron lexicon of the data package the ``lexicon`` setting names
+   (:class:`~stoicheia_spacy.accent.lexasset.LexiconPin`: pinned at ``initialize``, saved,
+   checked at load; a missing one raises :class:`~stoicheia_spacy.errors.LexiconMissingError`;
+   or one given to :meth:`ScannerPipe.load_lexicon`) and ``cfg["macron_calibration"]``, the
+   head's probability is first combined with the lexicon's candidates and, after the metre,
    with the metre's vote into one calibrated probability
-   (:class:`~stoicheia_spacy.scan.macron_decoder.MacronDecoder`); without a lexicon the
-   pipe says so once and uses the head alone.
+   (:class:`~stoicheia_spacy.scan.macron_decoder.MacronDecoder`); ``lexicon = null`` uses the
+   head alone. The metres are read at ``initialize`` from the package's ``assets/meters``
+   and saved with the pipe (``meters.json``), so a saved scanner scans alike everywhere.
 
 ``decode`` chooses the decoder: ``"lattice"`` (the default, steps 1-4 above) or
 ``"research"``, the released meter model's decode as its authors evaluate it
@@ -69,7 +71,9 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
+from ..accent.lexasset import DATA_PACKAGE, MACRON_FILE, LexiconPin
 from ..decoders import load_meters
+from ..decoders.meters import meter_from_dict, meter_to_dict, shipped_meter_dirs
 from ..errors import CheckpointError, ConfigError, InvalidExampleError
 from ..models.gaps import select_letters
 from ..models.listener import _zeros
@@ -82,7 +86,7 @@ from ..scan.lattice import (
     weight_margins_batch,
 )
 from ..scan.macron_decoder import MacronDecoder
-from ..scan.macron_lexicon import MacronLexicon, find_macron_lexicon
+from ..scan.macron_lexicon import MacronLexicon
 from ..scan.syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_offsets, syllabify
 from .base import StoicheiaPipe
 
@@ -111,19 +115,21 @@ dropout = 0.1
     assigns=["token._.macronized", "doc._.macrons", "doc._.verses", "span._.scansion", "span._.meter"],
     default_config={"model": Config().from_str(DEFAULT_SCANNER_MODEL)["model"], "theta": 0.1, "abstain_below": 0.0,
                     "temperature": 1.0, "rule_eps": 0.02, "meters": None,
-                    "synizesis_cost": 1.0, "correption_eps": 0.2, "decode": "lattice", "meter": None},
+                    "synizesis_cost": 1.0, "correption_eps": 0.2, "decode": "lattice", "meter": None,
+                    "lexicon": {"@misc": "stoicheia.Lexicon.v1", "package": DATA_PACKAGE}},
 )
 def make_stoicheia_scanner(nlp: Language, name: str, model: Model, theta: float, abstain_below: float,
                            temperature: float, rule_eps: float,
                            meters: list[str] | None, synizesis_cost: float = 1.0,
                            correption_eps: float = 0.2, decode: str = "lattice",
-                           meter: str | None = None) -> ScannerPipe:
+                           meter: str | None = None, lexicon: LexiconPin | None = None) -> ScannerPipe:
     """Create the ``stoicheia_scanner`` pipe (``meters``: names to restrict detection to;
-    ``decode``: ``"lattice"`` or ``"research"``; ``meter``: the research decode's forced metre)."""
+    ``decode``: ``"lattice"`` or ``"research"``; ``meter``: the research decode's forced metre;
+    ``lexicon``: the lexicon data package of the macron lexicon, ``null`` for none)."""
     return ScannerPipe(nlp.vocab, model, name, theta=theta, abstain_below=abstain_below,
                        temperature=temperature, rule_eps=rule_eps, meters=meters,
                        synizesis_cost=synizesis_cost, correption_eps=correption_eps, decode=decode,
-                       meter=meter)
+                       meter=meter, lexicon=None if lexicon is None else lexicon.to_dict())
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:
@@ -139,7 +145,7 @@ class ScannerPipe(StoicheiaPipe):
         self._check_decode()
         self._meters: dict[str, Any] | None = None
         self._lexicon: MacronLexicon | None = None
-        self._warned_no_lexicon = False
+        self.cfg.setdefault("lexicon", None)
 
     def _check_decode(self) -> None:
         from ..scan.research import grammar_name
@@ -162,25 +168,26 @@ class ScannerPipe(StoicheiaPipe):
     def macron_decoder(self) -> MacronDecoder | None:
         """The lexicon-aware decoder, or None (head + metre only) when nothing is calibrated."""
         calibration = self.cfg.get("macron_calibration")
-        if self._lexicon is None and not self._warned_no_lexicon:
-            found = find_macron_lexicon()  # $STOICHEIA_MACRON_LEXICON or the lexicon data package
-            if found is not None:
-                self.load_lexicon(found)
-        if self._lexicon is None and not self._warned_no_lexicon:
-            import warnings
-
-            warnings.warn("stoicheia_scanner: no macron lexicon installed; macrons come from the backbone "
-                          "and the metre alone (lower accuracy, see projects/meter/RESULTS.md)", stacklevel=2)
-            self._warned_no_lexicon = True
+        pin = self.lexicon_pin
+        if self._lexicon is None and pin is not None:
+            self.load_lexicon(pin.resolve(MACRON_FILE, self.name))
         return MacronDecoder(self._lexicon, calibration) if calibration else None
 
     @property
+    def lexicon_pin(self) -> LexiconPin | None:
+        """The ``lexicon`` setting (None: no macron lexicon)."""
+        return LexiconPin.from_dict(self.cfg.get("lexicon"))
+
+    @property
     def meters(self) -> dict[str, Any]:
+        """The metres (read at ``initialize`` or from the saved pipe; else the shipped ones)."""
         if self._meters is None:
-            allm = load_meters()
-            names = self.cfg.get("meters")
-            self._meters = {k: v for k, v in allm.items() if not names or k in names}
+            self._meters = self._select_meters(load_meters(shipped_meter_dirs()))
         return self._meters
+
+    def _select_meters(self, allm: dict[str, Any]) -> dict[str, Any]:
+        names = self.cfg.get("meters")
+        return {k: v for k, v in allm.items() if not names or k in names}
 
     # ------------------------------------------------------------ inference
     def predict(self, docs: Iterable[Doc]) -> list[np.ndarray]:
@@ -437,8 +444,17 @@ class ScannerPipe(StoicheiaPipe):
             raise InvalidExampleError(f"scan_gold has {mac.shape}/{scan.shape} labels for {n} letters")
         return mac, scan
 
-    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Language | None = None) -> None:
-        """Infer the encoder width/depth from the listener and build the heads."""
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Language | None = None,
+                   weights: str | None = None) -> None:
+        """Read the shipped metres and pin the lexicon data package (its version and sha256,
+        saved by ``to_disk``); then either read ``weights`` (a saved scanner folder: heads and
+        calibration) or infer the encoder width/depth from the listener and build the heads."""
+        self._meters = self._select_meters(load_meters(shipped_meter_dirs()))
+        pin = self.lexicon_pin
+        if pin is not None:
+            self.cfg["lexicon"] = pin.pin(MACRON_FILE, self.name).to_dict()
+        if self.load_weights(weights):
+            return
         validate_get_examples(get_examples, "ScannerPipe.initialize")
         docs = [eg.predicted for eg in list(get_examples())[:2]]
         self.model.initialize(X=docs if docs else None)
@@ -452,9 +468,17 @@ class ScannerPipe(StoicheiaPipe):
 
     # -------------------------------------------------------- serialization
     def set_cfg(self, cfg: dict[str, Any]) -> None:
+        """Settings read back; a pinned lexicon is checked here (a saved pipeline loads only
+        with the lexicon file it was saved with)."""
+        meters = self._meters if cfg.get("meters", self.cfg.get("meters")) == self.cfg.get("meters") else None
         super().set_cfg(cfg)
         self._check_decode()
-        self._meters = None
+        self._meters = meters
+        if "lexicon" in cfg:
+            self._lexicon = None
+            pin = self.lexicon_pin
+            if pin is not None:
+                pin.resolve(MACRON_FILE, self.name)
 
     def model_to_disk(self, folder: Path) -> None:
         """The heads as ``heads.json`` (sizes) + ``heads.safetensors``."""
@@ -464,8 +488,8 @@ class ScannerPipe(StoicheiaPipe):
         srsly.write_json(folder / "heads.json", heads.config)
         save_file({k: v.detach().cpu().contiguous() for k, v in heads.state_dict().items()},
                   str(folder / "heads.safetensors"))
-        if self._lexicon is not None:  # GPL-3.0 / CC BY-SA data: its licence is inside the file
-            self._lexicon.to_disk(folder / "macron_lexicon.json.gz")
+        srsly.write_json(folder / "meters.json", [meter_to_dict(m) for m in self.meters.values()])
+        # the macron lexicon (GPL-3.0 / CC BY-SA data) stays in its data package: cfg pins it
 
     def model_from_disk(self, folder: Path) -> None:
         """Read what :meth:`model_to_disk` wrote (also a trained-heads folder without ``cfg``)."""
@@ -477,9 +501,9 @@ class ScannerPipe(StoicheiaPipe):
         module = ScannerHeads(conf["n_layers"], conf["d_model"], conf["hidden"], conf["dropout"])
         module.load_state_dict(load_file(str(folder / "heads.safetensors")))
         make_heads(heads_node(self.model), conf["n_layers"], conf["d_model"], module)
-        lexicon = folder / "macron_lexicon.json.gz"
-        if lexicon.is_file():
-            self.load_lexicon(lexicon)
+        if (folder / "meters.json").is_file():
+            self._meters = {m.name: m for m in (meter_from_dict(d, "meters.json")
+                                                for d in srsly.read_json(folder / "meters.json"))}
 
     def model_to_bytes(self) -> bytes:
         import tempfile

@@ -1,15 +1,19 @@
 """Map the released Stoicheia task checkpoints (meter/macronizer, restoration,
 tagger-parser) onto this package's spaCy components.
 
-``build_pipeline`` loads the backbone with ``prefix=backbone_prefix(directory)`` and
-then calls :func:`add_released_heads`.
+A released checkpoint's config (:func:`stoicheia_spacy.assembly.checkpoint_config`)
+loads the backbone with ``prefix=backbone_prefix(directory)`` and names the checkpoint in
+``[initialize.after_init]`` (``stoicheia.ReleasedHeads.v1``), which calls
+:func:`add_released_heads` once the encoder holds its weights.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from spacy.language import Language
+from spacy.util import registry
 
 from .detect import (
     BACKBONE_PREFIX,
@@ -61,5 +65,19 @@ def _add(nlp: Language, ckpt: ReleasedCheckpoint) -> list[str]:
     return added
 
 
+@registry.callbacks("stoicheia.ReleasedHeads.v1")
+def released_heads_callback(source: str, revision: str | None = None) -> Callable[[Language], Language]:
+    """``[initialize.after_init]`` of a released task checkpoint: add its heads (the
+    components that map its task tensors) once ``nlp.initialize`` has loaded the encoder."""
+
+    def after_init(nlp: Language) -> Language:
+        from ..backbone.loading import resolve_source
+
+        add_released_heads(nlp, resolve_source(source, revision))
+        return nlp
+
+    return after_init
+
+
 __all__ = ["AS_WRITTEN_KINDS", "BACKBONE_PREFIX", "ReleasedCheckpoint", "add_released_heads", "backbone_prefix",
-           "detect_kind", "read_checkpoint"]
+           "detect_kind", "read_checkpoint", "released_heads_callback"]

@@ -56,5 +56,5 @@ def add_restoration(nlp: Language, ckpt: ReleasedCheckpoint, name: str = "stoich
     check_metadata(ckpt)
     if any(nlp.get_pipe_meta(n).factory == "stoicheia_restorer" for n in nlp.pipe_names):
         return []
-    nlp.add_pipe("stoicheia_restorer", name=name, config={"scoring": "protocol"})
+    nlp.add_pipe("stoicheia_restorer", name=name, config={"settings": {"scoring": "protocol"}})
     return [name]

@@ -9,19 +9,19 @@ from typing import Any
 __all__ = ["restoration_pipeline"]
 
 
-def restoration_pipeline(source: str | Path | None = None, **restorer_cfg: Any) -> Any:
-    """``spacy.blank("grc")`` + the encoder holding ``source``'s weights (default: the
-    embedded model) + ``stoicheia_restorer`` with the restorer settings and overlay that
-    ship beside the checkpoint (``restorer/``), updated with ``restorer_cfg``."""
-    from ..assembly import build_pipeline
-    from ..assets import default_model_dir
+def restoration_pipeline(source: str | Path | None = None, **settings: Any) -> Any:
+    """The encoder + ``stoicheia_restorer`` of ``source``'s ``config.cfg`` (default: the
+    embedded model), assembled by spaCy; ``settings`` replace restorer settings
+    (:class:`~stoicheia_spacy.restore.settings.RestorerSettings`). A checkpoint without a
+    config gets a plain restorer."""
+    from ..assembly import ENCODER, assemble, build_pipeline, model_config_path
 
-    directory = Path(source) if source is not None else default_model_dir()
-    nlp = build_pipeline(str(directory), components=False)
-    pipe: Any = nlp.add_pipe("stoicheia_restorer")
-    if (directory / "restorer").is_dir():
-        pipe.from_disk(directory / "restorer")
-    if restorer_cfg:
-        pipe.cfg.update(restorer_cfg)
-        pipe._check()
+    path = model_config_path(str(source) if source is not None else "embedded:")
+    if path is not None:
+        nlp = assemble(path, only=(ENCODER, "stoicheia_restorer"))
+    else:
+        nlp = build_pipeline(str(source), components=False)
+        nlp.add_pipe("stoicheia_restorer")
+    if settings:
+        nlp.get_pipe("stoicheia_restorer").configure(**settings)
     return nlp

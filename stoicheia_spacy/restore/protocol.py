@@ -36,13 +36,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from ..alphabet import ALPHABET, BND_UNKNOWN, DIA_UNKNOWN, MASK_ID, N_ALPHA, PUNCT_UNKNOWN
 from ..errors import DecodingError
+
+if TYPE_CHECKING:
+    from .settings import RestorerSettings
 
 __all__ = ["PROTOCOL", "ProtocolGap", "protocol_candidates", "research_boundary"]
 
@@ -229,7 +232,7 @@ def _probabilities(scores: Sequence[float]) -> list[float]:
 
 
 def protocol_targets(module: Any, texts: Sequence[str], plans: Sequence[Any],
-                     metadata: Sequence[tuple[int | None, int | None]], cfg: Mapping[str, Any],
+                     metadata: Sequence[tuple[int | None, int | None]], cfg: RestorerSettings | Mapping[str, Any],
                      *, from_spans: Sequence[bool]) -> list[list[dict[str, Any]]]:
     """The restorer's result dicts (see :mod:`stoicheia_spacy.pipeline.restorer`) for each
     document's plan, every gap scored as the protocol; candidates ``(text, score, probability)``."""

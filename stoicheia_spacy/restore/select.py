@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -22,6 +22,9 @@ from ..models.gaps import GapRun
 from .beam import ModelScorer, beam_search
 from .queries import GapTarget, build_queries, queries_from_runs
 from .widths import MAX_WIDTH, WidthPrior, too_wide
+
+if TYPE_CHECKING:
+    from .settings import RestorerSettings
 
 __all__ = ["Plan", "plan", "plan_runs", "restore_targets", "target_indices", "target_runs"]
 
@@ -103,35 +106,38 @@ def _item(target: GapTarget, from_spans: bool, status: str, cands: list[Any], ab
     }
 
 
-def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: Mapping[str, Any],
+def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: RestorerSettings | Mapping[str, Any],
                     *, from_spans: Sequence[bool] | None = None) -> tuple[list[list[dict[str, Any]]], int]:
     """Result dicts (document order) for each plan, and the forwards made.
 
-    ``cfg`` holds the restorer options (``beam_width``, ``n_candidates``, ``context``, ``mode``,
+    ``cfg`` is the restorer's :class:`~.settings.RestorerSettings` (or a mapping of its
+    options, validated here: ``beam_width``, ``n_candidates``, ``context``, ``mode``,
     ``unmask``, ``final_forward``,
     ``space_ratio``, ``elastic_slots``, ``unknown``, ``max_letters``, ``max_width``, ``rank``,
     ``length_bonus``, ``width_log_prior``, ``temperature``, ``temperatures``, ``abstain_below``).
     ``status`` is ``restored``, or ``too_wide`` (no candidates: the gap exceeds ``max_width``)."""
+    from .settings import RestorerSettings
+
+    c = RestorerSettings.coerce(cfg)  # read once
     queries = [t.query for p in plans for t in p.decode]
     results: list[Any] = []
     forwards = 0
     if queries:
         scorer = ModelScorer(module) if isinstance(module, torch.nn.Module) else module
-        temps: dict[str, float] | float = dict(cfg.get("temperatures") or {}) or float(cfg.get("temperature", 1.0))
+        temps: dict[str, float] | float = dict(c.temperatures or {}) or float(c.temperature)
         if isinstance(temps, dict):
-            temps.setdefault("default", float(cfg.get("temperature", 1.0)))
-        prior = WidthPrior(cfg.get("rank", "total"), float(cfg.get("length_bonus", 0.0)),
-                           tuple(float(x) for x in cfg.get("width_log_prior") or ()))
-        results = beam_search(scorer, queries, beam=int(cfg["beam_width"]), n_best=int(cfg["n_candidates"]),
-                              context=int(cfg["context"]), mode=cfg["mode"], space_ratio=float(cfg["space_ratio"]),
-                              elastic_slots=int(cfg["elastic_slots"]), temperature=temps,
-                              unknown=cfg.get("unknown", "enumerate"), max_letters=int(cfg.get("max_letters", 10)),
-                              max_width=int(cfg.get("max_width", MAX_WIDTH)), prior=prior,
-                              unmask=int(cfg.get("unmask", 1)), final_forward=bool(cfg.get("final_forward", True)))
+            temps.setdefault("default", float(c.temperature))
+        prior = WidthPrior(c.rank, float(c.length_bonus), c.width_log_prior)
+        results = beam_search(scorer, queries, beam=c.beam_width, n_best=c.n_candidates,
+                              context=c.context, mode=c.mode, space_ratio=c.space_ratio,
+                              elastic_slots=c.elastic_slots, temperature=temps,
+                              unknown=c.unknown, max_letters=c.max_letters,
+                              max_width=c.max_width, prior=prior,
+                              unmask=c.unmask, final_forward=c.final_forward)
         forwards = int(scorer.forwards)
     out, cursor = [], 0
     flags = list(from_spans) if from_spans is not None else [False] * len(plans)
-    below = float(cfg.get("abstain_below", 0.0))
+    below = float(c.abstain_below)
     for p, spans_mode in zip(plans, flags, strict=True):
         items = []
         for target in p.decode:

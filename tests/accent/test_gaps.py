@@ -111,7 +111,7 @@ def test_notation_none_keeps_the_old_behaviour_and_bad_markup_raises(tiny_model:
 def _gap_pipeline(source: str, model: StoicheiaEncoder | None = None) -> spacy.Language:
     nlp = build_pipeline(source, components=False)
     nlp.tokenizer = StoicheiaSegmenter(nlp.vocab, model_source=source, model=model)
-    nlp.add_pipe("stoicheia_restorer", config={"beam_width": 4, "n_candidates": 4, "context": 64})
+    nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 4, "n_candidates": 4, "context": 64}})
     return nlp
 
 

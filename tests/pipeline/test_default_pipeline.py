@@ -80,7 +80,7 @@ def small_default(tmp_path_factory: pytest.TempPathFactory) -> Language:
     overlay = save_overlay(backbone, trainable_names(backbone, 1), tmp_path_factory.mktemp("overlay"))
     nlp.get_pipe("stoicheia_restorer").set_overlay(overlay)
     restorer = nlp.get_pipe("stoicheia_restorer")
-    restorer.cfg.update({"beam_width": 3, "n_candidates": 3})
+    restorer.configure(beam_width=3, n_candidates=3)
     return nlp
 
 
@@ -98,7 +98,7 @@ def test_to_disk_load_and_to_bytes_from_bytes_keep_every_annotation(small_defaul
     assert [annotations(d) for d in fresh.pipe(TEXTS)] == before
     # exclude is honoured: without weights the encoder refuses to run, settings still travel
     partial = spacy.blank("grc").from_config(nlp.config)
-    partial.get_pipe("stoicheia_restorer").cfg["beam_width"] = 99
+    partial.get_pipe("stoicheia_restorer").configure(beam_width=99)
     partial.from_bytes(nlp.to_bytes(exclude=["stoicheia_encoder"]))
     assert partial.get_pipe("stoicheia_restorer").cfg["beam_width"] == 3
     assert not partial.get_pipe("stoicheia_encoder").has_weights

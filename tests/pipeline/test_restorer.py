@@ -21,7 +21,7 @@ torch.set_num_threads(1)
 @pytest.fixture(scope="module")
 def nlp() -> spacy.Language:
     nlp = build_pipeline(str(TINY))
-    nlp.add_pipe("stoicheia_restorer", config={"beam_width": 4, "n_candidates": 4})
+    nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 4, "n_candidates": 4}})
     return nlp
 
 
@@ -43,11 +43,11 @@ def test_editorial_restorations_are_text_unless_stripped(nlp: spacy.Language) ->
     text = "ἔδοξε τῆι β[ουλ]ῆι"
     assert nlp(text)._.restorations == []
     pipe = nlp.get_pipe("stoicheia_restorer")
-    pipe.cfg["strip_restorations"] = True
+    pipe.configure(strip_restorations=True)
     try:
         doc = nlp(text)
     finally:
-        pipe.cfg["strip_restorations"] = False
+        pipe.configure(strip_restorations=False)
     [item] = doc._.restorations
     assert doc.text[item["start"] : item["end"]] == "[ουλ]"
     assert all(len(c[0]) == 3 for c in item["candidates"])
@@ -65,11 +65,11 @@ def test_gaps_from_doc_spans(nlp: spacy.Language) -> None:
 
 def test_abstain_below_keeps_candidates_but_not_the_restoration(nlp: spacy.Language) -> None:
     pipe = nlp.get_pipe("stoicheia_restorer")
-    pipe.cfg["abstain_below"] = 1.0
+    pipe.configure(abstain_below=1.0)
     try:
         doc = nlp("τῆι βουλῆι [.3] δήμωι")
     finally:
-        pipe.cfg["abstain_below"] = 0.0
+        pipe.configure(abstain_below=0.0)
     [item] = doc._.restorations
     assert item["abstain"] and item["candidates"]
     assert doc._.restored == "τῆι βουλῆι [.3] δήμωι"
@@ -86,7 +86,7 @@ def test_no_gaps_and_malformed_markup(nlp: spacy.Language) -> None:
     assert "[" in bad._.stoicheia.markup_error
     assert "markup did not parse" in render_html(bad)
     with pytest.raises(ConfigError):
-        nlp.add_pipe("stoicheia_restorer", name="bad", config={"mode": "sideways"})
+        nlp.add_pipe("stoicheia_restorer", name="bad", config={"settings": {"mode": "sideways"}})
 
 
 def test_the_restorer_reads_the_encoders_single_parse(nlp: spacy.Language, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,11 +126,11 @@ def test_needs_the_encoder_pipe() -> None:
 
 def test_to_disk_and_spacy_load_keep_the_restorer(nlp: spacy.Language, tmp_path: Path) -> None:
     pipe = nlp.get_pipe("stoicheia_restorer")
-    pipe.cfg["temperature"] = 2.5
+    pipe.configure(temperature=2.5)
     try:
         nlp.to_disk(tmp_path / "p")
     finally:
-        pipe.cfg["temperature"] = 1.0
+        pipe.configure(temperature=1.0)
     loaded = spacy.load(tmp_path / "p")
     assert loaded.pipe_names == ["stoicheia_encoder", "stoicheia_restorer"]
     assert loaded.get_pipe("stoicheia_restorer").cfg["temperature"] == 2.5
@@ -159,7 +159,7 @@ def test_default_model_restores_a_formulaic_decree_phrase() -> None:
     from stoicheia_spacy.assets import default_model_dir
 
     nlp = build_pipeline(str(default_model_dir()), components=False)
-    nlp.add_pipe("stoicheia_restorer", config={"strip_restorations": True, "context": 64})
+    nlp.add_pipe("stoicheia_restorer", config={"settings": {"strip_restorations": True, "context": 64}})
     docs = list(nlp.pipe(["ἔδοξε τῆι β[ουλ]ῆι καὶ τῶι δήμωι", "ἔδοξε τῆι βουλῆι [καὶ] τῶι δήμωι"]))
     first = [c[0] for c in docs[0]._.restorations[0]["candidates"]]
     second = [c[0] for c in docs[1]._.restorations[0]["candidates"]]

@@ -87,7 +87,7 @@ def test_restorer_pipe_uses_and_serializes_its_overlay(tmp_path: Path) -> None:
     base, tuned, names = _finetuned()
     save_overlay(tuned, names, tmp_path / "overlay", dtype=torch.float32)
     nlp = build_pipeline(str(TINY))
-    pipe = nlp.add_pipe("stoicheia_restorer", config={"beam_width": 4, "n_candidates": 4})
+    pipe = nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 4, "n_candidates": 4}})
     plain = nlp(TEXT)._.restorations[0]["candidates"]
     pipe.set_overlay(tmp_path / "overlay")
     tuned_cands = nlp(TEXT)._.restorations[0]["candidates"]
@@ -103,7 +103,7 @@ def test_restorer_pipe_uses_and_serializes_its_overlay(tmp_path: Path) -> None:
     assert again(TEXT)._.restorations[0]["candidates"] == plain
     restorer.from_bytes(clone)
     assert again(TEXT)._.restorations[0]["candidates"] == tuned_cands
-    restorer.cfg["use_overlay"] = False
+    restorer.configure(use_overlay=False)
     assert again(TEXT)._.restorations[0]["candidates"] == plain
 
 

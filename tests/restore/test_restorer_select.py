@@ -28,7 +28,7 @@ torch.set_num_threads(1)
 @pytest.fixture(scope="module")
 def nlp() -> spacy.Language:
     nlp = build_pipeline(str(TINY), components=False)
-    nlp.add_pipe("stoicheia_restorer", config={"beam_width": 3, "n_candidates": 3})
+    nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 3, "n_candidates": 3}})
     return nlp
 
 
@@ -72,7 +72,7 @@ SCRIPT = textwrap.dedent("""
     import stoicheia_spacy.pipeline.restorer
     from stoicheia_spacy.assembly import build_pipeline
     nlp = build_pipeline(sys.argv[1], components=False)
-    nlp.add_pipe("stoicheia_restorer", config={"beam_width": 2, "n_candidates": 2})
+    nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 2, "n_candidates": 2}})
     for text in ("ἔδοξε τῆι [ca. 900] βουλῆι", "ἔδοξε τῆι [" + "-" * 300 + "] βουλῆι",
                  "ἔδοξε τῆι " + "-" * 300 + " βουλῆι [.2] δήμωι", "ἔδοξε [500-900] τῆι",
                  "ἔδοξε τῆι [ca. 100000] βουλῆι"):

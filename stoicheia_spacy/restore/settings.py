@@ -1,0 +1,149 @@
+"""The restorer's settings: one validated, frozen object, registered as a config block.
+
+``[components.stoicheia_restorer.settings]`` (``@misc = "stoicheia.RestorerSettings.v1"``)
+holds every option of :class:`~stoicheia_spacy.pipeline.restorer.StoicheiaRestorer`;
+spaCy fills the defaults and validates the types, :meth:`RestorerSettings.__post_init__`
+the values. The pipe, the planner (:mod:`.select`) and the beam search read the fields of
+this one object; a changed setting is a new object (:meth:`RestorerSettings.replace`).
+Adding an option touches this class and the code that uses it, nothing else.
+
+Options (defaults in brackets):
+
+* search: ``beam_width`` [20] hypotheses, ``n_candidates`` [20] returned, ``context`` [512]
+  letters a side, ``mode`` [any] (``confident``: unmask the most confident slot first),
+  ``unmask`` [1] letters committed per forward, ``final_forward`` [true] (one more forward
+  for the word breaks), ``space_ratio`` [0.25], ``elastic_slots`` [12], ``unknown_slots`` [5],
+  ``approx_slack`` [2], ``unknown`` [enumerate | elastic], ``max_letters`` [10] and
+  ``max_width`` [64] of a gap;
+* scores: ``rank`` [total | mean], ``length_bonus`` [0], ``width_log_prior`` [] (one log
+  prior per width), ``temperature`` [1] and per-width-bucket ``temperatures`` [{}]
+  (calibrated on dev), ``abstain_below`` [0];
+* which gaps: ``notation`` [leiden | ddbdp], ``spans_key`` [restore], ``gaps_key``
+  [restore_gaps], ``strip_restorations`` [false];
+* ``use_overlay`` [true]: restore with the fine-tuned overlay when one is loaded;
+* ``scoring`` [beam | protocol]: our beam search, or the paper's strict protocol.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from spacy.util import registry
+
+from ..errors import ConfigError
+
+#: ``scoring``: our beam (``"beam"``) or the paper's strict protocol (``"protocol"``,
+#: :mod:`stoicheia_spacy.restore.protocol`; the default of packaged released restoration checkpoints).
+SCORINGS = ("beam", "protocol")
+
+
+@dataclasses.dataclass(frozen=True)
+class RestorerSettings:
+    """Every option of the restorer (see the module doc), validated once."""
+
+    beam_width: int = 20
+    n_candidates: int = 20
+    context: int = 512
+    mode: str = "any"
+    unmask: int = 1
+    final_forward: bool = True
+    space_ratio: float = 0.25
+    elastic_slots: int = 12
+    unknown_slots: int = 5
+    approx_slack: int = 2
+    temperature: float = 1.0
+    temperatures: Mapping[str, float] | None = None
+    unknown: str = "enumerate"
+    max_letters: int = 10
+    max_width: int = 64
+    rank: str = "total"
+    length_bonus: float = 0.0
+    width_log_prior: Sequence[float] = ()
+    abstain_below: float = 0.0
+    notation: str = "leiden"
+    spans_key: str = "restore"
+    gaps_key: str = "restore_gaps"
+    strip_restorations: bool = False
+    use_overlay: bool = True
+    scoring: str = "beam"
+
+    def __post_init__(self) -> None:
+        # frozen containers: the object never changes after validation
+        object.__setattr__(self, "temperatures",
+                           MappingProxyType({str(k): float(v) for k, v in dict(self.temperatures or {}).items()}))
+        object.__setattr__(self, "width_log_prior", tuple(float(x) for x in self.width_log_prior or ()))
+        if self.mode not in ("any", "confident"):
+            raise ConfigError(f"mode must be 'any' or 'confident', got {self.mode!r}")
+        if int(self.beam_width) < 1 or int(self.n_candidates) < 1:
+            raise ConfigError("beam_width and n_candidates must be >= 1")
+        if int(self.unmask) < 1:
+            raise ConfigError(f"unmask must be >= 1, got {self.unmask!r}")
+        if int(self.context) < 1:
+            raise ConfigError(f"context must be >= 1, got {self.context!r}")
+        if not 0.0 <= float(self.abstain_below) <= 1.0:
+            raise ConfigError("abstain_below must be in [0, 1]")
+        if float(self.temperature) <= 0 or any(t <= 0 for t in (self.temperatures or {}).values()):
+            raise ConfigError("temperature and temperatures must be > 0")
+        if self.unknown not in ("enumerate", "elastic") or self.rank not in ("total", "mean"):
+            raise ConfigError("unknown must be 'enumerate' or 'elastic', rank 'total' or 'mean'")
+        if not 1 <= int(self.max_letters) <= int(self.max_width):
+            raise ConfigError("need 1 <= max_letters <= max_width")
+        if self.scoring not in SCORINGS:
+            raise ConfigError(f"scoring must be one of {list(SCORINGS)}, got {self.scoring!r}")
+        if self.notation not in ("leiden", "ddbdp"):
+            raise ConfigError(f"notation must be 'leiden' or 'ddbdp', got {self.notation!r}")
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any], *, strict: bool = True) -> RestorerSettings:
+        """Settings from a mapping (a saved ``cfg``; older pipelines' ``window`` is ``context``;
+        ``strict``: unknown names raise, else they are ignored)."""
+        values = dict(values)
+        if "window" in values and "context" not in values:
+            values["context"] = values.pop("window")
+        unknown = set(values) - set(cls.names())
+        if unknown and strict:
+            raise ConfigError(f"unknown stoicheia_restorer options: {sorted(unknown)}")
+        return cls(**{k: v for k, v in values.items() if k in cls.names()})
+
+    @classmethod
+    def coerce(cls, value: RestorerSettings | Mapping[str, Any]) -> RestorerSettings:
+        return value if isinstance(value, RestorerSettings) else cls.from_dict(value)
+
+    def replace(self, **changes: Any) -> RestorerSettings:
+        """A new validated object with ``changes`` (unknown names raise ``ConfigError``)."""
+        unknown = set(changes) - set(self.names())
+        if unknown:
+            raise ConfigError(f"unknown stoicheia_restorer options: {sorted(unknown)}")
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values (what ``to_disk`` writes and the config block holds)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["temperatures"] = dict(self.temperatures or {})
+        out["width_log_prior"] = list(self.width_log_prior)
+        return out
+
+    # read-only mapping access (``settings["beam_width"]``) for code written against ``cfg``
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.names():
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return getattr(self, name) if name in self.names() else default
+
+
+#: The ``[components.stoicheia_restorer.settings]`` block: the class itself, so that its
+#: fields are the block's options (spaCy fills the defaults and checks the types).
+restorer_settings = registry.misc.register("stoicheia.RestorerSettings.v1", func=RestorerSettings)
+
+
+__all__ = ["SCORINGS", "RestorerSettings", "restorer_settings"]
