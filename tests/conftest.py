@@ -31,6 +31,18 @@ def find_shared_data() -> Path | None:
 
 
 @pytest.fixture(scope="session")
+def lexicon_installed(shared_data: Path) -> str:
+    """The lexicon data package ``stoicheia-lexicon-grc`` that ``make lexicon`` builds from the
+    mirror and installs (``make test`` depends on it); its version."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("stoicheia-lexicon-grc")
+    except metadata.PackageNotFoundError:
+        pytest.fail("stoicheia-lexicon-grc is not installed although the mirror is here: run `make lexicon`")
+
+
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
     path = find_shared_data()
     if path is None:

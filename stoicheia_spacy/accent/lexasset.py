@@ -128,7 +128,9 @@ class LexiconPin:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> LexiconPin | None:
-        return None if data is None else cls(**{k: data.get(k) for k in ("package", "version", "sha256")})
+        if data is None:
+            return None
+        return cls(str(data.get("package") or DATA_PACKAGE), data.get("version"), data.get("sha256"))
 
     def _missing(self, component: str, why: str) -> LexiconMissingError:
         dist = self.package.replace("_", "-")

@@ -67,6 +67,8 @@ from ..models.gaps import gap_width as _gap_width
 from ..textcheck import validate_text
 from . import docview  # noqa: F401  (registers doc._.accent_doc)
 from .align import Alignment, align, rendered_letter_offsets
+from .formlex import FormLexicon
+from .lexasset import DATA_PACKAGE, LexiconPin
 from .predict import PlaneControl, PlanePrediction, predict_planes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -191,7 +193,10 @@ class StoicheiaSegmenter:
         model: StoicheiaEncoder | None = None,
         notation: str | None = "leiden",
         unknown_slots: int = 5,
+        lexicon: LexiconPin | None = LexiconPin(),
     ) -> None:
+        """``lexicon``: the lexicon data package decoded with (pinned on first use; a missing
+        one raises :class:`~stoicheia_spacy.errors.LexiconMissingError`), None for none."""
         if notation not in NOTATIONS:
             raise ConfigError(f"notation must be one of {list(NOTATIONS)}, got {notation!r}")
         self.vocab = vocab
@@ -204,6 +209,19 @@ class StoicheiaSegmenter:
         self.batch_size = batch_size
         self.device = device
         self._model = model
+        self.lexicon_pin = lexicon
+        self._lexicon: FormLexicon | None = None
+
+    @property
+    def lexicon(self) -> FormLexicon | None:
+        """The pinned accent lexicon (loaded once), or None where it is switched off."""
+        if self.lexicon_pin is None:
+            return None
+        if self._lexicon is None:
+            from .lexasset import LEXICON_FILE, _load
+
+            self._lexicon = _load(str(self.lexicon_pin.resolve(LEXICON_FILE, "stoicheia.Segmenter.v1")))
+        return self._lexicon
 
     # ------------------------------------------------------------ model
     @property
@@ -240,7 +258,7 @@ class StoicheiaSegmenter:
             validate_text(text)
         fed = [gapped_planes(t, notation=self.notation, unknown_slots=self.unknown_slots) for t in texts]
         preds = predict_planes(self.model, [p for p, _ in fed], self.control, max_length=self.max_length,
-                               overlap=self.overlap, max_rows=self.batch_size)
+                               overlap=self.overlap, max_rows=self.batch_size, lexicon=self.lexicon)
         return [self.make_doc(t, p, runs) for t, p, (_, runs) in zip(texts, preds, fed, strict=True)]
 
     def make_doc(self, source: str, pred: PlanePrediction, runs: list[GapRun] | None = None) -> Doc:
@@ -344,15 +362,18 @@ def create_segmenter(
     device: str = "cpu",
     notation: str | None = "leiden",
     unknown_slots: int = 5,
+    lexicon: str | None = DATA_PACKAGE,
 ) -> Callable[[Any], StoicheiaSegmenter]:
-    """Tokenizer factory (``[nlp.tokenizer] @tokenizers = "stoicheia.Segmenter.v1"``)."""
+    """Tokenizer factory (``[nlp.tokenizer] @tokenizers = "stoicheia.Segmenter.v1"``; ``lexicon``:
+    the import name of the lexicon data package, ``null`` for none)."""
     control = PlaneControl(boundary=boundary, diacritics=diacritics, punctuation=punctuation,
                            capitals=capitals, lowercase=lowercase, orthography=orthography)
 
     def make(nlp: Any) -> StoicheiaSegmenter:
         return StoicheiaSegmenter(nlp.vocab, model_source=model_source, control=control,
                                   max_length=max_length, overlap=overlap, batch_size=batch_size,
-                                  device=device, notation=notation, unknown_slots=unknown_slots)
+                                  device=device, notation=notation, unknown_slots=unknown_slots,
+                                  lexicon=None if lexicon is None else LexiconPin(lexicon))
 
     return make
 

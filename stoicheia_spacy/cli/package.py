@@ -85,7 +85,7 @@ def _lexicon_requirements(nlp: object) -> list[str]:
     out = set()
     for _, pipe in getattr(nlp, "pipeline", []):
         cfg = getattr(pipe, "cfg", None)
-        pin = cfg.get("lexicon") if hasattr(cfg, "get") else None
+        pin = cfg.get("lexicon") if cfg is not None and hasattr(cfg, "get") else None
         if isinstance(pin, dict) and pin.get("version"):
             out.add(f"{str(pin['package']).replace('_', '-')}=={pin['version']}")
     return sorted(out)

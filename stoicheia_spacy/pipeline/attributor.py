@@ -115,7 +115,8 @@ def add_attributor(nlp: Language, weights: str | Path | None = None,
     ``[initialize.components.NAME] weights`` through spaCy (:func:`~stoicheia_spacy.assembly.add_from_weights`)."""
     from ..assembly import add_from_weights
 
-    return add_from_weights(nlp, "stoicheia_attributor", weights or packaged_weights(), name=name)  # type: ignore[no-any-return]
+    pipe: Any = add_from_weights(nlp, "stoicheia_attributor", weights or packaged_weights(), name=name)
+    return pipe
 
 
 __all__ = ["TASKS", "StoicheiaAttributor", "add_attributor", "make_stoicheia_attributor", "packaged_weights"]

@@ -126,7 +126,8 @@ def add_dater(nlp: Language, weights: str | Path | None = None, name: str = "sto
     ``[initialize.components.NAME] weights`` through spaCy (:func:`~stoicheia_spacy.assembly.add_from_weights`)."""
     from ..assembly import add_from_weights
 
-    return add_from_weights(nlp, "stoicheia_dater", weights or packaged_weights(), name=name)  # type: ignore[no-any-return]
+    pipe: Any = add_from_weights(nlp, "stoicheia_dater", weights or packaged_weights(), name=name)
+    return pipe
 
 
 __all__ = ["StoicheiaDater", "add_dater", "make_stoicheia_dater", "packaged_weights"]

@@ -62,7 +62,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from spacy.language import Language
 from spacy.pipeline import Pipe
@@ -149,7 +149,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         self.overlay: tuple[dict[str, Any], dict[str, str]] | None = None
 
     @property
-    def cfg(self) -> Mapping[str, Any]:  # type: ignore[override]
+    def cfg(self) -> Mapping[str, Any]:
         """The settings as a read-only mapping (what ``to_disk`` writes); change them with
         :meth:`configure`."""
         return MappingProxyType(self.settings.to_dict())
@@ -209,7 +209,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         if c.gaps_key in doc.spans:
             spans = [(s.start_char, s.end_char) for s in doc.spans[c.gaps_key]]
         if c.strip_restorations:  # the evaluation view: editorial restorations become gaps
-            gapped = parse_gaps(doc.text, notation=c.notation, strip_restorations=True)
+            gapped = parse_gaps(doc.text, notation=cast(Any, c.notation), strip_restorations=True)
             return plan(gapped, only=only, spans=spans, unknown_slots=c.unknown_slots,
                         approx_slack=c.approx_slack, max_width=c.max_width, context_cap=c.context), False
         return plan_runs(doc.text, data.planes, data.gaps, only=only, spans=spans, approx_slack=c.approx_slack,

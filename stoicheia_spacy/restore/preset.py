@@ -23,5 +23,6 @@ def restoration_pipeline(source: str | Path | None = None, **settings: Any) -> A
         nlp = build_pipeline(str(source), components=False)
         nlp.add_pipe("stoicheia_restorer")
     if settings:
-        nlp.get_pipe("stoicheia_restorer").configure(**settings)
+        restorer: Any = nlp.get_pipe("stoicheia_restorer")
+        restorer.configure(**settings)
     return nlp

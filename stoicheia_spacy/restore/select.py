@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
@@ -127,9 +127,9 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: R
         temps: dict[str, float] | float = dict(c.temperatures or {}) or float(c.temperature)
         if isinstance(temps, dict):
             temps.setdefault("default", float(c.temperature))
-        prior = WidthPrior(c.rank, float(c.length_bonus), c.width_log_prior)
+        prior = WidthPrior(c.rank, float(c.length_bonus), tuple(c.width_log_prior))
         results = beam_search(scorer, queries, beam=c.beam_width, n_best=c.n_candidates,
-                              context=c.context, mode=c.mode, space_ratio=c.space_ratio,
+                              context=c.context, mode=cast(Any, c.mode), space_ratio=c.space_ratio,
                               elastic_slots=c.elastic_slots, temperature=temps,
                               unknown=c.unknown, max_letters=c.max_letters,
                               max_width=c.max_width, prior=prior,

@@ -61,7 +61,7 @@ class RestorerSettings:
     max_width: int = 64
     rank: str = "total"
     length_bonus: float = 0.0
-    width_log_prior: Sequence[float] = ()
+    width_log_prior: Sequence[float] = ()  # a tuple once validated
     abstain_below: float = 0.0
     notation: str = "leiden"
     spans_key: str = "restore"

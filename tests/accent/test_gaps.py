@@ -24,7 +24,7 @@ DECREE = "ΕΔΟΞΕΤΗΙΒΟΥΛΗΙ[.4]ΤΩΙΔΗΜΩΙ"
 
 
 def _segmenter(model: StoicheiaEncoder, **kw: Any) -> StoicheiaSegmenter:
-    return StoicheiaSegmenter(spacy.blank("grc").vocab, model=model, **kw)
+    return StoicheiaSegmenter(spacy.blank("grc").vocab, model=model, **{"lexicon": None, **kw})
 
 
 def _letters_outside_gaps(text: str) -> list[int]:
@@ -110,7 +110,7 @@ def test_notation_none_keeps_the_old_behaviour_and_bad_markup_raises(tiny_model:
 
 def _gap_pipeline(source: str, model: StoicheiaEncoder | None = None) -> spacy.Language:
     nlp = build_pipeline(source, components=False)
-    nlp.tokenizer = StoicheiaSegmenter(nlp.vocab, model_source=source, model=model)
+    nlp.tokenizer = StoicheiaSegmenter(nlp.vocab, model_source=source, model=model, lexicon=None)
     nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 4, "n_candidates": 4, "context": 64}})
     return nlp
 

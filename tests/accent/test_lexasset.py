@@ -55,6 +55,7 @@ def test_data_package_layout_and_lookup(tmp_path, monkeypatch) -> None:  # type:
     assert "test: GPL-3.0" in (root / "README.md").read_text()
     monkeypatch.delenv(lexasset.ENV_VAR)
     monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delitem(sys.modules, lexasset.DATA_PACKAGE, raising=False)  # an installed one, imported before
     importlib.invalidate_caches()
     try:
         found = lexasset.find_lexicon()
@@ -102,16 +103,15 @@ def _small_real_lexicon(mirror: Path, bare_text: str, path: Path) -> Path:
     return path
 
 
-def test_default_pipe_and_cli_divide_scriptio_continua(shared_data, tmp_path,
-                                                        monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_default_pipe_and_cli_divide_scriptio_continua(lexicon_installed) -> None:  # type: ignore[no-untyped-def]
     from typer.testing import CliRunner
 
     from stoicheia_spacy.assembly import build_pipeline
     from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.cli import app
 
-    monkeypatch.setenv(lexasset.ENV_VAR, str(_small_real_lexicon(shared_data, JOHN_BARE, tmp_path / "l.npz")))
-    nlp = build_pipeline(str(default_model_dir()))  # the default pipeline, as `make demo` packages it
+    nlp = build_pipeline(str(default_model_dir()))  # the default pipeline with its lexicon, as `make demo` packages it
+    assert nlp.get_pipe("stoicheia_accentuator").lexicon_pin.version == lexicon_installed
     assert "stoicheia_accentuator" in nlp.pipe_names
     doc = nlp(JOHN_BARE)
     assert doc.text == JOHN_BARE

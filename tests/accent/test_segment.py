@@ -19,7 +19,7 @@ TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
 
 def _nlp(**cfg: object) -> spacy.Language:
     return spacy.blank("grc", config={"nlp": {"tokenizer": {
-        "@tokenizers": "stoicheia.Segmenter.v1", "model_source": str(TINY), **cfg}}})
+        "@tokenizers": "stoicheia.Segmenter.v1", "model_source": str(TINY), "lexicon": None, **cfg}}})
 
 
 def _check_doc(doc, source: str) -> None:  # type: ignore[no-untyped-def]

@@ -45,11 +45,15 @@ def examples(nlp: Language) -> list[Example]:
 
 
 def tiny_nlp(*components: str, cfg: dict | None = None) -> Language:
-    """blank grc + the golden tiny encoder (frozen unless a listener says otherwise) + components."""
+    """blank grc + the golden tiny encoder (frozen unless a listener says otherwise) + components
+    (the accentuator and the scanner without the lexicon data package unless ``cfg`` names it)."""
     nlp = spacy.blank("grc")
     nlp.add_pipe("stoicheia_encoder", config={"model": TINY_MODEL})
     for name in components:
-        nlp.add_pipe(name, config=(cfg or {}).get(name, {}))
+        config = dict((cfg or {}).get(name, {}))
+        if name in ("stoicheia_accentuator", "stoicheia_scanner"):
+            config.setdefault("lexicon", None)
+        nlp.add_pipe(name, config=config)
     return nlp
 
 

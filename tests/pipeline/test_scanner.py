@@ -14,10 +14,11 @@ LINES = [
 ]
 
 
-def _nlp(model_config, checkpoint):
+def _nlp(model_config, checkpoint, lexicon=None):
+    """Encoder + scanner; ``lexicon``: the scanner's lexicon data package block (None: none)."""
     nlp = spacy.blank("grc")
     nlp.add_pipe("stoicheia_encoder", config={"model": model_config})
-    nlp.add_pipe("stoicheia_scanner")
+    nlp.add_pipe("stoicheia_scanner", config={"lexicon": lexicon})
     nlp.config["initialize"]["components"]["stoicheia_encoder"] = {
         "loader": {"@misc": "stoicheia.BackboneLoader.v1", "source": str(checkpoint)}}
     return nlp
@@ -119,26 +120,33 @@ def test_heads_are_stepped_by_the_training_optimizer(tiny_model_config, tiny_che
 
 def test_lexicon_decoder_decides_where_the_lexicon_is_sure_and_travels_with_the_pipe(
         tmp_path, monkeypatch, tiny_model_config, tiny_checkpoint) -> None:
+    import importlib
+    import json
+    import warnings
+
     from stoicheia_spacy.scan.macron_lexicon import SOURCES, MacronLexicon, from_markup
 
-    nlp = _nlp(tiny_model_config, tiny_checkpoint)
-    nlp.initialize(lambda: _examples(nlp))
-    pipe = nlp.get_pipe("stoicheia_scanner")
     text = "μυρία ἄλγε θεά"
-    monkeypatch.setenv("STOICHEIA_MACRON_LEXICON", "none")  # as if stoicheia-lexicon-grc were not installed
-    with pytest.warns(UserWarning, match="no macron lexicon"):
-        nlp(text)
+    bare = _nlp(tiny_model_config, tiny_checkpoint)  # lexicon = null: the head alone, said by the config
+    bare.initialize(lambda: _examples(bare))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning: opting out is the config's explicit choice
+        bare(text)
     lex = MacronLexicon()
     lex.add(*from_markup("μυρί_α^"), SOURCES["hypotactic"])
     lex.add(*from_markup("θεά_"), SOURCES["lsj"])
-    lex.to_disk(tmp_path / "lex.json.gz")
-    monkeypatch.setenv("STOICHEIA_MACRON_LEXICON", str(tmp_path / "lex.json.gz"))
-    fresh = _nlp(tiny_model_config, tiny_checkpoint)
-    fresh.initialize(lambda: _examples(fresh))
-    assert fresh.get_pipe("stoicheia_scanner").macron_decoder is None  # found, but nothing calibrated
-    assert len(fresh.get_pipe("stoicheia_scanner")._lexicon) == 2
-    monkeypatch.setenv("STOICHEIA_MACRON_LEXICON", "none")
-    pipe.load_lexicon(tmp_path / "lex.json.gz")
+    package = "stoicheia_lexicon_scanner_test"  # a lexicon data package holding this lexicon
+    (tmp_path / "site" / package).mkdir(parents=True)
+    (tmp_path / "site" / package / "__init__.py").write_text('__version__ = "1.0"\n', encoding="utf-8")
+    lex.to_disk(tmp_path / "site" / package / "macron_lexicon.json.gz")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    importlib.invalidate_caches()
+    nlp = _nlp(tiny_model_config, tiny_checkpoint, lexicon={"package": package})
+    nlp.initialize(lambda: _examples(nlp))
+    pipe = nlp.get_pipe("stoicheia_scanner")
+    assert pipe.lexicon_pin.version == "1.0" and len(pipe.lexicon_pin.sha256) == 64
+    assert pipe.macron_decoder is None  # found, but nothing calibrated
+    assert len(pipe._lexicon) == 2
     # a calibration that trusts the lexicon: Hypotactic (also word-final) and LSJ votes weigh 8 nats
     from stoicheia_spacy.scan.macron_decoder import PRIOR_FEATURES
 
@@ -156,7 +164,9 @@ def test_lexicon_decoder_decides_where_the_lexicon_is_sure_and_travels_with_the_
     assert all(m["length"] is None for m in unsure._.macrons if m["offset"] == text.index("ἄ"))
     pipe.cfg["abstain_below"] = 0.0
     pipe.to_disk(tmp_path / "scanner")
-    assert (tmp_path / "scanner" / "macron_lexicon.json.gz").is_file()
+    assert not (tmp_path / "scanner" / "macron_lexicon.json.gz").exists()  # the data stays in its package
+    assert json.loads((tmp_path / "scanner" / "cfg").read_text(encoding="utf-8"))["lexicon"]["package"] == package
+    assert (tmp_path / "scanner" / "meters.json").is_file()  # the metres travel with the pipe
     other = _nlp(tiny_model_config, tiny_checkpoint)
     other.initialize(lambda: _examples(other))
     other.get_pipe("stoicheia_scanner").from_disk(tmp_path / "scanner")

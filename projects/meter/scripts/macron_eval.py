@@ -161,7 +161,6 @@ def annotate(pipe, docs, logits, lexicon, calibration, items):
     """Run the scanner's annotation; (p_long, length, metre vote, metre margin) at each item."""
     pipe.load_lexicon(None)
     pipe._lexicon = lexicon
-    pipe._warned_no_lexicon = True
     pipe.cfg["macron_calibration"] = calibration
     pipe.set_annotations(docs, logits)
     by_doc = [{m["offset"]: m for m in d._.macrons} for d in docs]
