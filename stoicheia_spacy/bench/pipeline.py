@@ -2,7 +2,7 @@
 words/s of the full default pipeline against the encoder alone, in one run.
 
 Builds the pipeline of ``--source`` (default: the embedded ``grc_stoicheia_doc_clean``,
-with every component its ``pipeline.json`` ships, as ``stoicheia package`` does), then
+with every component its ``config.cfg`` names, as ``stoicheia package`` does), then
 times ``nlp.pipe`` over the first ``--n`` UD Perseus test sentences twice on the same
 object: with every component, and with ``stoicheia_encoder`` alone (the others
 disabled).  Both are set against the backbone's GEMM roofline for those sentences:

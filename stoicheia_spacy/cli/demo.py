@@ -58,12 +58,12 @@ def demo_command(
     text_file: Path = typer.Option(None, "--text-file", help="Passage to show (default: the shipped sample)"),
     model: str = typer.Option(None, "--model", help="Pipeline to run: installed package or directory (default: every installed grc_stoicheia_*)"),
     build: bool = typer.Option(False, "--build", help="(Re)build and install grc_stoicheia_doc_clean from --source first"),
-    source: str = typer.Option(DEFAULT_SOURCE, "--source", help="Checkpoint used by --build"),
+    source: str = typer.Option(DEFAULT_SOURCE, "--source", help="Model (a config.cfg, or a checkpoint) assembled by --build"),
     letters: int = typer.Option(12, "--letters", help="How many letters of the planes to print"),
 ) -> None:
     """Show the codec planes and Leiden gaps of a passage, then run an installed pipeline on it.
 
-    Example: stoicheia demo --build --source embedded:grc_stoicheia_doc_clean
+    Example: stoicheia demo --build
     """
     from ..codec import encode_planes
     from ..leiden import parse_gaps
@@ -86,7 +86,12 @@ def demo_command(
         print(f"  …{context}[{gap.kind}, width {gap.min_width}–{gap.max_width}]  (source {gap.source_start}:{gap.source_end})")
     names = [model] if model else installed_pipelines()
     if build and not model:
-        names = [_build_and_install(source, msg)]
+        from ..errors import StoicheiaError
+
+        try:
+            names = [_build_and_install(source, msg)]
+        except StoicheiaError as exc:  # e.g. LexiconMissingError: it names the package and `make demo`
+            msg.fail(str(exc), exits=1)
     if not names:
         msg.info("No grc_stoicheia_* pipeline installed: run `stoicheia package SOURCE --name NAME` "
                  "and pip install the result, or `stoicheia demo --build`.")

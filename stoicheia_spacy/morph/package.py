@@ -1,9 +1,10 @@
 """Add trained morphosyntax components (directories written by their ``to_disk``) to a pipeline.
 
-``build_pipeline`` of the default package calls :func:`add_morphosyntax` with
-``assets/models/grc_stoicheia_doc_clean/morphosyntax``: the heads read the shared
-``stoicheia_encoder`` through listeners with ``grad_factor`` 0 (they were trained on a
-frozen backbone).
+The default model's ``config.cfg`` names ``assets/models/grc_stoicheia_doc_clean/morphosyntax``
+in its ``[initialize]``; :func:`add_morphosyntax` does the same for other head folders (through
+spaCy: each component's ``initialize(weights=...)``). The heads read the shared
+``stoicheia_encoder`` through listeners with ``grad_factor`` 0 (they were trained on a frozen
+backbone).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Place it after ``stoicheia_encoder`` (``store_hidden = true``, the default): lik
 author (``projects/date``, command ``attribute``). Each task's extension holds a
 :class:`~stoicheia_spacy.attribution.LabelEstimate` (label, probability, all probabilities);
 a Doc without letters gets ``None``. The weights are read with ``from_disk`` (the GLAUx fit
-ships with the default model, listed in its ``pipeline.json``, :func:`add_attributor`); a pipe
+ships with the default model, named by its ``config.cfg``, :func:`add_attributor`); a pipe
 without weights raises :class:`~stoicheia_spacy.errors.ConfigError`.
 """
 

@@ -14,7 +14,7 @@ pools only the letters of the first so many characters of ``doc.text`` (the span
 were fitted on; None: every letter). ``doc._.date`` is a
 :class:`~stoicheia_spacy.dating.DateEstimate`: mean year, a 90 % interval and the
 histogram over 25-year bins. The weights are read with ``from_disk`` (a folder written by
-``to_disk``; the PaDoC fit ships with the default model, listed in its ``pipeline.json``,
+``to_disk``; the PaDoC fit ships with the default model, named by its ``config.cfg``,
 :func:`add_dater`); a pipe without weights raises :class:`~stoicheia_spacy.errors.ConfigError`. A Doc without letters gets ``None``.
 """
 

@@ -35,7 +35,7 @@ def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_default_package_installs_and_loads_offline_by_name(sdist: Path, tmp_path: Path) -> None:
+def test_default_package_installs_and_loads_offline_by_name(sdist: Path, tmp_path: Path, lexicon_installed: str) -> None:
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
                     "--target", str(target), str(sdist)], check=True)
@@ -51,6 +51,13 @@ def test_default_package_installs_and_loads_offline_by_name(sdist: Path, tmp_pat
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
+    assert "lexicon" not in out.stderr.lower() and "Warning" not in out.stderr  # the best configuration, quietly
+    meta = json.loads(next(target.rglob("grc_stoicheia_doc_clean*/meta.json")).read_text(encoding="utf-8"))
+    for terms in ("MIT", "CC BY-NC 4.0", "CC BY 4.0", "CC BY-SA 4.0", "GPL-3.0"):
+        assert terms in meta["license"], terms
+    assert any(r.startswith("stoicheia-lexicon-grc==") for r in meta["requirements"])
+    config = next(target.rglob("grc_stoicheia_doc_clean*/config.cfg")).read_text(encoding="utf-8")
+    assert "/work/" not in config and str(REPO) not in config  # no machine path in the package
     text, n_tokens, n_letters, shape, pipes, accented, date, genre, dialect = json.loads(out.stdout.strip().splitlines()[-1])
     assert text == PASSAGE and n_tokens >= 12
     assert pipes[0] == "stoicheia_encoder"

@@ -41,6 +41,14 @@ def test_package_builds_a_loadable_pipeline(packaged: Path, tiny_checkpoint: Pat
     assert nlp.lang == "grc" and nlp.pipe_names == ["stoicheia_encoder"]
     reference = build_pipeline(str(tiny_checkpoint))
     np.testing.assert_array_equal(nlp(TEXT)._.stoicheia.hidden, reference(TEXT)._.stoicheia.hidden)
+    # the checkpoint became a config whose [initialize] names its weights; spaCy assembles it again
+    config = spacy.util.load_config(packaged.parent / "tiny.cfg")
+    assert config["initialize"]["components"]["stoicheia_encoder"]["loader"]["source"] == str(tiny_checkpoint)
+    from stoicheia_spacy.assembly import assemble
+
+    np.testing.assert_array_equal(assemble(packaged.parent / "tiny.cfg")(TEXT)._.stoicheia.hidden,
+                                  reference(TEXT)._.stoicheia.hidden)
+    assert nlp.meta["license"]  # every package names its licences
 
 
 def test_installed_package_loads_by_name(packaged: Path, tmp_path: Path) -> None:

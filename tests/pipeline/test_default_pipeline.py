@@ -107,7 +107,7 @@ def test_to_disk_load_and_to_bytes_from_bytes_keep_every_annotation(small_defaul
     assert no_model.cfg == pipe.cfg
 
 
-def test_the_default_pipeline_holds_one_backbone_and_runs_it_once_per_batch(tmp_path: Path) -> None:
+def test_the_default_pipeline_holds_one_backbone_and_runs_it_once_per_batch(tmp_path: Path, lexicon_installed: str) -> None:
     from stoicheia_spacy.assembly import build_pipeline
     from stoicheia_spacy.assets import default_model_dir
 
@@ -134,3 +134,41 @@ def test_the_default_pipeline_holds_one_backbone_and_runs_it_once_per_batch(tmp_
     assert all(d._.date.low < d._.date.mean < d._.date.high for d in docs)
     assert docs[1]._.dialect.label == "Ionic/Epic" and all(d._.genre.label for d in docs)  # Iliad 1.1-2
     assert torch.is_tensor(backbone.e_char.weight)
+
+
+FRESH = """
+import json, sys
+import spacy
+from stoicheia_spacy.registrations import register_all
+register_all()
+nlp = spacy.load(sys.argv[1])
+texts = json.loads(sys.argv[2])
+out = []
+for doc in nlp.pipe(texts):
+    out.append({"tokens": [(t.tag_, t.pos_, str(t.morph), t.lemma_, t.head.i, t.dep_, t.norm_, t._.macronized) for t in doc],
+                "accent": doc._.accent_text, "restorations": doc._.restorations, "macrons": doc._.macrons,
+                "verses": [(dict(v._.scansion), v._.meter) for v in doc._.verses or []]})
+print(json.dumps(out, ensure_ascii=False))
+"""
+
+
+def test_a_saved_pipeline_answers_the_same_in_a_fresh_process(small_default: Language, tmp_path: Path) -> None:
+    """Metres, overlay and calibrations travel with the saved pipeline: another process (no
+    shared state, nothing read from the environment) gives identical annotations."""
+    import json
+    import subprocess
+    import sys
+
+    nlp = small_default
+    nlp.to_disk(tmp_path / "p")
+    assert (tmp_path / "p" / "stoicheia_scanner" / "meters.json").is_file()
+    assert (tmp_path / "p" / "stoicheia_restorer" / "overlay.safetensors").is_file()
+    keys = ("tokens", "accent", "restorations", "macrons", "verses")
+    here = json.loads(json.dumps([{k: annotations(d)[k] for k in keys} for d in nlp.pipe(TEXTS)], ensure_ascii=False))
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", FRESH, str(tmp_path / "p"), json.dumps(TEXTS)], capture_output=True,
+                         text=True, cwd=tmp_path, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin",
+                                                       "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == here
+    assert here[0]["restorations"] and here[2]["verses"]

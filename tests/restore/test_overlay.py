@@ -108,7 +108,9 @@ def test_restorer_pipe_uses_and_serializes_its_overlay(tmp_path: Path) -> None:
 
 
 def test_default_package_restorer_carries_its_papyrus_overlay() -> None:
-    nlp = build_pipeline("embedded:grc_stoicheia_doc_clean")
+    from stoicheia_spacy.restore.preset import restoration_pipeline
+
+    nlp = restoration_pipeline()  # the default config's encoder + restorer
     restorer = nlp.get_pipe("stoicheia_restorer")
     assert restorer.overlay is not None
     # the calibration fitted on dev gaps (projects/restore/calibration.json): a temperature per width bucket

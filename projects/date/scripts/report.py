@@ -254,7 +254,7 @@ def main() -> None:
               *shipped_lines(m.get("shipped")),
               "derived from PaDoC (they hold its 389 papyri's n-gram rows and dates), they are licensed",
               "CC BY 4.0 and ship with the default model",
-              "(`assets/models/grc_stoicheia_doc_clean/dater`, listed in its `pipeline.json`), not in the code package.", ""]
+              "(`assets/models/grc_stoicheia_doc_clean/dater`, named by its `config.cfg`), not in the code package.", ""]
     if args.attribute is not None and args.attribute.is_file():
         lines += literary(json.loads(args.attribute.read_text()), args.attribute.name)
     args.out.write_text("\n".join(lines))

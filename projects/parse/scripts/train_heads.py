@@ -11,7 +11,7 @@ alone. Writes one directory per component under OUT (``cfg`` + ``model``), which
 ``--bilstm-depth N`` (N > 0) puts spaCy's ``spacy.TorchBiLSTMEncoder.v1`` (N layers) between
 the pooled word vectors and every head (``spacy.Tok2Vec.v2`` wrapping the listener): a frozen
 backbone's mean-pooled letters say little about word order, which the biaffine parser needs.
-The head config used is written to OUT/heads_config.json (``pipeline.json`` takes it as is).
+The head config used is written to OUT/heads_config.json (the model config.cfg takes it as is).
 """
 
 from __future__ import annotations
