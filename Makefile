@@ -42,8 +42,10 @@ $(LEXICON_STAMP): | $(VENV)/.installed
 
 lexicon: $(LEXICON_STAMP)
 
+# without a mirror there is no lexicon data package: the pipeline is built with lexicon = null, said aloud
 demo: install lexicon
-	$(PY) -m stoicheia_spacy.cli demo --build
+	@if $(PY) -c "import stoicheia_lexicon_grc" 2>/dev/null; then $(PY) -m stoicheia_spacy.cli demo --build; \
+	else $(PY) -m stoicheia_spacy.cli demo --build --no-lexicon; fi
 
 lint: install
 	$(VENV)/bin/ruff check stoicheia_spacy pretrain tests projects

@@ -43,12 +43,15 @@ def installed_pipelines() -> list[str]:
     return sorted(n for n in names if n.startswith("grc_stoicheia_"))
 
 
-def _build_and_install(source: str, msg: Printer) -> str:
+def _build_and_install(source: str, msg: Printer, lexicon: bool = True) -> str:
     from .package import package_name, package_pipeline
 
     with tempfile.TemporaryDirectory() as tmp:
         msg.info(f"Building grc_stoicheia_doc_clean from {source}")
-        path = package_pipeline(source, "doc_clean", Path(tmp), force=True)
+        if not lexicon:
+            msg.warn("--no-lexicon: built without the lexicon data package stoicheia-lexicon-grc "
+                     "(lower accent and macron accuracy; `make lexicon` builds it from the data mirror)")
+        path = package_pipeline(source, "doc_clean", Path(tmp), force=True, lexicon=lexicon)
         sdist = next((path / "dist").glob("*.tar.gz"))
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", str(sdist)], check=True)
     return package_name("doc_clean")
@@ -60,6 +63,8 @@ def demo_command(
     build: bool = typer.Option(False, "--build", help="(Re)build and install grc_stoicheia_doc_clean from --source first"),
     source: str = typer.Option(DEFAULT_SOURCE, "--source", help="Model (a config.cfg, or a checkpoint) assembled by --build"),
     letters: int = typer.Option(12, "--letters", help="How many letters of the planes to print"),
+    lexicon: bool = typer.Option(True, "--lexicon/--no-lexicon",
+                                 help="--build with the lexicon data package (--no-lexicon: without it, said aloud)"),
 ) -> None:
     """Show the codec planes and Leiden gaps of a passage, then run an installed pipeline on it.
 
@@ -89,7 +94,7 @@ def demo_command(
         from ..errors import StoicheiaError
 
         try:
-            names = [_build_and_install(source, msg)]
+            names = [_build_and_install(source, msg, lexicon)]
         except StoicheiaError as exc:  # e.g. LexiconMissingError: it names the package and `make demo`
             msg.fail(str(exc), exits=1)
     if not names:

@@ -28,7 +28,7 @@ def package_name(name: str) -> str:
 def package_pipeline(
     source: str, name: str, output: Path, *, prefix: str | None = None,
     revision: str | None = None, version: str | None = None, build: str = "sdist",
-    force: bool = False, silent: bool = True,
+    force: bool = False, silent: bool = True, lexicon: bool = True,
 ) -> Path:
     """Assemble the pipeline of ``source`` with spaCy and run ``spacy package`` on it.
 
@@ -37,10 +37,14 @@ def package_pipeline(
     (its ``[initialize]`` names the weights), is kept as ``OUTPUT/NAME.cfg``; spaCy loads it,
     ``nlp.initialize()`` reads the weights, ``nlp.to_disk`` saves them.
 
+    ``lexicon=False`` sets ``lexicon = null`` on every component that names the lexicon data
+    package (the explicit opt-out, for machines without the data mirror).
+
     Returns the package directory (``OUTPUT/grc_stoicheia_NAME-VERSION``); the sdist (and
     wheel, with ``build="sdist,wheel"``) lie in its ``dist/``. Installing the result makes
     ``spacy.load("grc_stoicheia_NAME")`` work.
     """
+    from spacy import util as spacy_util
     from spacy.cli.package import package
 
     from .. import __version__
@@ -55,12 +59,15 @@ def package_pipeline(
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     path = model_config_path(source, revision)
+    config = (spacy_util.load_config(path, interpolate=False) if path is not None
+              else checkpoint_config(source, prefix=prefix, revision=revision))
+    overrides = {} if lexicon else {f"components.{n}.lexicon": None for n, c in config["components"].items()
+                                    if "lexicon" in c}
     if path is not None:
-        nlp = assemble(path)
+        nlp = assemble(path, overrides=overrides)
     else:
-        config = checkpoint_config(source, prefix=prefix, revision=revision)
         config.to_disk(output / f"{name}.cfg")
-        nlp = assemble(config)
+        nlp = assemble(config, overrides=overrides)
     version = version or __version__
     meta = dict(nlp.meta)
     nlp.meta.update({
@@ -100,6 +107,8 @@ def package_command(
     version: str = typer.Option(None, "--version", help="Package version (default: stoicheia-spacy's)"),
     build: BuildFormat = typer.Option(BuildFormat.sdist, "--build", help="What to build (wheel needs 'build' or 'wheel')"),
     force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing package directory"),
+    lexicon: bool = typer.Option(True, "--lexicon/--no-lexicon",
+                                 help="Use the lexicon data package stoicheia-lexicon-grc (--no-lexicon: lexicon = null)"),
 ) -> None:
     """Build a spaCy pipeline from a released checkpoint and package it with spacy package.
 
@@ -109,7 +118,7 @@ def package_command(
     msg.info(f"Loading checkpoint {source}")
     try:
         path = package_pipeline(source, name, output, prefix=prefix, revision=revision,
-                                version=version, build=build.value, force=force, silent=False)
+                                version=version, build=build.value, force=force, silent=False, lexicon=lexicon)
     except ConfigError as exc:
         msg.fail(str(exc), exits=1)
     msg.good(f"Packaged {package_name(name)}", str(path))

@@ -20,13 +20,16 @@ histogram over 25-year bins. The weights are read with ``from_disk`` (a folder w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
+from spacy.util import registry
 
 from ..dating import DEFAULT_LAYERS, DateModel, doc_vector
 from ..dating_text import TextDateModel, load_date_model
@@ -37,38 +40,58 @@ if not Doc.has_extension("date"):
     Doc.set_extension("date", default=None)
 
 
+@dataclasses.dataclass(frozen=True)
+class DaterSettings:
+    """The dater's settings, validated once: the pooled encoder ``layers``, the interval
+    ``level`` and ``max_chars`` (letters of the shared forward pooled; null: all). The
+    ``[components.stoicheia_dater.settings]`` block (``stoicheia.DaterSettings.v1``)."""
+
+    layers: Sequence[int] = DEFAULT_LAYERS
+    level: float = 0.9
+    max_chars: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "layers", tuple(int(x) for x in self.layers))
+        if not 0.0 < float(self.level) < 1.0:
+            raise ConfigError(f"stoicheia_dater level must lie in (0, 1), got {self.level}")
+        if self.max_chars is not None and int(self.max_chars) < 1:
+            raise ConfigError(f"stoicheia_dater max_chars must be positive or null, got {self.max_chars}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"layers": list(self.layers), "level": float(self.level), "max_chars": self.max_chars}
+
+
+registry.misc.register("stoicheia.DaterSettings.v1", func=DaterSettings)
+
+
 @Language.factory(
     "stoicheia_dater",
     assigns=["doc._.date"],
-    default_config={"layers": list(DEFAULT_LAYERS), "level": 0.9, "max_chars": None},
+    default_config={"settings": {"@misc": "stoicheia.DaterSettings.v1"}},
 )
-def make_stoicheia_dater(nlp: Language, name: str, layers: list[int], level: float,
-                         max_chars: int | None) -> StoicheiaDater:
-    """Create the dater pipe (weights: ``from_disk``)."""
-    return StoicheiaDater(name, layers=layers, level=level, max_chars=max_chars)
+def make_stoicheia_dater(nlp: Language, name: str, settings: DaterSettings) -> StoicheiaDater:
+    """Create the dater pipe (weights: ``[initialize.components.NAME] weights`` or ``from_disk``)."""
+    return StoicheiaDater(name, settings=settings)
 
 
 class StoicheiaDater(SerializedPipe, Pipe):
     """Date Docs from their words or the encoder's pooled hidden states (see the module docstring)."""
 
-    def __init__(self, name: str = "stoicheia_dater", *, layers: Iterable[int] = DEFAULT_LAYERS,
-                 level: float = 0.9, max_chars: int | None = None,
-                 model: DateModel | TextDateModel | None = None) -> None:
+    def __init__(self, name: str = "stoicheia_dater", *, settings: DaterSettings | None = None,
+                 model: DateModel | TextDateModel | None = None, **options: Any) -> None:
         self.name = name
-        self.cfg: dict[str, Any] = {}
-        self.set_cfg({"layers": list(layers), "level": level, "max_chars": max_chars})
+        self.settings = dataclasses.replace(settings or DaterSettings(), **options)
         self.date_model = model
 
+    @property
+    def cfg(self) -> Mapping[str, Any]:
+        """The settings as a read-only mapping (what ``to_disk`` writes)."""
+        return MappingProxyType(self.settings.to_dict())
+
     def set_cfg(self, cfg: dict[str, Any]) -> None:
-        """Settings read back: pooled ``layers``, the interval ``level`` and ``max_chars``."""
-        merged = {**self.cfg, **cfg}
-        if not 0.0 < float(merged["level"]) < 1.0:
-            raise ConfigError(f"stoicheia_dater level must lie in (0, 1), got {merged['level']}")
-        max_chars = merged.get("max_chars")
-        if max_chars is not None and int(max_chars) < 1:
-            raise ConfigError(f"stoicheia_dater max_chars must be positive or null, got {max_chars}")
-        self.cfg = {"layers": [int(x) for x in merged["layers"]], "level": float(merged["level"]),
-                    "max_chars": None if max_chars is None else int(max_chars)}
+        """Settings read back (validated again)."""
+        known = {k: v for k, v in cfg.items() if k in ("layers", "level", "max_chars")}
+        self.settings = dataclasses.replace(self.settings, **known)
 
     def model_to_bytes(self) -> bytes:
         return self.date_model.to_bytes() if self.date_model is not None else b""
@@ -93,16 +116,17 @@ class StoicheiaDater(SerializedPipe, Pipe):
                               "(projects/date, command 'train')")
         if isinstance(self.date_model, TextDateModel):
             states = self.shared_states(doc) if self.date_model.uses_states else None
-            return self.date_model.estimate(doc.text, self.cfg["level"], states)
-        vector = doc_vector(doc, "stoicheia_dater", tuple(self.cfg["layers"]))
+            return self.date_model.estimate(doc.text, self.settings.level, states)
+        vector = doc_vector(doc, "stoicheia_dater", tuple(self.settings.layers))
         if vector is None:
             return None
-        return self.date_model.estimate(vector, self.cfg["level"])
+        return self.date_model.estimate(vector, self.settings.level)
 
     def shared_states(self, doc: Doc) -> Any:
         """Pooled states of the shared forward (``doc._.stoicheia``), or None where the Doc has
         none (no encoder, ``store_hidden = false``, no letters): the word-only fallback."""
-        return doc_vector(doc, self.name, tuple(self.cfg["layers"]), max_chars=self.cfg["max_chars"], required=False)
+        return doc_vector(doc, self.name, tuple(self.settings.layers), max_chars=self.settings.max_chars,
+                          required=False)
 
     def initialize(self, get_examples: Any = None, *, nlp: Language | None = None,
                    weights: str | None = None) -> None:
@@ -130,4 +154,4 @@ def add_dater(nlp: Language, weights: str | Path | None = None, name: str = "sto
     return pipe
 
 
-__all__ = ["StoicheiaDater", "add_dater", "make_stoicheia_dater", "packaged_weights"]
+__all__ = ["DaterSettings", "StoicheiaDater", "add_dater", "make_stoicheia_dater", "packaged_weights"]

@@ -234,3 +234,22 @@ def test_saved_with_the_lexicon_loaded_in_a_fresh_process_without_it(tiny_checkp
     assert lines[0] == "None"
     assert lines[1].startswith("MISSING") and "stoicheia-lexicon-fresh-test" in lines[1] and "make demo" in lines[1]
     assert "Warning" not in out.stderr
+
+
+def test_package_without_the_lexicon_is_an_explicit_opt_out(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """``stoicheia package --no-lexicon`` (``make demo`` without a mirror) sets ``lexicon = null``;
+    otherwise a missing lexicon stops the build with the package's name."""
+    from stoicheia_spacy.cli.package import package_pipeline
+
+    config = checkpoint_config(str(tiny_checkpoint))
+    config["nlp"]["pipeline"].append("stoicheia_accentuator")
+    config["components"]["stoicheia_accentuator"] = {
+        "factory": "stoicheia_accentuator", "lexicon": {"@misc": "stoicheia.Lexicon.v1", "package": "stoicheia_lexicon_absent"}}
+    config.to_disk(tmp_path / "model.cfg")
+    with pytest.raises(LexiconMissingError, match="stoicheia-lexicon-absent"):
+        package_pipeline(str(tmp_path / "model.cfg"), "nolex", tmp_path / "out", build="none")
+    path = package_pipeline(str(tmp_path / "model.cfg"), "nolex", tmp_path / "out", build="none", lexicon=False)
+    [data] = [p for p in path.rglob("stoicheia_accentuator") if p.is_dir()]
+    assert json.loads((data / "cfg").read_text(encoding="utf-8"))["lexicon"] is None
+    loaded = spacy.load(data.parent)
+    assert loaded.get_pipe("stoicheia_accentuator").lexicon_pin is None
