@@ -356,13 +356,13 @@ def test_restorer_reads_region_and_century(restoration_nlp: spacy.language.Langu
             doc = restoration_nlp(doc)
         return [(c[0], round(c[1], 6)) for c in restorer(doc)._.restorations[0]["candidates"]]
 
-    restorer.cfg["scoring"] = scoring
+    restorer.configure(scoring=scoring)
     try:
         plain = candidates(None, None)
         assert candidates("unknown", "unknown") == plain
         assert candidates("Attica", -350) != plain
     finally:
-        restorer.cfg["scoring"] = "protocol"
+        restorer.configure(scoring="protocol")
 
 
 def test_restore_cli_region_century_change_the_scores(packaged: dict[str, Path]) -> None:
