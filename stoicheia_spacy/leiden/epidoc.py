@@ -976,12 +976,12 @@ def restore_epidoc(nlp: Language, source: bytes | str | Path, *, supplied: Suppl
     data = doc._.stoicheia
     if data is not None and data.markup_error is not None:
         raise EpiDocError(f"the Leiden text read from the file did not parse: {data.markup_error}")
-    strip = restorer.cfg.get("strip_restorations", False)
-    restorer.cfg["strip_restorations"] = False
+    strip = restorer.settings.strip_restorations
+    restorer.configure(strip_restorations=False)
     try:
         doc = restorer(doc, restore_only=only)
     finally:
-        restorer.cfg["strip_restorations"] = strip
+        restorer.configure(strip_restorations=strip)
     return write_epidoc(source, doc._.restorations or [], supplied=supplied, regularised=regularised,
                         max_bytes=max(max_bytes, len(loaded.data)), reasons=wanted, top=top)
 

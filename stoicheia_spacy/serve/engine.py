@@ -53,7 +53,8 @@ def load_serving_pipeline(model: str | None = None) -> Language:
         except OSError:
             model = DEFAULT_SOURCE
     folder = Path(model)
-    if model.startswith("embedded:") or ((folder / "model.safetensors").is_file() and not (folder / "config.cfg").is_file()):
+    # a model folder (weights at its root, assembled from its config.cfg when it ships one), not a saved pipeline
+    if model.startswith("embedded:") or (folder / "model.safetensors").is_file():
         nlp = build_pipeline(model)
         for name in ("stoicheia_restorer", "stoicheia_accentuator"):
             if name not in nlp.pipe_names:

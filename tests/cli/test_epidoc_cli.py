@@ -28,7 +28,7 @@ def tiny_restorer_dir(tmp_path_factory, tiny_checkpoint: Path) -> Path:  # type:
     nlp.add_pipe("stoicheia_encoder", config={"model": dict(TINY_MODEL)})
     nlp.config["initialize"]["components"]["stoicheia_encoder"] = {
         "loader": {"@misc": "stoicheia.BackboneLoader.v1", "source": str(tiny_checkpoint)}}
-    nlp.add_pipe("stoicheia_restorer", config={"max_letters": 4})
+    nlp.add_pipe("stoicheia_restorer", config={"settings": {"max_letters": 4}})
     nlp.initialize()
     path = tmp_path_factory.mktemp("epidoc_cli") / "restorer"
     nlp.to_disk(path)

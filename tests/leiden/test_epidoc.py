@@ -317,7 +317,7 @@ def tiny_restorer(tiny_checkpoint: Path):  # type: ignore[no-untyped-def]
     nlp.add_pipe("stoicheia_encoder", config={"model": dict(TINY_MODEL)})
     nlp.config["initialize"]["components"]["stoicheia_encoder"] = {
         "loader": {"@misc": "stoicheia.BackboneLoader.v1", "source": str(tiny_checkpoint)}}
-    nlp.add_pipe("stoicheia_restorer", config={"beam_width": 4, "n_candidates": 3, "max_letters": 4})
+    nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 4, "n_candidates": 3, "max_letters": 4}})
     nlp.initialize()
     return nlp
 

@@ -25,7 +25,7 @@ def tiny_nlp(tiny_checkpoint: Path) -> spacy.Language:
     from stoicheia_spacy.assembly import build_pipeline
 
     nlp = build_pipeline(str(tiny_checkpoint))
-    nlp.add_pipe("stoicheia_restorer", config={"beam_width": 4, "n_candidates": N_CANDIDATES})
+    nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 4, "n_candidates": N_CANDIDATES}})
     nlp.add_pipe("stoicheia_accentuator")
     return nlp
 

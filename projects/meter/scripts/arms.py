@@ -92,7 +92,7 @@ def run_backbone(kind: str, args: argparse.Namespace, silver, norma) -> dict[str
     mac_docs, mac_hid = encode_docs(nlp, [x.text for x in norma.macron])
     syl_docs, syl_hid = encode_docs(nlp, [x.text for x in norma.syllables])
     t_enc = time.time() - t0
-    scanner = nlp.add_pipe("stoicheia_scanner")
+    scanner = nlp.add_pipe("stoicheia_scanner", config={"lexicon": None})  # the heads' arms: no macron lexicon
     out: dict[str, Any] = {"encode_seconds": round(t_enc, 1), "seeds": {}}
     for seed in args.seeds:
         t1 = time.time()

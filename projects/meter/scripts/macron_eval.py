@@ -90,7 +90,7 @@ def load_scanner(pipeline: Path | None = None):
     from stoicheia_spacy.assets import default_model_dir
 
     nlp = build_nlp(False, 0)
-    pipe = nlp.add_pipe("stoicheia_scanner")
+    pipe = nlp.add_pipe("stoicheia_scanner", config={"lexicon": None})  # each arm sets its own lexicon
     pipe.from_disk(Path(default_model_dir()) / "scanner")
     return nlp, pipe
 

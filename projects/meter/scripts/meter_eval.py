@@ -136,7 +136,7 @@ def load_arm(heads_dir: Path, random_init: bool, seed: int):
 
 
     nlp = build_nlp(random_init, seed)
-    pipe = nlp.add_pipe("stoicheia_scanner")
+    pipe = nlp.add_pipe("stoicheia_scanner", config={"lexicon": None})  # scansion arms: no macron lexicon
     pipe.from_disk(heads_dir)
     return nlp
 
