@@ -15,7 +15,8 @@ $(VENV)/.installed: requirements/lock.txt setup.cfg pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -r requirements/lock.txt
-	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	# the lock pins the runtime, [lab] and [dev] dependencies; `pip install .` alone gets the runtime
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e ".[lab,dev]"
 	touch $@
 
 install: $(VENV)/.installed

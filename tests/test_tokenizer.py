@@ -1,5 +1,5 @@
-"""stoicheia.GreekTokenizer.v1: elided words stay one token (as in the treebanks), the text
-is kept exactly, and the packaged pipelines use it."""
+"""stoicheia.GreekTokenizer.v1: elided words stay one token (as in the treebanks), every
+Leiden gap is one token, the text is kept exactly, and the packaged pipelines use it."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 import spacy
 
 from stoicheia_spacy.assembly import build_pipeline
+from stoicheia_spacy.tokenizer import GreekTokenizer, is_gap_token
 
 TINY = Path(__file__).resolve().parent / "fixtures" / "char_bert_tiny"
 
@@ -42,3 +43,63 @@ def test_built_pipelines_use_it_and_it_survives_serialization(tmp_path: Path) ->
     pipe.to_disk(tmp_path / "p")
     again = spacy.load(tmp_path / "p")
     assert [t.text for t in again("οὐκ ἔστ’, ὦ φίλε")][:3] == ["οὐκ", "ἔστ’", ","]
+
+
+# --- Leiden markup: one token per gap ------------------------------------------------
+
+@pytest.mark.parametrize(("text", "tokens"), [
+    ("ἔδοξε τῇ βουλῇ [...] τῷ δήμῳ", ["ἔδοξε", "τῇ", "βουλῇ", "[...]", "τῷ", "δήμῳ"]),
+    ("τῆι βουλῆι [.4] δήμωι", ["τῆι", "βουλῆι", "[.4]", "δήμωι"]),
+    ("ἔδοξεν [---] δήμωι", ["ἔδοξεν", "[---]", "δήμωι"]),
+    ("καὶ [ca. 5] τῶι", ["καὶ", "[ca. 5]", "τῶι"]),
+    ("καὶ [.2-5] τῶι", ["καὶ", "[.2-5]", "τῶι"]),
+    ("ἔδοξ[εν τῆι] βουλῆι", ["ἔδοξ", "[εν τῆι]", "βουλῆι"]),       # a supplement inside a word
+    ("⟦Γέτα⟧ καὶ {ε}ἔτους", ["⟦Γέτα⟧", "καὶ", "{ε}", "ἔτους"]),
+    ("ἐπὶ |gap=4| ἄρχοντος", ["ἐπὶ", "|gap=4|", "ἄρχοντος"]),
+    ("δήμωι [.3]. ἔδοξε", ["δήμωι", "[.3]", ".", "ἔδοξε"]),
+    ("οὐκ ἔστ’, [---]", ["οὐκ", "ἔστ’", ",", "[---]"]),            # elision rules still apply
+    ("ἀρχὴ [ καὶ", ["ἀρχὴ", "[", "καὶ"]),                           # an unclosed bracket is spaCy's
+])
+def test_leiden_gap_is_one_token(nlp: spacy.Language, text: str, tokens: list[str]) -> None:
+    doc = nlp(text)
+    assert [t.text for t in doc] == tokens
+    assert doc.text == text
+    assert [t.text for t in doc if is_gap_token(t.text)] == [t for t in tokens if is_gap_token(t)]
+    assert not doc.has_annotation("SENT_START") or len(list(doc.sents)) == 1
+
+
+@pytest.mark.parametrize("text", ["  [.3]  καὶ ", "[...]", "α[β]γ", "[α][β] [γ]\n[δ]", "τῆι  [---]  τε\n"])
+def test_text_is_kept_exactly_around_gaps(nlp: spacy.Language, text: str) -> None:
+    assert nlp(text).text == text
+
+
+def test_gap_tokenizer_survives_serialization(tmp_path: Path) -> None:
+    pipe = build_pipeline(str(TINY), components=False)
+    pipe.to_disk(tmp_path / "p")
+    again = spacy.load(tmp_path / "p")
+    assert isinstance(again.tokenizer, GreekTokenizer)
+    assert [t.text for t in again("καὶ [ca. 5] τῶι")] == ["καὶ", "[ca. 5]", "τῶι"]
+
+
+def test_encoder_still_sees_the_gap_as_unknown_letters() -> None:
+    pipe = build_pipeline(str(TINY), components=False)
+    doc = pipe("ἔδοξε τῇ βουλῇ [.3] τῷ δήμῳ")
+    assert [t.text for t in doc][3] == "[.3]"
+    gaps = doc._.stoicheia.gaps
+    assert len(gaps) == 1 and gaps[0].width == 3
+
+
+def test_gap_placeholders_on_a_parse() -> None:
+    """The parser's gap handling on its own: no word takes a gap as head, each gap is
+    attached to the previous word of its sentence (the next one at its start)."""
+    import numpy as np
+
+    from stoicheia_spacy.pipeline.parser import _tree_without_gaps
+
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(6, 6))
+    gaps = [True, False, False, True, False]  # [.3] w w [---] w
+    heads = _tree_without_gaps(scores, gaps)
+    assert heads[0] == 2 and heads[3] == 3  # 1-based: gap 0 -> word 1, gap 3 -> word 2
+    assert not {1, 4} & {int(h) for j, h in enumerate(heads) if not gaps[j]}
+    assert sum(int(h) == 0 for h in heads) == 1

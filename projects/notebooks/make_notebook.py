@@ -90,7 +90,7 @@ ax.set_ylabel("confidence")
 ax.legend(ncol=4)
 fig.tight_layout()
 {name: round(float(v.mean()), 3) for name, v in conf.items()}"""),
-md("## Date, genre and dialect\n\n`stoicheia_attributor` reads the encoder's pooled states and `stoicheia_dater` the words of the text (no second forward): `doc._.date` is a distribution over 25-year bins with a 90 % interval (the weighted median of the most similar PaDoC papyri), `doc._.genre` / `doc._.dialect` calibrated label probabilities (fitted on GLAUx). `stoicheia_spacy.date_render` draws the same as HTML/SVG."),
+md("## Date, genre and dialect\n\n`stoicheia_attributor` (beside the default pipeline, not in it: it calls the Odyssey lyric) reads the text's character n-grams and `stoicheia_dater` the words of the text (no second forward): `doc._.date` is a distribution over 25-year bins with a 90 % interval (the weighted median of the most similar PaDoC papyri), `doc._.genre` / `doc._.dialect` calibrated label probabilities (fitted on GLAUx). `stoicheia_spacy.date_render` draws the same as HTML/SVG."),
 code("""from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.date_render import render_date_html
 from stoicheia_spacy.pipeline.attributor import add_attributor

@@ -2,14 +2,36 @@
 
 Leiden gaps in TEXT (``[.4]``, ``[---]``...) are kept as markup tokens; ``--restore``
 also runs the encoder and ``stoicheia_restorer`` on the accentuated text and prints the
-top restoration of every gap (and, with ``--json``, the candidates)."""
+top restoration of every gap (and, with ``--format json``, the candidates)."""
 
 from __future__ import annotations
 
 import json
 from enum import StrEnum
+from pathlib import Path
+from typing import Any
 
 import typer
+
+from .options import (
+    Unit,
+    deprecated_json,
+    deprecated_model,
+    fail,
+    flag,
+    friendly,
+    json_option,
+    load,
+    model_option,
+    output_option,
+    read_input,
+    source_option,
+    text_argument,
+    unit_option,
+    write_output,
+)
+
+MODES = "keep|copy|predict|drop"
 
 
 class PlaneMode(StrEnum):
@@ -40,66 +62,76 @@ class Notation(StrEnum):
     none = "none"
 
 
+class AccentFormat(StrEnum):
+    """What ``stoicheia accentuate`` writes."""
+
+    text = "text"
+    json = "json"
+
+
+@friendly
 def accentuate_command(
-    text: str = typer.Argument(..., help="Greek text, e.g. unaccented scriptio continua"),
-    source: str = typer.Option(None, "--source", help="Backbone checkpoint: hub id, directory or embedded:NAME (default: the embedded model)"),
-    boundary: BoundaryMode = typer.Option(BoundaryMode.auto, "--boundary",
+    text: str = text_argument("ΕΝΑΡΧΗΗΝΟΛΟΓΟΣ"),
+    model: str = model_option(),
+    output_format: AccentFormat = typer.Option(AccentFormat.text, "--format", metavar="text|json",
+                                               help="text: the accentuated text; json: text, tokens and alignment"),
+    unit: Unit = unit_option(Unit.file),
+    output: Path = output_option(),
+    boundary: BoundaryMode = typer.Option(BoundaryMode.auto, "--boundary", metavar="auto|keep|copy|predict|drop",
                                           help="Word division (auto: divide scriptio continua, keep spaced text)"),
-    diacritics: PlaneMode = typer.Option(PlaneMode.keep, "--diacritics", help="Accents and breathings"),
-    punctuation: PlaneMode = typer.Option(PlaneMode.keep, "--punctuation", help="Punctuation"),
-    capitals: PlaneMode = typer.Option(PlaneMode.predict, "--capitals", help="Capitals"),
-    lowercase: bool = typer.Option(False, "--lowercase", help="Ignore the input's capitals"),
-    notation: Notation = typer.Option(Notation.leiden, "--notation",
-                                      help="Gap markup (epidoc: TEXT is an EpiDoc TEI file)"),
-    restore: bool = typer.Option(False, "--restore", help="Also restore the gaps (encoder + restorer)"),
-    as_json: bool = typer.Option(False, "--json", help="Print text, tokens and alignment as JSON"),
+    diacritics: PlaneMode = typer.Option(PlaneMode.keep, "--diacritics", metavar=MODES, help="Accents and breathings"),
+    punctuation: PlaneMode = typer.Option(PlaneMode.keep, "--punctuation", metavar=MODES, help="Punctuation"),
+    capitals: PlaneMode = typer.Option(PlaneMode.predict, "--capitals", metavar=MODES, help="Capitals"),
+    lowercase: bool = flag("--lowercase", "Ignore the input's capitals"),
+    notation: Notation = typer.Option(Notation.leiden, "--notation", metavar="leiden|ddbdp|epidoc|none",
+                                      help="Gap markup (epidoc: TEXT_OR_FILE is an EpiDoc TEI file)"),
+    restore: bool = flag("--restore", "Also restore the gaps (encoder + restorer)"),
+    source: str = source_option(),
+    as_json: bool = json_option(),
 ) -> None:
-    """Print the accentuated, word-divided rendering of TEXT.
+    """Print the accentuated, word-divided rendering of TEXT_OR_FILE.
+
+    Loads the encoder (and, with --restore, the restorer) only; the accentuation runs on
+    the encoder's backbone as the tokenizer stoicheia.Segmenter.v1.
 
     Example: stoicheia accentuate "ΕΝΑΡΧΗΗΝΟΛΟΓΟΣ" --boundary predict --diacritics predict
     """
-    import spacy
-
     from ..accent.predict import PlaneControl
     from ..accent.segment import StoicheiaSegmenter
-    from ..errors import StoicheiaError
+    from ..models import torch_backbone
 
-    try:
-        control = PlaneControl(boundary=boundary.value, diacritics=diacritics.value,
-                               punctuation=punctuation.value, capitals=capitals.value, lowercase=lowercase)
-        gaps = None if notation is Notation.none else notation.value
-        if notation is Notation.epidoc:
-            from ..leiden.epidoc import read_epidoc
+    fmt = deprecated_json(output_format.value, as_json)
+    gaps = None if notation is Notation.none else notation.value
+    if notation is Notation.epidoc:
+        from ..leiden.epidoc import read_epidoc
 
-            view = read_epidoc(text)
-            if not view.text.strip():
-                typer.echo(f"error: {view.message}", err=True)
-                raise typer.Exit(1)
-            text, gaps = view.text, "leiden"
-        if restore:
-            from ..assembly import build_pipeline
-            from ..assets import default_model_dir
-            from ..models import torch_backbone
-
-            backbone = source or str(default_model_dir())
-            nlp = build_pipeline(backbone, components=False)
-            shared = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)  # type: ignore[attr-defined]
-            nlp.tokenizer = StoicheiaSegmenter(nlp.vocab, model_source=backbone, model=shared, control=control,
-                                               notation=gaps)  # one backbone for tokenizer and pipes
-            nlp.add_pipe("stoicheia_restorer", config={"settings": {"notation": gaps or "leiden"}})
-            doc = nlp(text)
-        else:
-            doc = StoicheiaSegmenter(spacy.blank("grc").vocab, model_source=source, control=control,
-                                     notation=gaps)(text)
-    except StoicheiaError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(1) from err
-    if as_json:
-        out = {"source": text, "text": doc.text, "tokens": [t.text for t in doc],
-               **doc._.source_alignment.to_dict()}
-        if restore:
-            out["restored"] = doc._.restored
-            out["restorations"] = doc._.restorations
-        typer.echo(json.dumps(out, ensure_ascii=False))
+        view = read_epidoc(text)
+        if not view.text.strip():
+            raise fail(str(view.message))
+        texts, gaps = [view.text], "leiden"
     else:
-        typer.echo(doc._.restored if restore else doc.text)
+        texts = read_input(text, unit)
+    control = PlaneControl(boundary=boundary.value, diacritics=diacritics.value,
+                           punctuation=punctuation.value, capitals=capitals.value, lowercase=lowercase)
+    nlp = load("accentuate", deprecated_model(model, source), extra=["stoicheia_restorer"] if restore else ())
+    shared = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)
+    nlp.tokenizer = StoicheiaSegmenter(nlp.vocab, model=shared, control=control,
+                                       notation=gaps)  # one backbone for tokenizer and pipes
+    if restore:
+        restorer: Any = nlp.get_pipe("stoicheia_restorer")
+        restorer.configure(notation=gaps or "leiden")
+        docs = [nlp(t) for t in texts]
+    else:
+        docs = [nlp.make_doc(t) for t in texts]
+    lines = []
+    for source_text, doc in zip(texts, docs, strict=True):
+        if fmt == "json":
+            out = {"source": source_text, "text": doc.text, "tokens": [t.text for t in doc],
+                   **doc._.source_alignment.to_dict()}
+            if restore:
+                out["restored"] = doc._.restored
+                out["restorations"] = doc._.restorations
+            lines.append(json.dumps(out, ensure_ascii=False))
+        else:
+            lines.append(doc._.restored if restore else doc.text)
+    write_output("\n".join(lines) + "\n", output)

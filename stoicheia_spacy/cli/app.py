@@ -13,6 +13,7 @@ import typer
 
 from .accentuate import accentuate_command
 from .bench import bench_app
+from .command import Command
 from .corpus import corpus_app
 from .date import date_command
 from .demo import demo_command
@@ -30,15 +31,17 @@ app = typer.Typer(
          "build the corpus, pretrain, benchmark.",
     no_args_is_help=True,
     add_completion=False,
+    pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,
 )
-app.command("accentuate")(accentuate_command)
-app.command("date")(date_command)
-app.command("demo")(demo_command)
-app.command("package")(package_command)
-app.command("parse")(parse_command)
-app.command("restore")(restore_command)
-app.command("scan")(scan_command)
-app.command("pretrain", help=PRETRAIN_HELP, context_settings=PASS_THROUGH)(pretrain_command)
+app.command("accentuate", cls=Command)(accentuate_command)
+app.command("date", cls=Command)(date_command)
+app.command("demo", cls=Command)(demo_command)
+app.command("package", cls=Command)(package_command)
+app.command("parse", cls=Command)(parse_command)
+app.command("restore", cls=Command)(restore_command)
+app.command("scan", cls=Command)(scan_command)
+app.command("pretrain", cls=Command, help=PRETRAIN_HELP, context_settings=PASS_THROUGH)(pretrain_command)
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(bench_app, name="bench")
 

@@ -24,6 +24,9 @@ KNOWN = {
                "--letters 4000"),
     "backbone": ("Backbone letters/s and achieved FLOP/s against this machine's GEMM rate.",
                  "--sizes 1024,4096 --threads 2"),
+    "cliload": ("Wall, CPU, spacy.load time and components loaded of `stoicheia restore` on one gap, "
+                "against a baseline checkout in the same run.",
+                "--baseline ../base --rounds 3 --out assets/metrics/cli_restore_load.json"),
     "codec": ("Codec MB/s (encode, decode, canonicalize) against plain NFD.", "--mb 2"),
     "components": ("CPU seconds per component and words/s of the default pipeline, against a baseline "
                    "checkout in the same run; the encoder against same-shape matmuls.",

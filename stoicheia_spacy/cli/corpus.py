@@ -16,8 +16,9 @@ from typing import Any
 import typer
 
 from ..corpus.sources import SOURCES
+from .command import Command
 
-corpus_app = typer.Typer(name="corpus", no_args_is_help=True, add_completion=False,
+corpus_app = typer.Typer(name="corpus", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                          help="Build the pretraining corpus: open sources, tiers, ten decontaminated folds.")
 
 #: A registered corpus source (``stoicheia_spacy.corpus.sources.SOURCES``).
@@ -35,7 +36,7 @@ def _run(step: Callable[[], Any]) -> None:
     typer.echo(json.dumps(result, ensure_ascii=False, indent=1)[:4000])
 
 
-@corpus_app.command("fetch")
+@corpus_app.command("fetch", cls=Command)
 def fetch_command(
     dest: Path = typer.Option(..., "--dest", help="Folder the assets are copied to"),
     mirror: Path = typer.Option(None, "--mirror", help="Asset mirror (default: $STOICHEIA_ASSET_MIRROR)"),
@@ -51,7 +52,7 @@ def fetch_command(
     _run(lambda: [str(p) for p in fetch_all(dest, names, mirror)])
 
 
-@corpus_app.command("normalize")
+@corpus_app.command("normalize", cls=Command)
 def normalize_command(
     assets: Path = typer.Option(..., "--assets", help="Folder of fetched assets"),
     corpus: Path = typer.Option(..., "--corpus", help="Corpus build folder"),
@@ -66,7 +67,7 @@ def normalize_command(
     _run(lambda: pipeline.step_normalize(assets, corpus, limit or None))
 
 
-@corpus_app.command("tiers")
+@corpus_app.command("tiers", cls=Command)
 def tiers_command(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus build folder"),
     lexicon: Path = typer.Option(None, "--lexicon", help="Word list for the cleanliness score"),
@@ -82,7 +83,7 @@ def tiers_command(
     _run(lambda: pipeline.step_tiers(corpus, lexicon, PRISTINE_THRESHOLD if threshold is None else threshold))
 
 
-@corpus_app.command("folds")
+@corpus_app.command("folds", cls=Command)
 def folds_command(corpus: Path = typer.Option(..., "--corpus", help="Corpus build folder")) -> None:
     """Cluster works, assign zones and write the ten decontaminated folds.
 
@@ -93,7 +94,7 @@ def folds_command(corpus: Path = typer.Option(..., "--corpus", help="Corpus buil
     _run(lambda: pipeline.step_folds(corpus))
 
 
-@corpus_app.command("doc-clean")
+@corpus_app.command("doc-clean", cls=Command)
 def doc_clean_command(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus build folder"),
     blocklist: Path = typer.Option(None, "--blocklist", help="Passages that must never be trained on"),
@@ -107,7 +108,7 @@ def doc_clean_command(
     _run(lambda: pipeline.step_doc_clean(corpus, blocklist))
 
 
-@corpus_app.command("verify")
+@corpus_app.command("verify", cls=Command)
 def verify_command(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus build folder"),
     blocklist: Path = typer.Option(None, "--blocklist", help="Passages that must never be trained on"),
@@ -121,7 +122,7 @@ def verify_command(
     _run(lambda: pipeline.step_verify(corpus, blocklist))
 
 
-@corpus_app.command("report")
+@corpus_app.command("report", cls=Command)
 def report_command(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus build folder"),
     out: Path = typer.Option(None, "--out", help="Report folder (default: CORPUS/report)"),

@@ -1,46 +1,80 @@
-"""``stoicheia date TEXT``: the estimated date of a Greek document with its 90 % interval.
+"""``stoicheia date TEXT_OR_FILE``: the estimated date of a Greek document with its 90 % interval.
 
-Runs the encoder and ``stoicheia_dater`` (weights: the PaDoC fit shipped with the default model, or ``--weights``);
-``--html`` also writes :func:`stoicheia_spacy.date_render.render_date_html` of the Doc."""
+Loads the encoder and ``stoicheia_dater`` only (:func:`.loading.load_for`; ``--weights``
+replaces the dater's fit); ``--html`` also writes
+:func:`stoicheia_spacy.date_render.render_date_html` of the Doc."""
 
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import typer
 
+from .options import (
+    Unit,
+    deprecated_json,
+    deprecated_model,
+    fail,
+    friendly,
+    json_option,
+    load,
+    model_option,
+    output_option,
+    read_input,
+    source_option,
+    text_argument,
+    unit_option,
+    write_output,
+)
 
+
+class DateFormat(StrEnum):
+    """What ``stoicheia date`` writes."""
+
+    text = "text"
+    json = "json"
+
+
+@friendly
 def date_command(
-    text: str = typer.Argument(..., help="Greek text, e.g. a documentary papyrus"),
-    source: str = typer.Option(None, "--source", help="Backbone checkpoint: hub id, directory or embedded:NAME (default: embedded model)"),
-    weights: Path = typer.Option(None, "--weights", help="A stoicheia_dater folder (default: the PaDoC fit shipped with the default model)"),
-    as_json: bool = typer.Option(False, "--json", help="Print mean, interval and histogram as JSON"),
-    html_out: Path = typer.Option(None, "--html", help="Also write the histogram and interval as an HTML/SVG page here"),
+    text: str = text_argument("Ἀρίστων Ζήνωνι χαίρειν. ἔρρωσο. ἔτους η, Μεχεὶρ θ."),
+    model: str = model_option(),
+    output_format: DateFormat = typer.Option(DateFormat.text, "--format", metavar="text|json",
+                                             help="text: mean and interval; json: mean, interval and histogram"),
+    unit: Unit = unit_option(Unit.file),
+    output: Path = output_option(),
+    weights: Path = typer.Option(None, "--weights", metavar="FOLDER",
+                                 help="A stoicheia_dater folder (default: the model's, the PaDoC fit)"),
+    html_out: Path = typer.Option(None, "--html", metavar="FILE",
+                                  help="Also write the histogram and interval as an HTML/SVG page here"),
+    source: str = source_option(),
+    as_json: bool = json_option(),
 ) -> None:
-    """Print the estimated date of TEXT and its 90 % interval.
+    """Print the estimated date of TEXT_OR_FILE and its 90 % interval.
 
     Example: stoicheia date "Ἀρίστων Ζήνωνι χαίρειν. ἔρρωσο. ἔτους η, Μεχεὶρ θ."
     """
-    from ..assembly import build_pipeline
-    from ..errors import StoicheiaError
-    from ..pipeline.dater import add_dater
 
-    try:
-        from ..assets import default_model_dir
-
-        nlp = build_pipeline(source or str(default_model_dir()), components=False)
-        add_dater(nlp, weights)
-        doc = nlp(text)
+    fmt = deprecated_json(output_format.value, as_json)
+    if weights is not None and not (weights / "model").is_file():
+        raise fail(f"--weights {weights}: no stoicheia_dater weights there (expected 'cfg' and 'model')")
+    texts = read_input(text, unit)
+    nlp = load("date", deprecated_model(model, source), add=["stoicheia_dater"] if weights else [])
+    if weights is not None:
+        dater: Any = nlp.get_pipe("stoicheia_dater")
+        dater.from_disk(weights)
+    docs = list(nlp.pipe(texts))
+    lines = []
+    for doc in docs:
         estimate = doc._.date
-    except StoicheiaError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(1) from err
-    if estimate is None:
-        typer.echo("error: the text has no Greek letters to date", err=True)
-        raise typer.Exit(1)
-    typer.echo(json.dumps(estimate.to_dict()) if as_json else str(estimate))
+        if estimate is None:
+            raise fail("the text has no Greek letters to date")
+        lines.append(json.dumps(estimate.to_dict()) if fmt == "json" else str(estimate))
+    write_output("\n".join(lines) + "\n", output)
     if html_out is not None:
         from ..date_render import render_date_html
 
-        render_date_html(doc, path=html_out)
+        render_date_html(docs[0], path=html_out)

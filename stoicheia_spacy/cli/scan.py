@@ -1,11 +1,11 @@
-"""``stoicheia scan``: scan and macronize Greek verse.
+"""``stoicheia scan TEXT_OR_FILE``: scan and macronize Greek verse.
 
-Default: the embedded backbone with the shipped scanner heads (see
-:func:`stoicheia_spacy.assembly.scanner_pipeline`), printing per verse the macronized line,
-its syllables with the – ⏑ pattern, and the detected metre. ``--model`` takes a pipeline
-(an installed package such as one built by ``stoicheia package`` from a released meter
-checkpoint, or a pipeline folder). Without trained heads the rule-only scansion is printed
-(undetermined syllables ×).
+Loads the encoder and ``stoicheia_scanner`` only (:func:`.loading.load_for`; the default
+model's scanner heads, or ``--model``'s, e.g. a package ``stoicheia package`` built from a
+released meter checkout; ``--heads`` replaces the weights) and prints, per verse, the
+macronized line, its syllables with the – ⏑ pattern, and the detected metre (``--format
+json``: one object per Doc). Lines of TEXT_OR_FILE are verses. Without trained heads the
+rule-only scansion is printed (undetermined syllables ×).
 
 ``--format`` ``macronize`` / ``scan`` / ``research`` print the strings of the authors'
 ``meter/predict.py --macronize`` (``_`` after a long and ``^`` after a short letter) and
@@ -18,6 +18,7 @@ released meter checkpoint; set here for any pipeline).
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from enum import StrEnum
@@ -27,16 +28,31 @@ from typing import Any
 import typer
 from spacy.tokens import Doc
 
-from ..assembly import DEFAULT_SOURCE
+from .options import (
+    Unit,
+    deprecated_model,
+    fail,
+    friendly,
+    load,
+    model_option,
+    output_option,
+    read_input,
+    read_text,
+    source_option,
+    text_argument,
+    unit_option,
+    write_output,
+)
 
 #: Length marks the research tools accept in their input (stripped before scanning).
 _MARKS = re.compile("[_^\u0304\u0306]")
 
 
 class ScanFormat(StrEnum):
-    """What ``stoicheia scan`` prints."""
+    """What ``stoicheia scan`` writes."""
 
     text = "text"
+    json = "json"
     research = "research"
     macronize = "macronize"
     scan = "scan"
@@ -78,46 +94,54 @@ def research_lines(nlp: Any, text: str, fmt: str) -> list[str]:
     return out
 
 
-def scan_command(
-    text: str = typer.Argument(..., help="Greek verse (or a file of verses); separate lines with newlines"),
-    model: str = typer.Option(None, "--model", help="Pipeline: installed package or directory with a stoicheia_scanner"),
-    fmt: ScanFormat = typer.Option(ScanFormat.text, "--format", help="text, or the research strings: macronize, scan, research (both)"),
-    meter: str = typer.Option(None, "--meter", help="Force the verse's metre in the research decode (hex, penta, ia6, …)"),
-    heads: Path = typer.Option(None, "--heads", help="Scanner heads folder (default: shipped)"),
-    source: str = typer.Option(DEFAULT_SOURCE, "--source", help="Backbone checkpoint: hub id, directory or embedded:NAME"),
-    abstain_below: float = typer.Option(0.0, "--abstain-below", help="Leave macrons unmarked below this confidence"),
-) -> None:
-    """Scan, macronize and detect the metre of TEXT.
+def doc_json(doc: Doc) -> dict[str, Any]:
+    """Macronized text and, per verse, its scansion and metre."""
+    return {"text": doc.text, "macronized": "".join(t._.macronized + t.whitespace_ for t in doc),
+            "verses": [{"text": v.text, "scansion": v._.scansion, "meter": v._.meter} for v in doc._.verses or []]}
 
-    Example: stoicheia scan "ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον"
+
+@friendly
+def scan_command(
+    text: str = text_argument("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος"),
+    model: str = model_option(),
+    output_format: ScanFormat = typer.Option(ScanFormat.text, "--format", metavar="text|json|research|macronize|scan",
+                                             help="text: macronized verse, syllables, pattern, metre; json: one object "
+                                                  "per Doc; or the research strings: macronize, scan, research (both)"),
+    unit: Unit = unit_option(Unit.file),
+    output: Path = output_option(),
+    meter: str = typer.Option(None, "--meter", metavar="METRE",
+                              help="Force the verse's metre in the research decode (hex, penta, ia6, …)"),
+    heads: Path = typer.Option(None, "--heads", metavar="FOLDER", help="Scanner weights folder (default: the model's)"),
+    abstain_below: float = typer.Option(0.0, "--abstain-below", metavar="P", help="Leave macrons unmarked below this confidence"),
+    source: str = source_option(),
+) -> None:
+    """Scan, macronize and detect the metre of TEXT_OR_FILE.
+
+    Example: stoicheia scan "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος"
     """
     import torch
 
-    from ..assembly import load_pipeline, scanner_pipeline
-    from ..errors import StoicheiaError
-
+    if heads is not None and not heads.is_dir():
+        raise fail(f"--heads {heads}: no such folder")
+    research = output_format in (ScanFormat.research, ScanFormat.macronize, ScanFormat.scan)
+    raw = read_text(text).rstrip("\n") if research else ""
+    texts = [] if research else read_input(text, unit)
     torch.set_num_threads(1)
-    path = Path(text)
-    if "\n" not in text and len(text) < 4096 and path.is_file():
-        text = path.read_text(encoding="utf-8").rstrip("\n")
-    try:
-        if model:
-            nlp = load_pipeline(model)
-            if "stoicheia_scanner" not in nlp.pipe_names:
-                raise typer.BadParameter(f"{model} has no stoicheia_scanner", param_hint="--model")
-            nlp.select_pipes(enable=["stoicheia_encoder", "stoicheia_scanner"])
-        else:
-            nlp = scanner_pipeline(source, heads)
-        scanner: Any = nlp.get_pipe("stoicheia_scanner")
-        scanner.cfg["abstain_below"] = abstain_below
-        if fmt is not ScanFormat.text:
-            scanner.cfg["decode"] = "research"
-        if meter is not None:
-            scanner.set_cfg({"meter": meter})
-        if fmt is ScanFormat.text:
-            typer.echo(format_doc(nlp(text.replace("\\n", "\n"))))
-        else:
-            typer.echo("\n".join(research_lines(nlp, text.replace("\\n", "\n"), fmt.value)))
-    except (StoicheiaError, OSError) as err:
-        typer.echo(f"{type(err).__name__}: {err}", err=True)
-        raise typer.Exit(1) from err
+    nlp = load("scan", deprecated_model(model, source), add=["stoicheia_scanner"] if heads else [])
+    scanner: Any = nlp.get_pipe("stoicheia_scanner")
+    if heads is not None:
+        scanner.from_disk(heads)
+    scanner.cfg["abstain_below"] = abstain_below
+    if research:
+        scanner.cfg["decode"] = "research"
+    if meter is not None:
+        scanner.set_cfg({"meter": meter})
+    if research:
+        write_output("\n".join(research_lines(nlp, raw, output_format.value)) + "\n", output)
+        return
+    docs = list(nlp.pipe(texts))
+    if output_format is ScanFormat.json:
+        out = "".join(json.dumps(doc_json(doc), ensure_ascii=False) + "\n" for doc in docs)
+    else:
+        out = "\n".join(format_doc(doc) for doc in docs) + "\n"
+    write_output(out, output)

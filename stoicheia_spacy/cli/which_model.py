@@ -9,17 +9,19 @@ from typing import Any
 import typer
 from wasabi import Printer
 
-from .app import app
+from .app import Command, app
+from .options import deprecated_json, json_option
 
 
-@app.command("which-model")
+@app.command("which-model", cls=Command)
 def which_model_command(
     passage: str = typer.Argument(..., help="Greek passage (five words or more)"),
     index: Path = typer.Option(None, "--index", help="Model index (default: the shipped model's)"),
     zones: Path = typer.Option(None, "--zones", help="Zone index of our folds (default: shipped, when present)"),
     manifests: Path = typer.Option(None, "--manifests", help="Fold manifests: ours (fold_k.json) or published (fold_k*.tsv.gz)"),
     work: str = typer.Option(None, "--work", help="The passage's work key, to ask --manifests"),
-    as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON"),
+    output_format: str = typer.Option("text", "--format", metavar="text|json", help="text or json"),
+    as_json: bool = json_option(),
 ) -> None:
     """Say whether the model read any word 5-gram of PASSAGE and which folds never read it.
 
@@ -28,6 +30,9 @@ def which_model_command(
     from ..errors import StoicheiaError
     from ..provenance import which_model
 
+    if output_format not in ("text", "json"):
+        raise typer.BadParameter(f"{output_format!r} is not one of 'text', 'json'", param_hint="--format")
+    as_json = deprecated_json(output_format, as_json) == "json"
     msg = Printer()
     try:
         answer = which_model(passage, index=index, zones=zones, manifests=manifests, work=work)

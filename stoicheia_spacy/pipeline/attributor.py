@@ -1,14 +1,20 @@
 """The ``stoicheia_attributor`` pipe: ``doc._.genre`` and ``doc._.dialect`` of literary text.
 
-Place it after ``stoicheia_encoder`` (``store_hidden = true``, the default): like the
-``stoicheia_dater`` it runs no backbone but pools ``doc._.stoicheia.hidden``
-(:func:`stoicheia_spacy.dating.pool_states`) and applies one calibrated
-:class:`~stoicheia_spacy.attribution.LabelModel` per task, trained on GLAUx passages split by
-author (``projects/date``, command ``attribute``). Each task's extension holds a
+It applies one calibrated model per task, trained on GLAUx passages split by author
+(``projects/date``, command ``attribute``): the shipped fit is a
+:class:`~stoicheia_spacy.attribution.TextLabelModel` (character n-gram TF-IDF of
+``doc.text``, the method that beats the pooled backbone states there); a
+:class:`~stoicheia_spacy.attribution.LabelModel` fit instead pools the encoder's
+``doc._.stoicheia.hidden`` (:func:`stoicheia_spacy.dating.pool_states`; place the pipe after
+``stoicheia_encoder``). Each task's extension holds a
 :class:`~stoicheia_spacy.attribution.LabelEstimate` (label, probability, all probabilities);
-a Doc without letters gets ``None``. The weights are read with ``from_disk`` (the GLAUx fit
-ships with the default model, named by its ``config.cfg``, :func:`add_attributor`); a pipe
-without weights raises :class:`~stoicheia_spacy.errors.ConfigError`.
+a Doc without letters gets ``None``. The weights are read with ``from_disk``; a pipe without
+weights raises :class:`~stoicheia_spacy.errors.ConfigError`.
+
+It is not part of the default pipeline: GLAUx files the Homeric hymns (hexameter, Ionic/Epic)
+under "Lyric poetry", so any classifier fitted on its genres calls the *Odyssey* lyric
+(``projects/date/metrics/attribute_eval.json``, ``probe``). The GLAUx fit ships beside the
+default model (not named by its ``config.cfg``); :func:`add_attributor` adds it to a pipeline.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
-from ..attribution import LabelModel
+from ..attribution import LabelModel, TextLabelModel, label_model_from_bytes
 from ..dating import DEFAULT_LAYERS, doc_vector
 from ..errors import ConfigError
 from .base import SerializedPipe
@@ -50,11 +56,11 @@ class StoicheiaAttributor(SerializedPipe, Pipe):
     """Genre and dialect of Docs from the encoder's pooled hidden states (see the module docstring)."""
 
     def __init__(self, name: str = "stoicheia_attributor", *, layers: Iterable[int] = DEFAULT_LAYERS,
-                 models: dict[str, LabelModel] | None = None) -> None:
+                 models: dict[str, LabelModel | TextLabelModel] | None = None) -> None:
         self.name = name
         self.cfg: dict[str, Any] = {}
         self.set_cfg({"layers": list(layers)})
-        self.models: dict[str, LabelModel] = dict(models or {})
+        self.models: dict[str, LabelModel | TextLabelModel] = dict(models or {})
         unknown = set(self.models) - set(TASKS)
         if unknown:
             raise ConfigError(f"stoicheia_attributor tasks are {TASKS}, got {sorted(unknown)}")
@@ -69,7 +75,7 @@ class StoicheiaAttributor(SerializedPipe, Pipe):
 
     def model_from_bytes(self, data: bytes) -> None:
         if data:
-            self.models = {task: LabelModel.from_bytes(blob) for task, blob in srsly.msgpack_loads(data).items()}
+            self.models = {task: label_model_from_bytes(blob) for task, blob in srsly.msgpack_loads(data).items()}
 
     def __call__(self, doc: Doc) -> Doc:
         return next(self.pipe([doc]))
@@ -86,10 +92,18 @@ class StoicheiaAttributor(SerializedPipe, Pipe):
         if not self.models:
             raise ConfigError("stoicheia_attributor has no weights: load them with from_disk "
                               "(projects/date, command 'attribute')")
-        vector = doc_vector(doc, "stoicheia_attributor", tuple(self.cfg["layers"]))
-        if vector is None:
+        if not any(ch.isalpha() for ch in doc.text):
             return dict.fromkeys(self.models)
-        return {task: model.estimate(vector) for task, model in self.models.items()}
+        out: dict[str, Any] = {}
+        vector = None
+        for task, model in self.models.items():
+            if isinstance(model, TextLabelModel):
+                out[task] = model.estimate(doc.text)
+                continue
+            if vector is None:
+                vector = doc_vector(doc, "stoicheia_attributor", tuple(self.cfg["layers"]))
+            out[task] = None if vector is None else model.estimate(vector)
+        return out
 
     def initialize(self, get_examples: Any = None, *, nlp: Language | None = None,
                    weights: str | None = None) -> None:

@@ -37,6 +37,7 @@ from ..release.research_decode import (
     research_lemma,
     rule_fallback,
 )
+from ..tokenizer import GAP_LEMMA, is_gap_token
 from ..treebanks.lemma_scripts import EditScript, apply_script, build_script_vocab, derive_script
 from .base import HeadPipe
 
@@ -166,7 +167,7 @@ class StoicheiaLemmatizer(HeadPipe):
             else:
                 lemmas = self.lemmatize([t.text for t in doc], np.asarray(logits))
             for tok, lemma in zip(doc, lemmas, strict=True):
-                tok.lemma_ = lemma
+                tok.lemma_ = GAP_LEMMA if is_gap_token(tok.text) else lemma
 
     def release_lemmas(self, doc: Doc, logits: np.ndarray) -> list[str]:
         """Lemmas with the ``research`` or ``paper`` decoder (module doc); the research one

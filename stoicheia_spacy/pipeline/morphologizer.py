@@ -45,6 +45,7 @@ from ..release.research_decode import (
     encodable_tokens,
     rule_fallback,
 )
+from ..tokenizer import is_gap_token, mark_gap
 from ..treebanks.agdt_tags import is_valid_tag, tags_to_ids
 from ..treebanks.agdt_to_ud import agdt_to_feats, agdt_to_upos
 from .base import HeadPipe
@@ -198,6 +199,8 @@ class StoicheiaMorphologizer(HeadPipe):
                 tok.pos_ = u
                 feats = agdt_to_feats(t) if len(t) == 9 else "_"
                 cast(Any, tok).set_morph("" if feats == "_" else feats)
+                if is_gap_token(tok.text):
+                    mark_gap(tok)
 
     # ------------------------------------------------------------- training
     def get_loss(self, examples: Iterable[Example], scores: Sequence[Any]) -> tuple[float, list[Any]]:

@@ -20,6 +20,10 @@ the greedy decode the paper's tables scored (each word's argmax head, which need
 a tree) in ``token._.greedy_head`` (the head's token index; a word on the root points to
 itself) and ``token._.greedy_dep``. A token without a Greek letter is attached to the
 word before it (else after it) as ``punct``; the research route gives it no head.
+
+A Leiden gap token (:func:`~stoicheia_spacy.tokenizer.is_gap_token`) takes no part in the
+tree: the words are decoded without it, and it is attached ``dep`` to the previous word
+of its sentence (the next one at its start), so no word has a gap as its head.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from ..morph.heads import torch_module
 from ..morph.training import gold_sentence_lengths, sentence_lengths, softmax_xent_rows
 from ..release.research_decode import check_decode, encodable_tokens, greedy_heads
 from ..scoring.conll import RELEASE_PARSE
+from ..tokenizer import GAP_DEP, gap_flags, is_gap_token, placeholder_head
 from .base import HeadPipe
 
 #: The parser's own decoder (``decode`` setting); see the module doc for the others.
@@ -133,6 +138,7 @@ class StoicheiaParser(HeadPipe):
         if self.decode_mode in ("research", "paper"):
             return self.release_predict(docs)
         sents = [sentence_lengths(d) for d in docs]
+        gaps = [gap_flags(d) for d in docs]
         if not any(len(d) for d in docs):
             return [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in docs]
         vectors = [self.model.ops.to_numpy(v) for v in self.model.get_ref("tok2vec").predict(docs)]
@@ -143,9 +149,8 @@ class StoicheiaParser(HeadPipe):
             arcs, label_dep, label_head = module.arcs(torch.from_numpy(padded), torch.from_numpy(mask))
             logp = log_softmax(arcs.numpy().astype(np.float64))
             heads = np.zeros(arcs.shape[:2], dtype=np.int64)
-            for s, (_, _, n) in enumerate(index):
-                scores = logp[s, : n + 1, : n + 1].copy()
-                heads[s, 1 : n + 1] = chu_liu_edmonds(scores)
+            for s, (i, start, n) in enumerate(index):
+                heads[s, 1 : n + 1] = _tree_without_gaps(logp[s, : n + 1, : n + 1], gaps[i][start : start + n])
             # labels of the real words only, as one row (not of every padded position)
             rows = np.concatenate([np.arange(1, n + 1) + s * arcs.shape[1] for s, (_, _, n) in enumerate(index)])
             flat_heads = (heads + np.arange(len(heads))[:, None] * arcs.shape[1]).reshape(-1)[rows]
@@ -246,6 +251,9 @@ class StoicheiaParser(HeadPipe):
             rel = (heads - np.arange(len(doc))).astype(np.int64).astype(np.uint64)
             arr = np.stack([rel, hashes[label_ids]], axis=1)
             doc.from_array([HEAD, DEP], cast(Any, arr))
+            for tok in doc:
+                if is_gap_token(tok.text):
+                    tok.dep_ = GAP_DEP
 
     # ------------------------------------------------------------- training
     def _gold(self, examples: Sequence[Example]) -> tuple[list[list[int]], list[np.ndarray], list[np.ndarray]]:
@@ -318,3 +326,23 @@ class StoicheiaParser(HeadPipe):
         _, heads, labels = self._gold(list(examples))
         loss, d_arcs, d_labels = self.get_loss_arrays(np.asarray(scores[0]), np.asarray(scores[1]), heads, labels)
         return loss, (d_arcs, d_labels)
+
+
+def _tree_without_gaps(scores: np.ndarray, gaps: Sequence[bool]) -> np.ndarray:
+    """Heads (1-based, 0 = root) of one sentence's ``(n+1, n+1)`` arc scores, decoded over
+    its non-gap words only; each gap is then attached to its placeholder head."""
+    n = len(gaps)
+    if not any(gaps):
+        return chu_liu_edmonds(scores.copy())
+    words = [j for j in range(n) if not gaps[j]]
+    heads = np.zeros(n, dtype=np.int64)
+    if words:
+        keep = np.array([0, *[j + 1 for j in words]])
+        sub = chu_liu_edmonds(scores[np.ix_(keep, keep)].copy())
+        for j, h in zip(words, sub, strict=True):
+            heads[j] = 0 if h == 0 else words[h - 1] + 1
+    for j in range(n):
+        if gaps[j]:
+            heads[j] = placeholder_head(j, 0, n, gaps) + 1 if words else (0 if j == 0 else 1)
+    return heads
+

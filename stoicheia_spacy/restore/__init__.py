@@ -16,9 +16,11 @@ from .beam import (
     width_bucket,
 )
 from .queries import TARGET_KINDS, GapTarget, build_queries, gap_widths, hide_spans
+from .render import render_html
 from .widths import MAX_WIDTH, Template, WidthPrior, letter_counts, templates_for, too_wide
 
 __all__ = [
+    "render_html",
     "MAX_WIDTH",
     "TARGET_KINDS",
     "Candidate",

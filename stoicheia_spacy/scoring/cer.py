@@ -15,8 +15,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from rapidfuzz import process
-from rapidfuzz.distance import Levenshtein
 
 from ..errors import ScoringError
 
@@ -35,6 +33,9 @@ def cer(prediction: str, gold: str) -> float:
     p, g = fold_sigma(prediction), fold_sigma(gold)
     if not g:
         raise ScoringError("gold restoration is empty")
+    # rapidfuzz is a lab dependency ([lab] extra): imported when scoring
+    from rapidfuzz.distance import Levenshtein
+
     return Levenshtein.distance(p, g) / len(g)
 
 
@@ -115,6 +116,9 @@ def score_restorations(
         hit_k.append(gold in cands)
     if not golds:
         raise ScoringError("no samples to score")
+    from rapidfuzz import process
+    from rapidfuzz.distance import Levenshtein
+
     dist = process.cpdist(firsts, golds, scorer=Levenshtein.distance, workers=1).astype(np.float64)
     glen = np.array([len(g) for g in golds], dtype=np.float64)
     top1 = np.array([f == g for f, g in zip(firsts, golds, strict=True)])

@@ -151,13 +151,13 @@ def test_cli_accentuate_restores_gaps() -> None:
 
     from stoicheia_spacy.cli import app
 
-    res = CliRunner().invoke(app, ["accentuate", DECREE, "--source", str(TINY), "--restore", "--json"])
+    res = CliRunner().invoke(app, ["accentuate", DECREE, "--model", str(TINY), "--restore", "--format", "json"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert "[.4]" in out["tokens"] and len(out["restorations"]) == 1
     assert out["restored"].count("[") == 1 and "[.4]" not in out["restored"]
-    bad = CliRunner().invoke(app, ["accentuate", DECREE, "--source", str(TINY), "--notation", "tei"])
+    bad = CliRunner().invoke(app, ["accentuate", DECREE, "--model", str(TINY), "--notation", "tei"])
     assert bad.exit_code == 2 and "--notation" in bad.output  # not one of leiden, ddbdp, epidoc, none
-    not_xml = CliRunner().invoke(app, ["accentuate", "<p>" + DECREE + "</p>", "--source", str(TINY),
+    not_xml = CliRunner().invoke(app, ["accentuate", "<p>" + DECREE + "</p>", "--model", str(TINY),
                                        "--notation", "epidoc"])
     assert not_xml.exit_code == 1 and "not a TEI file" in not_xml.output  # epidoc: TEXT is an EpiDoc file

@@ -100,10 +100,10 @@ def test_lexicon_round_trip(tmp_path, ud_texts) -> None:  # type: ignore[no-unty
 def test_cli_accentuate() -> None:
     from stoicheia_spacy.cli import app
 
-    res = CliRunner().invoke(app, ["accentuate", "εναρχηηνολογος", "--source", str(TINY), "--json"])
+    res = CliRunner().invoke(app, ["accentuate", "εναρχηηνολογος", "--model", str(TINY), "--format", "json"])
     assert res.exit_code == 0, res.output
     assert '"source": "εναρχηηνολογος"' in res.output
-    bad = CliRunner().invoke(app, ["accentuate", "λογος", "--source", str(TINY), "--boundary", "guess"])
+    bad = CliRunner().invoke(app, ["accentuate", "λογος", "--model", str(TINY), "--boundary", "guess"])
     assert bad.exit_code == 2 and "--boundary" in bad.output  # not one of keep, copy, predict, drop
 
 

@@ -16,9 +16,9 @@ BYZANTINE = ("ἐν ὀνόματι τοῦ κυρίου καὶ δεσπότο�
 
 
 def test_date_command_prints_estimate_interval_and_json(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["date", BYZANTINE, "--json", "--html", str(tmp_path / "date.html")])
+    result = CliRunner().invoke(app, ["date", BYZANTINE, "--format", "json", "--html", str(tmp_path / "date.html")])
     assert result.exit_code == 0, result.output
-    estimate = json.loads(result.output)
+    estimate = json.loads(result.stdout)
     assert estimate["low"] < estimate["mean"] < estimate["high"] and estimate["level"] == 0.9
     assert estimate["mean"] > 300  # a Byzantine contract, not a Ptolemaic one
     page = (tmp_path / "date.html").read_text(encoding="utf-8")

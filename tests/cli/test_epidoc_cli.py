@@ -81,12 +81,13 @@ def test_restore_passes_other_files_through(tmp_path: Path, epidoc_ddbdp: list[P
 
 def test_accentuate_reads_epidoc(tiny_checkpoint: Path, epidoc_ddbdp: list[Path]) -> None:
     source = ddbdp(epidoc_ddbdp, "sb.28.16845.xml")
-    result = CliRunner().invoke(app, ["accentuate", str(source), "--notation", "epidoc", "--source",
-                                      str(tiny_checkpoint), "--boundary", "keep", "--capitals", "keep", "--json"])
+    result = CliRunner().invoke(app, ["accentuate", str(source), "--notation", "epidoc", "--model",
+                                      str(tiny_checkpoint), "--boundary", "keep", "--capitals", "keep",
+                                      "--format", "json"])
     assert result.exit_code == 0, result.output
     shown = json.loads(result.output)
     assert shown["source"] == read_epidoc(source).text == "Γεῶργε [---] τ\u0323ρισωμα\u0323[τ]ριτες [---]"
     assert shown["text"].startswith("Γεῶργε")
     latin = CliRunner().invoke(app, ["accentuate", str(ddbdp(epidoc_ddbdp, "p.mich.3.166.xml")),
-                                     "--notation", "epidoc", "--source", str(tiny_checkpoint)])
+                                     "--notation", "epidoc", "--model", str(tiny_checkpoint)])
     assert latin.exit_code == 1 and "not Greek" in latin.output

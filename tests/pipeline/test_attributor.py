@@ -1,5 +1,6 @@
-"""stoicheia_attributor: genre and dialect of real GLAUx passages from the encoder's forward,
-calibrated probabilities, round trips of its weights."""
+"""stoicheia_attributor: genre and dialect of real GLAUx passages from the shipped character
+n-gram TF-IDF fit (numpy only, the same features as scikit-learn's), calibrated
+probabilities, round trips of its weights; the pooled-state model still loads."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ import numpy as np
 import pytest
 import spacy
 
-from stoicheia_spacy.attribution import LabelModel
-from stoicheia_spacy.dating import pool_states
+from stoicheia_spacy.attribution import LabelModel, TextLabelModel, char_ngrams
 from stoicheia_spacy.errors import ConfigError
 from stoicheia_spacy.pipeline.attributor import TASKS, StoicheiaAttributor
 
@@ -37,11 +37,10 @@ def passages(shared_data: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def nlp() -> spacy.Language:
-    from stoicheia_spacy.assembly import build_pipeline
-    from stoicheia_spacy.assets import default_model_dir
+    """The shipped attributor alone: its TF-IDF models read the text, not the encoder."""
     from stoicheia_spacy.pipeline.attributor import add_attributor
 
-    nlp = build_pipeline(str(default_model_dir()), components=False)
+    nlp = spacy.blank("grc")
     add_attributor(nlp)
     return nlp
 
@@ -66,12 +65,12 @@ def test_attributor_labels_real_passages_with_calibrated_distributions(nlp: spac
     assert nlp("123 !")._.genre is None
 
 
-def test_attributor_round_trips_and_reads_only_the_shared_forward(nlp: spacy.Language, passages: dict[str, str],
-                                                                  tmp_path: Path) -> None:
+def test_attributor_round_trips_and_reads_the_text(nlp: spacy.Language, passages: dict[str, str],
+                                                   tmp_path: Path) -> None:
     attributor = nlp.get_pipe("stoicheia_attributor")
+    assert all(isinstance(m, TextLabelModel) for m in attributor.models.values())
     doc = nlp(passages["0540-001"])
-    vector = pool_states(doc._.stoicheia.hidden, tuple(attributor.cfg["layers"]))
-    assert doc._.dialect == attributor.models["dialect"].estimate(vector)  # no backbone of its own
+    assert doc._.dialect == attributor.models["dialect"].estimate(doc.text)
     attributor.to_disk(tmp_path / "attributor")
     restored = StoicheiaAttributor(layers=[0]).from_disk(tmp_path / "attributor")
     assert restored.cfg == attributor.cfg and restored.attribute(doc) == attributor.attribute(doc)
@@ -79,6 +78,29 @@ def test_attributor_round_trips_and_reads_only_the_shared_forward(nlp: spacy.Lan
     empty = StoicheiaAttributor().from_bytes(attributor.to_bytes(exclude=["model"]))
     with pytest.raises(ConfigError, match="no weights"):
         empty.attribute(doc)
+
+
+def test_text_features_are_scikit_learns(passages: dict[str, str]) -> None:
+    """The numpy TF-IDF map gives scikit-learn's TfidfVectorizer rows on real Greek."""
+    sklearn_text = pytest.importorskip("sklearn.feature_extraction.text")
+    texts = list(passages.values())
+    vectorizer = sklearn_text.TfidfVectorizer(analyzer="char", ngram_range=(1, 4), sublinear_tf=True).fit(texts)
+    vocabulary = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.__getitem__)
+    model = TextLabelModel(["a", "b"], vocabulary, vectorizer.idf_, np.zeros((2, len(vocabulary))), np.zeros(2))
+    expected = vectorizer.transform(["ΤΟΥ  λόγου\nτοῦ ἀνδρός", *texts]).toarray()
+    got = np.stack([model.features(t) for t in ["ΤΟΥ  λόγου\nτοῦ ἀνδρός", *texts]])
+    assert np.allclose(got, expected, atol=1e-6)
+    assert char_ngrams("Ab  c", 1, 2) == {"a": 1, "b": 1, " ": 1, "c": 1, "ab": 1, "b ": 1, " c": 1}
+
+
+def test_pooled_state_models_still_load(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    pooled = LabelModel(["x", "y"], rng.normal(size=(2, 3)).astype(np.float32), np.zeros(2, np.float32),
+                        np.zeros(3, np.float32), np.ones(3, np.float32))
+    StoicheiaAttributor(models={"genre": pooled}).to_disk(tmp_path / "a")
+    again = StoicheiaAttributor().from_disk(tmp_path / "a")
+    assert isinstance(again.models["genre"], LabelModel)
+    assert again.models["genre"].estimate(np.ones(3)) == pooled.estimate(np.ones(3))
 
 
 def test_label_model_softmax_temperature_and_bad_shapes() -> None:

@@ -132,7 +132,7 @@ def test_a_short_passage_on_a_loose_zone_index_is_not_claimed_firmly(tmp_path: P
     assert result.exit_code == 0, result.output
     assert "fold 3: possibly never read (p false = " in result.output and "give a longer passage" in result.output
     assert "fold 3: never read" not in result.output
-    data = json.loads(CliRunner().invoke(app, ["which-model", five, "--zones", str(loose), "--json"]).output)
+    data = json.loads(CliRunner().invoke(app, ["which-model", five, "--zones", str(loose), "--format", "json"]).output)
     assert {f["fold"]: f["p_false"] for f in data["folds"]["never_read"]}[3] == folds[3]["p_false"]
     whole = {f["fold"]: f for f in which_model(sentences[23], zones=loose, index=None).folds["never_read"]}
     assert whole[3]["claim"] == whole[2]["claim"] == "never read" and whole[3]["p_false"] <= fp**19
@@ -165,7 +165,7 @@ def test_cli_answers_for_the_shipped_model() -> None:
     assert "read 1 of the 1 word 5-grams" in result.output and "μηνιν αειδε θεα πηληιαδεω αχιληοσ" in result.output
     if "Our ten folds" in result.output:  # the shipped zone index: zones 1 and 7 hold the line
         assert "fold 7: never read (held out as test; p false = " in result.output
-    data = json.loads(CliRunner().invoke(app, ["which-model", ILIAD, "--json"]).output)
+    data = json.loads(CliRunner().invoke(app, ["which-model", ILIAD, "--format", "json"]).output)
     assert data["model"]["model"] == "grc_stoicheia_doc_clean" and data["model"]["fp_rate"] < 0.03
     assert stoicheia_spacy.which_model(ILIAD).model["read"]
 

@@ -271,8 +271,11 @@ def test_cli_bad_inputs_give_messages(tmp_path: Path) -> None:
         result = CliRunner().invoke(app, ["parse", str(source), *args], terminal_width=200)
         return result.exit_code, " ".join(result.output.replace("│", " ").split())
 
+    code, message = run("--pretokenized", "--model", str(tmp_path))  # the file is read first
+    assert code == 1 and "is not UTF-8 text" in message
+    source.write_text("λόγος", encoding="utf-8")
     code, message = run("--pretokenized", "--model", str(tmp_path))
-    assert code == 2 and "is not a spaCy pipeline (package a checkpoint with stoicheia package)" in message
+    assert code == 2 and "not an installed pipeline, a pipeline folder (config.cfg) or a checkpoint" in message
     code, message = run("--decode", "greedy")
     assert code == 2 and "'greedy' is not one of" in message
 
