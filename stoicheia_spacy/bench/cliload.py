@@ -3,8 +3,9 @@
 ``python -m stoicheia_spacy.bench cliload [--baseline CHECKOUT] [--rounds 3] [--out JSON]``
 
 The model is the full default pipeline saved as a folder (what ``make demo`` installs as
-``grc_stoicheia_doc_clean``: the encoder and every shipped component), built once by the
-baseline checkout's code (else this one's) and given to both arms as ``--model``. Each run
+``grc_stoicheia_doc_clean``: the encoder and every shipped component), built by each arm's
+own code (a pipeline saved by one version need not load in another: the restorer's
+settings became one config block) and given to that arm as ``--model``. Each run
 is a fresh process (``PYTHONPATH`` = the arm's checkout) that runs the CLI's ``main`` on
 ``restore TEXT --model FOLDER --top 3``; ``spacy.load`` is wrapped to time it and to record
 the components of the pipeline it returned. Arms alternate for ``--rounds`` rounds on one
@@ -101,7 +102,7 @@ def run_once(checkout: Path, model: Path, text: str) -> dict[str, Any]:
     wall = time.perf_counter() - start
     report = None
     for line in reversed(done.stderr.splitlines()):
-        if line.startswith("{"):
+        if line.startswith("{\"status\""):
             report = json.loads(line)
             break
     if report is None or report["status"] != 0:
@@ -131,13 +132,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline is not None:
         arms = {"before": args.baseline.resolve(), **arms}
     with tempfile.TemporaryDirectory(prefix="cliload-") as tmp:
-        model = Path(tmp) / "grc_stoicheia_doc_clean"
-        built = build_model(arms.get("before", PACKAGE_ROOT), model)
-        print(f"model: {len(built)} components ({', '.join(built)})", flush=True)
+        models, built = {}, {}
+        for arm, checkout in arms.items():
+            models[arm] = Path(tmp) / arm / "grc_stoicheia_doc_clean"
+            models[arm].parent.mkdir()
+            built[arm] = build_model(checkout, models[arm])
+            print(f"{arm} model: {len(built[arm])} components ({', '.join(built[arm])})", flush=True)
         runs: dict[str, list[dict[str, Any]]] = {arm: [] for arm in arms}
         for round_ in range(args.rounds):
             for arm, checkout in arms.items():
-                result = run_once(checkout, model, args.text)
+                result = run_once(checkout, models[arm], args.text)
                 runs[arm].append(result)
                 print(f"round {round_ + 1} {arm}: wall {result['wall_s']:.2f} s, CPU {result['cpu_s']:.2f} s, "
                       f"spacy.load {result['spacy_load_s']:.2f} s, {len(result['components'])} components",

@@ -96,6 +96,8 @@ def deprecated_json(output_format: str, as_json: bool) -> str:
 
 def load(command: str, model: str | None, **kwargs: Any) -> Any:
     """:func:`.loading.load_for`, a bad ``--model`` reported as a usage error (status 2)."""
+    from thinc.api import ConfigValidationError
+
     from ..errors import ConfigError
     from .loading import load_for
 
@@ -103,6 +105,10 @@ def load(command: str, model: str | None, **kwargs: Any) -> Any:
         return load_for(command, model, **kwargs)
     except ConfigError as exc:
         raise typer.BadParameter(str(exc), param_hint="--model") from exc
+    except ConfigValidationError as exc:  # e.g. a pipeline saved by an older version of the package
+        raise typer.BadParameter(f"{model}: its config does not validate with this version of "
+                                 f"stoicheia-spacy (rebuild it with `stoicheia package`): {exc}",
+                                 param_hint="--model") from exc
 
 
 def fail(message: str) -> typer.Exit:
