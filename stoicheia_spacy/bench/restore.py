@@ -14,6 +14,12 @@ width against the known one; on the default model with its shipped restoration o
 (``--plain``: without).
 
 ``python -m stoicheia_spacy.bench restore [--quick] [--per-width N] [--dtype bfloat16] [--json F]``
+
+``--pipeline`` measures the user path instead: the embedded default restoration pipeline with its
+default settings (``stoicheia restore``'s), one thread, one gap per call in the README's decree,
+for each width notation (``[.4]``, ``[.10]``, ``[...]``, ``[---]``, ``[ca. 5]``), as CPU seconds
+per gap (median of ``--repeat`` calls) and as a ratio against the same sentence without a gap
+(encoder forward only), measured in the same run; ``--json`` writes the figures.
 """
 
 from __future__ import annotations
@@ -111,7 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk", type=int, default=20, help="gaps per batched beam search")
     parser.add_argument("--dtype", choices=("float32", "bfloat16"), default="bfloat16")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    parser.add_argument("--pipeline", action="store_true",
+                        help="the user path: one gap per call through the default restoration pipeline")
+    parser.add_argument("--repeat", type=int, default=3, help="calls per input (--pipeline; median)")
+    parser.add_argument("--compare-float32", action="store_true",
+                        help="--pipeline: also time the beam in float32 (the encoder's weights) in the same run")
     args = parser.parse_args(argv)
+    if args.pipeline:
+        return pipeline_bench(args, argv)
     torch.set_num_threads(args.threads)
     per_width = args.per_width or (1 if args.quick else 2)
     beam = args.beam
@@ -186,3 +199,61 @@ def main(argv: list[str] | None = None) -> int:
                        "cpu_s_fast": hidden_s["fast"], "cost_vs_known_fast": hidden_s["fast"] / runs["fast"]["cpu_s"]},
         }, indent=1), encoding="utf-8")
     return 0 if same else 1
+
+
+#: The README's decree with one gap of each notation (``{}``), and without a gap.
+DECREE = "ἔδοξεν τῆι βουλῆι {} δήμωι"
+NOTATIONS = ("[.4]", "[.10]", "[...]", "[---]", "[ca. 5]")
+
+
+def pipeline_bench(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """CPU seconds per one-gap call of the default restoration pipeline against a no-gap call."""
+    import json
+    import statistics
+    from pathlib import Path
+
+    from ..assembly import restorer_pipeline
+
+    torch.set_num_threads(args.threads)
+    nlp = restorer_pipeline(None, beam_width=args.beam)
+    restorer: Any = nlp.get_pipe("stoicheia_restorer")
+    nlp(DECREE.format("[.3]"))  # warm up: the beam's bf16 copy and the first forwards
+
+    def cpu(text: str) -> tuple[float, Any]:
+        times, doc = [], None
+        for _ in range(max(1, args.repeat)):
+            start = time.process_time()
+            doc = nlp(text)
+            times.append(time.process_time() - start)
+        return statistics.median(times), doc
+
+    base, _ = cpu(DECREE.format("καὶ τῶι"))
+    rows: dict[str, dict[str, Any]] = {}
+    for notation in NOTATIONS:
+        seconds, doc = cpu(DECREE.format(notation))
+        item = doc._.restorations[0]
+        rows[notation] = {"cpu_s": seconds, "ratio_vs_no_gap": seconds / max(base, 1e-9),
+                          "top": [c[0] for c in item["candidates"][:3]], "confident": item.get("confident")}
+    float32: dict[str, float] = {}
+    if args.compare_float32:  # the same calls with the beam in the encoder's float32 weights
+        restorer.configure(dtype="float32")
+        for notation in NOTATIONS:
+            float32[notation] = cpu(DECREE.format(notation))[0]
+        restorer.configure(dtype="bfloat16")
+    settings = {k: restorer.cfg[k] for k in ("beam_width", "context", "unmask", "final_forward", "dtype",
+                                             "max_letters", "confident_above")}
+    print(f"default restoration pipeline, {args.threads} thread(s), median of {args.repeat} calls, "
+          f"process CPU seconds; settings {settings}")
+    print(f"{'no gap':>10}: {base:.3f} CPU-s")
+    for notation, r in rows.items():
+        print(f"{notation:>10}: {r['cpu_s']:.3f} CPU-s = {r['ratio_vs_no_gap']:.1f}x the no-gap call; top {r['top']}")
+    worst = max(r["cpu_s"] for r in rows.values())
+    print(f"slowest gap: {worst:.2f} CPU-s (target <= 2 s)")
+    for notation, seconds in float32.items():
+        print(f"{notation:>10}: float32 beam {seconds:.3f} CPU-s = {seconds / rows[notation]['cpu_s']:.2f}x the bf16 beam")
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "command": "stoicheia bench restore " + " ".join(argv or []), "threads": args.threads,
+            "repeat": args.repeat, "settings": settings, "no_gap_cpu_s": base, "gaps": rows,
+            "slowest_cpu_s": worst, "float32_cpu_s": float32}, indent=1, ensure_ascii=False), encoding="utf-8")
+    return 0

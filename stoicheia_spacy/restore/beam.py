@@ -15,7 +15,8 @@ their best score. All live hypotheses of all gaps go through ONE batched forward
 step, with the context cropped to ``context`` letters on each side of the gap. A gap
 therefore costs at most ``max(k) + 1`` forwards and about ``beam × max(k)`` rows,
 however many widths it has (the cost of an unknown width is that of its widest
-letter count). One last forward over the finished fillings reads the boundary head to
+letter count). One last forward over the best ``2 × max(beam, n_best)`` finished fillings of
+each gap (by the width prior's key of their letter scores) reads the boundary head to
 place word breaks: the L−k best break slots by log-odds for a fixed width, every slot
 whose break probability exceeds 0.5 for a free or elastic template.
 
@@ -100,18 +101,40 @@ class Scorer(Protocol):
 class ModelScorer:
     """A :class:`Scorer` over a Stoicheia encoder (or any module with its forward signature).
 
-    Rows are grouped by their real length (letters before the padding) and every group
-    runs without padding, in chunks of at most ``max_tokens`` positions: rows are
-    independent (each is its own attention segment), so this changes no row's output
-    but spends no time on padding. One call still counts as one forward (one decoding
+    Rows are grouped by their real length (letters before the padding); rows of nearby
+    lengths share one call padded to the longest (at most ``pad_ratio`` times their real
+    positions; see :meth:`_groups`), in chunks of at most ``max_tokens`` positions: rows are
+    independent (each is its own attention segment, padding another), so this changes no
+    row's output beyond float rounding, and an unknown width's ten layouts are one call, not ten. One call still counts as one forward (one decoding
     step); ``tokens`` counts the positions run. Outputs at padding positions are 0.
     """
 
-    def __init__(self, module: torch.nn.Module, *, max_tokens: int = 8192) -> None:
+    def __init__(self, module: torch.nn.Module, *, max_tokens: int = 8192, pad_ratio: float = 1.5) -> None:
         self.module = module
         self.max_tokens = max_tokens
+        self.pad_ratio = pad_ratio
         self.forwards = 0
         self.tokens = 0
+
+    def _groups(self, lengths: torch.Tensor) -> list[tuple[int, torch.Tensor]]:
+        """(length run, rows) groups: rows of nearby lengths share one call, padded to the
+        longest (padding is its own attention segment, so no row's output changes), as long as
+        the group runs at most ``pad_ratio`` times its real positions; ``pad_ratio = 1`` groups
+        equal lengths only. Many small calls cost more than a little padding on CPU."""
+        out = []
+        left = lengths.clone()
+        while bool((left > 0).any()):
+            n = int(left.max())
+            cand = torch.nonzero(left > 0).flatten()
+            order = cand[torch.argsort(left[cand], descending=True, stable=True)]
+            real = torch.cumsum(left[order], 0)
+            size = torch.arange(1, len(order) + 1) * n
+            take = int((size <= self.pad_ratio * real).nonzero().max()) + 1 if self.pad_ratio > 1 else 0
+            take = max(take, int((left[order] == n).sum()))
+            rows = order[:take].sort().values
+            out.append((n, rows))
+            left[rows] = 0
+        return out
 
     def __call__(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         self.forwards += 1
@@ -127,8 +150,7 @@ class ModelScorer:
         self.module.eval()
         try:
             with torch.inference_mode():
-                for n in torch.unique(lengths).tolist():
-                    rows = torch.nonzero(lengths == n).flatten()
+                for n, rows in self._groups(lengths):
                     step = max(1, self.max_tokens // max(n, 1))
                     for s in range(0, len(rows), step):
                         part_rows = rows[s : s + step]
@@ -143,6 +165,10 @@ class ModelScorer:
                         bnd = torch.log_softmax(out.boundary.float(), dim=-1)
                         brk = torch.logaddexp(bnd[..., 1], bnd[..., 2])
                         breaks[part_rows, :n] = torch.stack([bnd[..., 0], brk], dim=-1).cpu()
+                        if bool((lengths[part_rows] < n).any()):  # padding of the shorter rows: 0
+                            pad = (torch.arange(n)[None, :] >= lengths[part_rows][:, None]).cpu()
+                            letters[part_rows, :n] = letters[part_rows, :n].masked_fill(pad[..., None], 0.0)
+                            breaks[part_rows, :n] = breaks[part_rows, :n].masked_fill(pad[..., None], 0.0)
         finally:
             self.module.train(was_training)
         return letters, breaks
@@ -403,11 +429,29 @@ def beam_search(
         h_t, h_fill, h_score = all_t[~full], all_fill[~full], all_s[~full]
 
     f_t, f_fill, f_score = torch.cat(done_t), torch.cat(done_fill), torch.cat(done_score)
-    if final_forward:  # boundary head over the finished fillings
+    if final_forward:  # boundary head over the best finished fillings of each gap
+        widths = torch.tensor([lay.template.width or lay.template.slots for lay in layouts])
+        f_t, f_fill, f_score = _final_rows(f_t, f_fill, f_score, t_query, widths, 2 * max(beam, n_best), prior)
         blp = edge_breaks(scorer(inputs(f_t, f_fill))[1], f_t)
     else:
         blp = torch.cat(done_blp)
     return _finish(queries, layouts, f_t, f_fill, f_score, blp, n_best, temperature, prior)
+
+
+def _final_rows(f_t: torch.Tensor, f_fill: torch.Tensor, f_score: torch.Tensor, t_query: torch.Tensor,
+                widths: torch.Tensor, keep: int, prior: WidthPrior) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The ``keep`` best finished fillings of each gap by the prior's key of their letters'
+    score and their layout's width (a free layout's: its letter count): only these get the
+    last forward, which reads their word breaks. An unknown width finishes up to ``beam``
+    fillings per letter count; the breaks add far less to a score than the letters that
+    ranked them."""
+    key = torch.tensor([prior.key(float(s), int(w)) for s, w in zip(f_score.tolist(), widths[f_t].tolist(), strict=True)],
+                       dtype=torch.float64)
+    order = torch.argsort(key, descending=True, stable=True)
+    rank = torch.empty_like(order)
+    rank[order] = _group_rank(t_query[f_t][order])
+    chosen = torch.nonzero(rank < keep).flatten()
+    return f_t[chosen], f_fill[chosen], f_score[chosen]
 
 
 def _expand_parallel(lp: torch.Tensor, fill: torch.Tensor, score: torch.Tensor, beam: int, unmask: int,

@@ -14,16 +14,22 @@ from stoicheia_spacy.errors import DecodingError
 from stoicheia_spacy.restore import GapQuery, ModelScorer, beam_search
 
 
-def test_length_grouped_scoring_equals_padded_forwards_row_by_row() -> None:
+@pytest.mark.parametrize("pad_ratio", [1.0, 1.5])
+def test_length_grouped_scoring_equals_padded_forwards_row_by_row(pad_ratio: float) -> None:
     torch.manual_seed(0)
     model = StoicheiaEncoder(StoicheiaConfig.preset("tiny")).eval()
     texts = ["τῆι βουλῆι", "ἔδοξε τῶι δήμωι", "Κόμων Μουσαίου τοῦ Ἡρακλείτου", "καὶ"]
     batch = planes_to_tensors([encode_planes(t) for t in texts])
     batch.pop("lengths")
-    scorer = ModelScorer(model, max_tokens=16)  # small chunks: several module calls per length
+    scorer = ModelScorer(model, max_tokens=16 if pad_ratio == 1 else 8192, pad_ratio=pad_ratio)
     letters, breaks = scorer(batch)
     assert scorer.forwards == 1
-    assert scorer.tokens == sum(len(encode_planes(t)) for t in texts)  # no padding was run
+    real = sum(len(encode_planes(t)) for t in texts)
+    if pad_ratio == 1:
+        assert scorer.tokens == real  # no padding was run
+    else:  # the two short sentences share one padded call; padding is its own segment
+        assert real < scorer.tokens <= 1.5 * real
+        assert len(scorer._groups((batch["input_ids"] != 0).sum(1))) < len(texts)
     for row, text in enumerate(texts):
         one = planes_to_tensors([encode_planes(text)])
         one.pop("lengths")
