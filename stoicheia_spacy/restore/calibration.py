@@ -17,7 +17,7 @@ import numpy as np
 
 from .widths import WidthPrior
 
-__all__ = ["rerank", "top_probability", "fit_prior", "fit_temperatures", "TEMPERATURE_GRID"]
+__all__ = ["rerank", "top_probability", "fit_prior", "fit_temperatures", "fit_threshold", "TEMPERATURE_GRID"]
 
 Cands = Sequence[tuple[str, float, int]]
 TEMPERATURE_GRID = np.exp(np.linspace(np.log(0.05), np.log(1000.0), 300))
@@ -88,3 +88,26 @@ def fit_temperatures(keys: Sequence[np.ndarray], correct: Sequence[bool], bucket
         if len(idx) >= min_count:
             out[name] = best(idx)
     return out
+
+
+def fit_threshold(top_probs: Sequence[float] | np.ndarray, correct: Sequence[bool] | np.ndarray, *,
+                  precision: float = 0.9, min_count: int = 5) -> float:
+    """The abstention threshold: the lowest calibrated top probability ``t`` such that the dev
+    gaps with a top probability >= ``t`` (at least ``min_count`` of them) are right at least
+    ``precision`` of the time. When no such set exists the threshold is 1.0: the restorer never
+    calls a restoration confident (a reading an editor can trust is not on offer)."""
+    p = np.asarray(top_probs, dtype=float)
+    y = np.asarray(correct, dtype=bool)
+    if p.shape != y.shape:
+        raise ValueError("top_probs and correct must have the same length")
+    order = np.argsort(-p, kind="stable")
+    hits = np.cumsum(y[order])
+    n = np.arange(1, len(p) + 1)
+    best = 1.0
+    for i in range(len(p)):
+        # only where the next gap has a lower probability (a threshold cannot split ties)
+        if i + 1 < len(p) and p[order[i + 1]] == p[order[i]]:
+            continue
+        if n[i] >= min_count and hits[i] / n[i] >= precision:
+            best = float(p[order[i]])
+    return best
