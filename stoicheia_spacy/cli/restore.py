@@ -59,6 +59,7 @@ def gaps_json(doc: Any, top: int) -> list[dict[str, Any]]:
     """The ``--format json`` list of one Doc's gaps (module doc)."""
     return [{"gap": number, "start": item["start"], "end": item["end"],
              "markup": doc.text[item["start"]:item["end"]], "status": item.get("status", "restored"),
+             "confident": bool(item.get("confident", False)),
              "candidates": [{"text": cand, "score": float(score)} for cand, score, _ in item["candidates"][:top]]}
             for number, item in enumerate(doc._.restorations, start=1)]
 
@@ -73,6 +74,13 @@ def _candidates(doc: Any, restorer: Any, top: int, msg: Printer) -> None:
         rows = [(rank, cand, f"{prob:.3f}", f"{lp:.2f}")
                 for rank, (cand, lp, prob) in enumerate(item["candidates"][:top], start=1)]
         msg.table(rows, header=("#", "candidate", "p", "log p"), divider=True)
+        top_p = item["candidates"][0][2] if item["candidates"] else 0.0
+        threshold = float(restorer.cfg["confident_above"])
+        if item.get("confident"):
+            msg.good(f"confident: top p {top_p:.3f} >= {threshold:.3f}")
+        else:
+            msg.warn(f"not confident: top p {top_p:.3f} < {threshold:.3f} (fitted for 90 % precision on dev "
+                     "gaps): the model does not know this gap")
 
 
 @friendly
@@ -98,6 +106,9 @@ def restore_command(
     century: str = typer.Option(None, "--century", metavar="YEAR",
                                 help="Date of the inscription as a year (negative = BC), e.g. -350"),
     source: str = source_option(),
+    lm: Path = typer.Option(None, "--lm", metavar="FILE",
+                            help="Fuse a character n-gram LM (.npz, `make restore-lm`) into the beam"),
+    lm_weight: float = typer.Option(None, "--lm-weight", metavar="W", help="Its weight (default: the restorer's lm_weight)"),
 ) -> None:
     """Restore the gaps of TEXT_OR_FILE and print the ranked candidates of each gap.
 
@@ -132,6 +143,10 @@ def restore_command(
     restorer.configure(beam_width=beam, n_candidates=max(top, 1), strip_restorations=strip)
     if scoring is not None:
         restorer.configure(scoring=scoring.value)
+    if lm is not None:
+        restorer.configure(lm=str(lm))
+    if lm_weight is not None:
+        restorer.configure(lm_weight=lm_weight)
     docs = [_restore_one(nlp, restorer, t, gap, strip, region, century, lost) for t in texts]
     if not any(doc._.restorations for doc in docs):
         msg.warn("No gaps found (write them in Leiden notation: [---], [.3], [ca. 5], [5±2])")

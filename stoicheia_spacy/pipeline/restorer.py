@@ -24,6 +24,7 @@ hidden and become a gap of ``len(span.text)`` characters).
      "min_width": int, "max_width": int | None, "kind": str,
      "candidates": [(text, logprob, probability), ...],   # up to n_candidates, best first
      "abstain": bool,                 # top probability < abstain_below, or not restored
+     "confident": bool,               # top probability >= confident_above (fitted for 90 % precision on dev)
      "status": "restored" | "too_wide"}   # too_wide: narrowest width > max_width, no candidates
 
 Which gaps: all target gaps; only those whose markup overlaps a span of
@@ -147,6 +148,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         self.forwards = 0
         self._warned = False  # a markup error is logged once per pipe
         self.overlay: tuple[dict[str, Any], dict[str, str]] | None = None
+        self._cast: tuple[int, Any] | None = None  # (id of the float32 module, its bf16 copy)
+        self._lm: tuple[str, Any] | None = None  # (path, the loaded n-gram LM)
 
     @property
     def cfg(self) -> Mapping[str, Any]:
@@ -176,12 +179,41 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
                               f"(pipeline: {self.nlp.pipe_names})")
         return ref.backbone(self.overlay if self.settings.use_overlay else None)
 
+    def beam_backbone(self) -> Any:
+        """:meth:`backbone` in the beam's ``dtype``: a bf16 copy, made once per backbone
+        (the encoder and the other components keep their float32 weights)."""
+        module = self.backbone()
+        if self.settings.dtype == "float32":
+            return module
+        if self._cast is None or self._cast[0] != id(module):
+            import copy
+
+            import torch
+
+            self._cast = (id(module), copy.deepcopy(module).to(torch.bfloat16).eval())
+        return self._cast[1]
+
+    def scorer(self, backbone: Any) -> Any:
+        """The beam's scorer: ``backbone`` alone, or fused with the n-gram LM of ``lm``."""
+        c = self.settings
+        if backbone is None or not c.lm or float(c.lm_weight) == 0:
+            return backbone
+        from ..restore.beam import ModelScorer
+        from ..restore.fusion import FusedScorer
+        from ..restore.ngram_lm import NgramScorer, load_lm
+
+        path = str(c.lm)
+        if self._lm is None or self._lm[0] != path:
+            self._lm = (path, load_lm(path, c.lm_sha256))
+        return FusedScorer(ModelScorer(backbone), NgramScorer(self._lm[1]), float(c.lm_weight))
+
     def set_overlay(self, path: str | Path | None) -> None:
         """Use the restoration overlay at ``path`` (a file or a directory holding
         ``overlay.safetensors``); ``None`` drops it. Damaged files raise ``CheckpointError``."""
         from ..restore.overlay import read_overlay
 
         self.overlay = None if path is None else read_overlay(path)
+        self._cast = None
 
     # ------------------------------------------------------------ gaps
     def plan(self, doc: Doc, only: list[int] | None = None) -> tuple[Any, bool]:
@@ -242,7 +274,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             p, from_spans = self.plan(doc, only)
             plans.append(Plan() if p is None else p)
             flags.append(from_spans)
-        backbone = self.backbone() if any(p.decode for p in plans) else None
+        decoding = any(p.decode for p in plans)
+        backbone = (self.backbone() if c.scoring == "protocol" else self.beam_backbone()) if decoding else None
         config = backbone.config.to_dict() if backbone is not None and hasattr(backbone, "config") else {}
         meta = doc_metadata(docs, config)  # doc._.region / doc._.century -> table rows
         ids = list(zip(meta.get("region", [None] * len(docs)), meta.get("century", [None] * len(docs)), strict=True))
@@ -253,7 +286,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         else:
             if meta:
                 plans = [_with_metadata(p, region, century) for p, (region, century) in zip(plans, ids, strict=True)]
-            results, forwards = restore_targets(backbone, plans, c, from_spans=flags)
+            results, forwards = restore_targets(self.scorer(backbone), plans, c, from_spans=flags)
             self.forwards += forwards
         for doc, items in zip(docs, results, strict=True):
             doc._.restorations = items

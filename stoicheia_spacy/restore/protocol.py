@@ -240,6 +240,7 @@ def protocol_targets(module: Any, texts: Sequence[str], plans: Sequence[Any],
 
     out = []
     below = float(cfg.get("abstain_below", 0.0))
+    above = float(cfg.get("confident_above", 0.0))
     for text, plan, (region, century), spans_mode in zip(texts, plans, metadata, from_spans, strict=True):
         items = []
         for target in plan.decode:
@@ -257,8 +258,8 @@ def protocol_targets(module: Any, texts: Sequence[str], plans: Sequence[Any],
                                          max_letters=int(cfg.get("max_letters", 10)))
             probs = _probabilities([s for _, s in ranked])
             cands = [_Cand(t, s, p) for (t, s), p in zip(ranked, probs, strict=True)]
-            items.append(_item(target, spans_mode, "restored", cands, below))
-        items += [_item(t, spans_mode, "too_wide", [], below) for t in plan.too_wide]
+            items.append(_item(target, spans_mode, "restored", cands, below, above))
+        items += [_item(t, spans_mode, "too_wide", [], below, above) for t in plan.too_wide]
         out.append(sorted(items, key=lambda it: it["start"]))
     return out
 

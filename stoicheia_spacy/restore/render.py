@@ -1,6 +1,7 @@
 """A standalone HTML view of a restored Doc (``displacy``-like): gaps highlighted, each
 with its ranked candidates and their calibrated probabilities (normalised over the
-candidate set, temperature per width bucket). Abstentions (top probability under
+candidate set, temperature per width bucket). A restored gap that is not ``confident``
+(top probability under ``confident_above``) is outlined and says so. Abstentions (top probability under
 ``abstain_below``) and gaps not restored (too wide) are greyed out, in the text and in
 their candidate table. The gaps are the restorer's items, i.e. the encoder's parse
 (``doc._.stoicheia.gaps``); when that markup did not parse the page says so."""
@@ -20,6 +21,8 @@ _STYLE = """
 body{font-family:'Gentium Plus','GFS Didot',serif;line-height:2.2;margin:2em;max-width:60em}
 .gap{background:#fde68a;border-radius:4px;padding:0 .25em;position:relative;cursor:help}
 .gap.abstain{background:#e5e7eb}
+.gap.unsure{background:#fef3c7;border:1px dashed #d97706}
+.unsure-note{color:#b45309}
 .gap .mark{color:#6b7280;font-size:.8em;margin-left:.2em}
 table.cands{border-collapse:collapse;margin:.3em 0 1em 0;font-size:.9em;line-height:1.3}
 table.cands td,table.cands th{border-bottom:1px solid #e5e7eb;padding:.1em .6em;text-align:left}
@@ -35,8 +38,9 @@ def _gap_span(doc_text: str, item: dict[str, Any], number: int) -> str:
     if cands and not item["abstain"]:
         top, _, prob = cands[0]
         label = f"[{html.escape(top)}]"
-        title = f"gap {number}: {prob:.0%}"
-        cls = "gap"
+        sure = item.get("confident", True)
+        title = f"gap {number}: {prob:.0%}" + ("" if sure else ", not confident")
+        cls = "gap" if sure else "gap unsure"
     else:
         why = "too wide" if item.get("status") == "too_wide" else "abstained"
         label, title, cls = markup, f"gap {number}: not restored ({why})", "gap abstain"
@@ -55,6 +59,9 @@ def _table(item: dict[str, Any], number: int, doc_text: str) -> str:
             else ", abstained" if item["abstain"] else "")
     head = (f"<p><b>gap {number}</b> {html.escape(doc_text[item['start']:item['end']])} "
             f"(width {width}{note})</p>")
+    if item.get("status") == "restored" and not item["abstain"] and not item.get("confident", True):
+        head += ('<p class="unsure-note">not confident: the top candidate\'s calibrated probability is below '
+                 "the threshold fitted for 90 % precision on dev gaps</p>")
     cls = "cands abstain" if item["abstain"] else "cands"
     return head + (f"<table class='{cls}'><tr><th>#</th><th>candidate</th><th>p (calibrated)</th><th></th>"
                    f"<th>log p</th></tr>{rows}</table>")

@@ -93,7 +93,8 @@ def _split(out: Plan, targets: list[GapTarget], max_width: int) -> Plan:
     return out
 
 
-def _item(target: GapTarget, from_spans: bool, status: str, cands: list[Any], abstain_below: float) -> dict[str, Any]:
+def _item(target: GapTarget, from_spans: bool, status: str, cands: list[Any], abstain_below: float,
+          confident_above: float = 0.0) -> dict[str, Any]:
     gap = target.gap
     top = cands[0].probability if cands else 0.0
     return {
@@ -102,6 +103,7 @@ def _item(target: GapTarget, from_spans: bool, status: str, cands: list[Any], ab
         "min_width": int(gap.min_width), "max_width": gap.max_width, "kind": gap.kind,
         "candidates": [cand.as_tuple() for cand in cands],
         "abstain": bool(status != "restored" or top < abstain_below),
+        "confident": bool(status == "restored" and cands and top >= confident_above),
         "status": status,
     }
 
@@ -114,7 +116,8 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: R
     options, validated here: ``beam_width``, ``n_candidates``, ``context``, ``mode``,
     ``unmask``, ``final_forward``,
     ``space_ratio``, ``elastic_slots``, ``unknown``, ``max_letters``, ``max_width``, ``rank``,
-    ``length_bonus``, ``width_log_prior``, ``temperature``, ``temperatures``, ``abstain_below``).
+    ``length_bonus``, ``width_log_prior``, ``temperature``, ``temperatures``, ``abstain_below``,
+    ``confident_above``).
     ``status`` is ``restored``, or ``too_wide`` (no candidates: the gap exceeds ``max_width``)."""
     from .settings import RestorerSettings
 
@@ -138,11 +141,12 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: R
     out, cursor = [], 0
     flags = list(from_spans) if from_spans is not None else [False] * len(plans)
     below = float(c.abstain_below)
+    above = float(c.confident_above)
     for p, spans_mode in zip(plans, flags, strict=True):
         items = []
         for target in p.decode:
-            items.append(_item(target, spans_mode, "restored", results[cursor], below))
+            items.append(_item(target, spans_mode, "restored", results[cursor], below, above))
             cursor += 1
-        items += [_item(t, spans_mode, "too_wide", [], below) for t in p.too_wide]
+        items += [_item(t, spans_mode, "too_wide", [], below, above) for t in p.too_wide]
         out.append(sorted(items, key=lambda it: it["start"]))
     return out, forwards
