@@ -48,6 +48,13 @@ demo: install lexicon
 	@if $(PY) -c "import stoicheia_lexicon_grc" 2>/dev/null; then $(PY) -m stoicheia_spacy.cli demo --build; \
 	else $(PY) -m stoicheia_spacy.cli demo --build --no-lexicon; fi
 
+# The restorer's character n-gram LM (issue 29): built from the mirror's DDbDP papyri, leaving out every
+# document of the frozen restore-eval samples (TM digits 3 and 4); ~6 CPU-minutes, 12 MB, not in git.
+# Use it with `stoicheia restore --lm projects/restore/training/ngram_lm7.npz` or the restorer's `lm` option.
+restore-lm: install
+	cd projects/restore && ../../$(PY) scripts/fusion_eval.py lm --mirror $${STOICHEIA_ASSET_MIRROR:-../../../shared/data} \
+		--fold 3 --docs 1000000 --order 7 --samples samples/fold_3 --out training/ngram_lm7.npz
+
 lint: install
 	$(VENV)/bin/ruff check stoicheia_spacy pretrain tests projects
 
