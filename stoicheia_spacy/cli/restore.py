@@ -55,6 +55,11 @@ class Scoring(StrEnum):
     protocol = "protocol"
 
 
+#: Probabilities are normalised over a gap's candidates and calibrated (and ``confident_above``
+#: fitted) over 20 of them: fewer printed candidates (``--top``) still come from 20.
+CALIBRATED_CANDIDATES = 20
+
+
 def gaps_json(doc: Any, top: int) -> list[dict[str, Any]]:
     """The ``--format json`` list of one Doc's gaps (module doc)."""
     return [{"gap": number, "start": item["start"], "end": item["end"],
@@ -140,7 +145,7 @@ def restore_command(
     msg = Printer(no_print=output_format is not RestoreFormat.text)
     nlp = load("restore", pipeline)
     restorer: Any = nlp.get_pipe("stoicheia_restorer")
-    restorer.configure(beam_width=beam, n_candidates=max(top, 1), strip_restorations=strip)
+    restorer.configure(beam_width=beam, n_candidates=max(top, CALIBRATED_CANDIDATES), strip_restorations=strip)
     if scoring is not None:
         restorer.configure(scoring=scoring.value)
     if lm is not None:
