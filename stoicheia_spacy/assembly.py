@@ -31,6 +31,7 @@ from spacy.language import Language
 from thinc.api import Config
 
 from .errors import ConfigError
+from .legacy_config import migrate_config
 
 #: The embedded default model (``assets/models/grc_stoicheia_doc_clean``).
 DEFAULT_SOURCE = "embedded:grc_stoicheia_doc_clean"
@@ -175,6 +176,7 @@ def assemble(config: Config | str | Path, *, base: str | Path | None = None,
         section[leaf] = value
     if only is not None:
         config = keep_components(config, only)
+    config, _ = migrate_config(config)
     try:
         nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     except Exception as exc:  # confection/catalogue: a bad or unknown block
@@ -218,9 +220,22 @@ def add_from_weights(nlp: Language, factory: str, weights: str | Path, *, name: 
 
 
 def load_pipeline(model: str | Path) -> Language:
-    """``spacy.load`` of a pipeline: an installed package name or a saved directory."""
+    """``spacy.load`` of a pipeline: an installed package name or a saved directory. A
+    pipeline saved before its components' settings blocks (flat options) is read through
+    :func:`~stoicheia_spacy.legacy_config.migrate_config`."""
     import spacy
+    from spacy import util
 
+    folder = Path(model)
+    if not folder.is_dir() and util.is_package(str(model)):
+        package = util.get_package_path(str(model))
+        meta = util.get_model_meta(package)
+        folder = package / f"{meta['lang']}_{meta['name']}-{meta['version']}"
+    if (folder / CONFIG).is_file():
+        config, changed = migrate_config(util.load_config(folder / CONFIG, interpolate=False))
+        if changed:
+            nlp = util.load_model_from_config(config, meta=util.get_model_meta(folder))
+            return nlp.from_disk(folder)
     return spacy.load(model)
 
 

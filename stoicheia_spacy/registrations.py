@@ -42,6 +42,8 @@ MODULES: tuple[str, ...] = (
     "stoicheia_spacy.accent.lexasset",
     "stoicheia_spacy.release",
     "stoicheia_spacy.restore.settings",
+    "stoicheia_spacy.scan.settings",
+    "stoicheia_spacy.accent.settings",
     "stoicheia_spacy.tokenizer",
 )
 

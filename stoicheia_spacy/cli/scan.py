@@ -131,11 +131,12 @@ def scan_command(
     scanner: Any = nlp.get_pipe("stoicheia_scanner")
     if heads is not None:
         scanner.from_disk(heads)
-    scanner.cfg["abstain_below"] = abstain_below
+    changes: dict[str, Any] = {"abstain_below": abstain_below}
     if research:
-        scanner.cfg["decode"] = "research"
+        changes["decode"] = "research"
     if meter is not None:
-        scanner.set_cfg({"meter": meter})
+        changes["meter"] = meter
+    scanner.configure(**changes)
     if research:
         write_output("\n".join(research_lines(nlp, raw, output_format.value)) + "\n", output)
         return

@@ -33,8 +33,10 @@ was encoded as plain text by the encoder (documented fallback).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -47,6 +49,7 @@ from ..accent import docview  # noqa: F401  (registers doc._.accent_doc)
 from ..accent.formlex import FormLexicon
 from ..accent.lexasset import DATA_PACKAGE, LEXICON_FILE, LexiconPin
 from ..accent.predict import PlaneControl
+from ..accent.settings import AccentuatorSettings
 from ..alphabet import BND_UNKNOWN, DIA_UNKNOWN, PUNCT_UNKNOWN
 from ..errors import ConfigError
 from .base import SerializedPipe
@@ -60,24 +63,23 @@ _UNKNOWN: dict[str, int] = {"boundary": BND_UNKNOWN, "diacritics": DIA_UNKNOWN, 
 
 CONTROL_KEYS: tuple[str, ...] = ("boundary", "diacritics", "punctuation", "capitals", "lowercase", "orthography")
 
+#: The lexicon pin of a saved accentuator (data; the settings are ``config.cfg``'s).
+PIN_FILE = "lexicon.json"
+
 
 @Language.factory(
     "stoicheia_accentuator",
     assigns=["doc._.accent_text", "doc._.source_alignment", "doc._.accent_planes", "token.norm"],
     requires=["doc._.stoicheia"],
-    default_config={"boundary": "auto", "diacritics": "keep", "punctuation": "keep", "capitals": "keep",
-                    "lowercase": False, "orthography": True,
+    default_config={"settings": {"@misc": "stoicheia.AccentuatorSettings.v1"},
                     "lexicon": {"@misc": "stoicheia.Lexicon.v1", "package": DATA_PACKAGE}},
 )
-def make_stoicheia_accentuator(
-    nlp: Language, name: str, boundary: str, diacritics: str, punctuation: str, capitals: str,
-    lowercase: bool, orthography: bool, lexicon: LexiconPin | None,
-) -> StoicheiaAccentuator:
-    """Create the accentuator pipe (plane modes: see :mod:`stoicheia_spacy.accent.predict`;
-    ``lexicon``: the lexicon data package, ``null`` to decode without it)."""
-    return StoicheiaAccentuator(name, PlaneControl(
-        boundary=boundary, diacritics=diacritics, punctuation=punctuation, capitals=capitals,
-        lowercase=lowercase, orthography=orthography), lexicon=lexicon)
+def make_stoicheia_accentuator(nlp: Language, name: str, settings: AccentuatorSettings,
+                               lexicon: LexiconPin | None) -> StoicheiaAccentuator:
+    """Create the accentuator pipe; ``settings``: the plane modes, the
+    ``[components.stoicheia_accentuator.settings]`` block (:mod:`stoicheia_spacy.accent.settings`);
+    ``lexicon``: the lexicon data package, ``null`` to decode without it."""
+    return StoicheiaAccentuator(name, settings, lexicon=lexicon)
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:
@@ -91,29 +93,63 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
 class StoicheiaAccentuator(SerializedPipe, Pipe):
     """Annotate Docs with their accentuated rendering (see the module docstring)."""
 
+    settings_in_config = True
+
     def __init__(self, name: str = "stoicheia_accentuator", control: PlaneControl | None = None, *,
                  lexicon: LexiconPin | None = None) -> None:
         self.name = name
-        self.control = control or PlaneControl(boundary="auto", capitals="keep")
+        self.settings: PlaneControl = control if control is not None else AccentuatorSettings()
         self.lexicon_pin = lexicon
         self._lexicon: FormLexicon | None = None
-        self.cfg: dict[str, Any] = self._control_cfg()
 
-    def _control_cfg(self) -> dict[str, Any]:
-        cfg = {k: getattr(self.control, k) for k in CONTROL_KEYS}
-        cfg["lexicon"] = None if self.lexicon_pin is None else self.lexicon_pin.to_dict()
-        return cfg
+    @property
+    def control(self) -> PlaneControl:
+        """The plane modes (the settings object)."""
+        return self.settings
+
+    @property
+    def cfg(self) -> Mapping[str, Any]:
+        """The settings as a read-only mapping (change them with :meth:`configure`)."""
+        return MappingProxyType({k: getattr(self.settings, k) for k in CONTROL_KEYS})
+
+    def configure(self, **changes: Any) -> PlaneControl:
+        """Replace the plane modes with a validated copy holding ``changes``."""
+        allowed = set(CONTROL_KEYS)
+        unknown = sorted(set(changes) - allowed)
+        if unknown:
+            raise ConfigError(f"unknown stoicheia_accentuator options {unknown}; choose from {list(CONTROL_KEYS)}")
+        self.settings = replace(self.settings, **changes)
+        return self.settings
 
     def set_cfg(self, cfg: dict[str, Any]) -> None:
-        """Settings read back: the plane modes and the lexicon pin (checked here: a saved
-        pipeline loads only with the lexicon file it was saved with)."""
-        self.control = PlaneControl.from_dict({k: v for k, v in cfg.items() if k in CONTROL_KEYS})
+        """The ``cfg`` file of a pipeline saved before the settings block (read, never
+        written): its plane modes and its lexicon pin."""
+        self.configure(**{k: v for k, v in cfg.items() if k in CONTROL_KEYS})
         if "lexicon" in cfg:
-            self.lexicon_pin = LexiconPin.from_dict(cfg["lexicon"])
-            self._lexicon = None
-            if self.lexicon_pin is not None:
-                self.lexicon_pin.resolve(LEXICON_FILE, self.name)
-        self.cfg = self._control_cfg()
+            self._read_pin(cfg["lexicon"])
+
+    def _read_pin(self, data: dict[str, Any] | None) -> None:
+        """A saved pin, checked here: a saved pipeline loads only with the lexicon file it
+        was saved with."""
+        self.lexicon_pin = LexiconPin.from_dict(data)
+        self._lexicon = None
+        if self.lexicon_pin is not None:
+            self.lexicon_pin.resolve(LEXICON_FILE, self.name)
+
+    def model_to_disk(self, folder: Path) -> None:
+        """The lexicon pin (``lexicon.json``: data; the settings are ``config.cfg``'s)."""
+        srsly.write_json(folder / PIN_FILE, None if self.lexicon_pin is None else self.lexicon_pin.to_dict())
+
+    def model_from_disk(self, folder: Path) -> None:
+        if (folder / PIN_FILE).is_file():
+            self._read_pin(srsly.read_json(folder / PIN_FILE))
+
+    def model_to_bytes(self) -> bytes:
+        return bytes(srsly.json_dumps(None if self.lexicon_pin is None else self.lexicon_pin.to_dict()).encode())
+
+    def model_from_bytes(self, data: bytes) -> None:
+        if data:
+            self._read_pin(srsly.json_loads(data.decode()))
 
     @property
     def lexicon(self) -> FormLexicon | None:
@@ -175,7 +211,8 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
         """Read the settings (also those of a pipeline saved when the accentuator owned a
         backbone: its ``segmenter.json``; the old backbone copy is ignored)."""
         legacy = Path(path) / "segmenter.json"
-        if not (Path(path) / "cfg").is_file() and legacy.is_file() and "cfg" not in exclude:
+        if not (Path(path) / "cfg").is_file() and not (Path(path) / PIN_FILE).is_file() and legacy.is_file() \
+                and "cfg" not in exclude:
             self.set_cfg(srsly.read_json(legacy)["control"])
             return self
         super().from_disk(path, exclude=exclude)
@@ -186,7 +223,6 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
         ``to_disk`` (raises :class:`~stoicheia_spacy.errors.LexiconMissingError` without it)."""
         if self.lexicon_pin is not None:
             self.lexicon_pin = self.lexicon_pin.pin(LEXICON_FILE, self.name)
-            self.cfg = self._control_cfg()
 
 
 __all__ = ["StoicheiaAccentuator", "make_stoicheia_accentuator"]

@@ -44,6 +44,11 @@ class SerializedPipe:
 
     cfg: Any  # a dict, or a read-only mapping of a settings object
 
+    #: True for a component whose settings are a config block (``config.cfg`` holds them):
+    #: it writes no ``cfg`` part (its data go through the ``model`` part), and reads one only
+    #: from a pipeline saved before (:meth:`set_cfg`).
+    settings_in_config: bool = False
+
     # -- hooks
     def load_weights(self, weights: str | Path | None) -> bool:
         """The ``weights`` setting of ``[initialize.components.NAME]``: read the saved
@@ -83,6 +88,8 @@ class SerializedPipe:
     def to_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> None:
         """Write ``cfg`` and the weights into the folder ``path``."""
         path = Path(path)
+        if self.settings_in_config:
+            exclude = [*exclude, "cfg"]
         util.to_disk(path, {"cfg": lambda p: srsly.write_json(p, dict(self.cfg)),
                             "model": lambda p: self.model_to_disk(p.parent)}, exclude)
 
@@ -96,6 +103,8 @@ class SerializedPipe:
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """``cfg`` and the weights as one msgpack message."""
         getters: dict[str, Callable[[], Any]] = {"cfg": lambda: dict(self.cfg), "model": self.model_to_bytes}
+        if self.settings_in_config:
+            del getters["cfg"]
         return bytes(util.to_bytes(getters, exclude))
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> Any:

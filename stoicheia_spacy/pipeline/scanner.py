@@ -52,15 +52,19 @@ syllable, ``used``) on ``doc._.verses``. Gold for ``update`` is
 no label), as built by :mod:`stoicheia_spacy.scan.silver`. The heads are a torch module
 in a ``PyTorchWrapper_v3`` node, stepped by the training config's optimizer
 (``[training.optimizer]``) through ``finish_update`` like every stoicheia component;
-``to_disk`` writes ``cfg`` + ``heads.json`` + ``heads.safetensors`` (parts ``cfg`` and
-``model``, ``exclude`` honoured). Gap letters (``doc._.stoicheia.gaps``) are left out
+``to_disk`` writes the data only: ``heads.json`` + ``heads.safetensors``, ``meters.json``,
+``calibration.json`` (the macron calibration, when fitted) and ``lexicon.json`` (the lexicon
+pin); the settings live in ``config.cfg`` alone (:mod:`stoicheia_spacy.scan.settings`,
+``[components.stoicheia_scanner.settings]``). A ``cfg`` file of an older saved scanner is
+still read. Gap letters (``doc._.stoicheia.gaps``) are left out
 of syllabification and scansion.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -87,6 +91,7 @@ from ..scan.lattice import (
 )
 from ..scan.macron_decoder import MacronDecoder
 from ..scan.macron_lexicon import MacronLexicon
+from ..scan.settings import DECODERS, ScannerSettings
 from ..scan.syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_offsets, syllabify
 from .base import StoicheiaPipe
 
@@ -96,9 +101,6 @@ for _name, _cls in (("macronized", Token), ("scansion", Span), ("meter", Span)):
 for _name in ("macrons", "verses", "scan_gold"):
     if not Doc.has_extension(_name):
         Doc.set_extension(_name, default=None)
-
-#: Scanner decoders: ours (rule syllables + metre lattice) and the released model's research decode.
-DECODERS = ("lattice", "research")
 
 DEFAULT_SCANNER_MODEL = """
 [model]
@@ -113,23 +115,16 @@ dropout = 0.1
 @Language.factory(
     "stoicheia_scanner",
     assigns=["token._.macronized", "doc._.macrons", "doc._.verses", "span._.scansion", "span._.meter"],
-    default_config={"model": Config().from_str(DEFAULT_SCANNER_MODEL)["model"], "theta": 0.1, "abstain_below": 0.0,
-                    "temperature": 1.0, "rule_eps": 0.02, "meters": None,
-                    "synizesis_cost": 1.0, "correption_eps": 0.2, "decode": "lattice", "meter": None,
+    default_config={"model": Config().from_str(DEFAULT_SCANNER_MODEL)["model"],
+                    "settings": {"@misc": "stoicheia.ScannerSettings.v1"},
                     "lexicon": {"@misc": "stoicheia.Lexicon.v1", "package": DATA_PACKAGE}},
 )
-def make_stoicheia_scanner(nlp: Language, name: str, model: Model, theta: float, abstain_below: float,
-                           temperature: float, rule_eps: float,
-                           meters: list[str] | None, synizesis_cost: float = 1.0,
-                           correption_eps: float = 0.2, decode: str = "lattice",
-                           meter: str | None = None, lexicon: LexiconPin | None = None) -> ScannerPipe:
-    """Create the ``stoicheia_scanner`` pipe (``meters``: names to restrict detection to;
-    ``decode``: ``"lattice"`` or ``"research"``; ``meter``: the research decode's forced metre;
-    ``lexicon``: the lexicon data package of the macron lexicon, ``null`` for none)."""
-    return ScannerPipe(nlp.vocab, model, name, theta=theta, abstain_below=abstain_below,
-                       temperature=temperature, rule_eps=rule_eps, meters=meters,
-                       synizesis_cost=synizesis_cost, correption_eps=correption_eps, decode=decode,
-                       meter=meter, lexicon=None if lexicon is None else lexicon.to_dict())
+def make_stoicheia_scanner(nlp: Language, name: str, model: Model, settings: ScannerSettings,
+                           lexicon: LexiconPin | None = None) -> ScannerPipe:
+    """Create the ``stoicheia_scanner`` pipe; ``settings``: the
+    ``[components.stoicheia_scanner.settings]`` block (:mod:`stoicheia_spacy.scan.settings`);
+    ``lexicon``: the lexicon data package of the macron lexicon, ``null`` for none."""
+    return ScannerPipe(nlp.vocab, model, name, settings=settings, lexicon=lexicon)
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:
@@ -137,28 +132,44 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
     return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
 
 
+#: Data files of a saved scanner beside its heads (the settings are ``config.cfg``'s).
+CALIBRATION_FILE = "calibration.json"
+PIN_FILE = "lexicon.json"
+
+
 class ScannerPipe(StoicheiaPipe):
     """Macronizer + scansion + metre detection on the shared encoder (see module doc)."""
 
-    def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_scanner", **cfg: Any) -> None:
-        super().__init__(vocab, model, name, **cfg)
-        self._check_decode()
+    settings_in_config = True
+
+    def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_scanner", *,
+                 settings: ScannerSettings | None = None, lexicon: LexiconPin | dict[str, Any] | None = None,
+                 calibration: dict[str, Any] | None = None, **options: Any) -> None:
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        base = settings if settings is not None else ScannerSettings()
+        self.settings: ScannerSettings = base.replace(**options) if options else base
+        self.pin: LexiconPin | None = lexicon if isinstance(lexicon, LexiconPin) or lexicon is None \
+            else LexiconPin.from_dict(lexicon)
+        #: the macron calibration (data: ``calibration.json``; None: the head and metre alone)
+        self.calibration: dict[str, Any] | None = calibration
         self._meters: dict[str, Any] | None = None
         self._lexicon: MacronLexicon | None = None
-        self.cfg.setdefault("lexicon", None)
 
-    def _check_decode(self) -> None:
-        from ..scan.research import grammar_name
+    @property
+    def cfg(self) -> Mapping[str, Any]:
+        """The settings as a read-only mapping (change them with :meth:`configure`)."""
+        return MappingProxyType(self.settings.to_dict())
 
-        decode = self.cfg.setdefault("decode", "lattice")
-        if decode not in DECODERS:
-            raise ConfigError(f"stoicheia_scanner decode must be one of {list(DECODERS)}, got {decode!r}")
-        meter = self.cfg.setdefault("meter", None)
-        if meter is not None and grammar_name(str(meter)) is None:
-            from ..scan.research import METER_NAMES
-
-            raise ConfigError(f"stoicheia_scanner meter {meter!r} is not a research metre; expected one of "
-                              f"{sorted(METER_NAMES)}")
+    def configure(self, **changes: Any) -> ScannerSettings:
+        """Replace the settings with a validated copy holding ``changes`` (for this process;
+        a saved pipeline keeps them in its ``config.cfg`` only when they are set there)."""
+        meters = self.settings.meters
+        self.settings = self.settings.replace(**changes)
+        if self.settings.meters != meters:
+            self._meters = None
+        return self.settings
 
     def load_lexicon(self, path: str | Path | None) -> None:
         """Use (or, with None, stop using) a macron lexicon asset (``macron_lexicon.json.gz``)."""
@@ -167,7 +178,7 @@ class ScannerPipe(StoicheiaPipe):
     @property
     def macron_decoder(self) -> MacronDecoder | None:
         """The lexicon-aware decoder, or None (head + metre only) when nothing is calibrated."""
-        calibration = self.cfg.get("macron_calibration")
+        calibration = self.calibration
         pin = self.lexicon_pin
         if self._lexicon is None and pin is not None:
             self.load_lexicon(pin.resolve(MACRON_FILE, self.name))
@@ -175,8 +186,8 @@ class ScannerPipe(StoicheiaPipe):
 
     @property
     def lexicon_pin(self) -> LexiconPin | None:
-        """The ``lexicon`` setting (None: no macron lexicon)."""
-        return LexiconPin.from_dict(self.cfg.get("lexicon"))
+        """The ``lexicon`` block, pinned once initialized (None: no macron lexicon)."""
+        return self.pin
 
     @property
     def meters(self) -> dict[str, Any]:
@@ -186,7 +197,7 @@ class ScannerPipe(StoicheiaPipe):
         return self._meters
 
     def _select_meters(self, allm: dict[str, Any]) -> dict[str, Any]:
-        names = self.cfg.get("meters")
+        names = self.settings.meters
         return {k: v for k, v in allm.items() if not names or k in names}
 
     # ------------------------------------------------------------ inference
@@ -216,8 +227,7 @@ class ScannerPipe(StoicheiaPipe):
 
     def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
         """Write macrons, per-verse scansion and metre (see module doc)."""
-        self._check_decode()
-        research = self.cfg["decode"] == "research"
+        research = self.settings.decode == "research"
         for doc, logits in zip(docs, scores, strict=True):
             if research:
                 self._annotate_research(doc, np.asarray(logits, dtype=np.float64))
@@ -244,8 +254,8 @@ class ScannerPipe(StoicheiaPipe):
         amb = rs.ambiguous_mask(planes.letters, planes.boundary, planes.diacritics)
         long_ = mac[:, 1] >= mac[:, 0]  # the released argmax: long (its class 0) on equal scores
         lengths = np.where(amb, long_.astype(np.int64), -1)
-        theta = float(self.cfg["theta"])
-        forced = rs.grammar_name(self.cfg["meter"]) if self.cfg.get("meter") else None
+        theta = self.settings.theta
+        forced = rs.grammar_name(self.settings.meter) if self.settings.meter else None
         verses = self.verses(doc)
         for span in verses:
             lo = int(np.searchsorted(offsets, span.start_char))
@@ -292,7 +302,7 @@ class ScannerPipe(StoicheiaPipe):
             planes, logits, letter_token = select_letters(planes, keep), logits[keep], letter_token[keep]
         token_ends = np.cumsum(np.bincount(letter_token, minlength=len(doc)))
         n = len(planes)
-        t = float(self.cfg.get("temperature", 1.0))
+        t = self.settings.temperature
         mac = _log_softmax(logits[:, :N_MACRON] / t) if n else np.zeros((0, 2))
         scan = _log_softmax(logits[:, N_MACRON:]) if n else np.zeros((0, 4))
         p_long = np.exp(mac[:, 1])
@@ -304,10 +314,10 @@ class ScannerPipe(StoicheiaPipe):
         metre_vote = np.zeros(n, dtype=np.int64)
         metre_margin = np.zeros(n, dtype=np.float64)
         verse_metre = np.zeros(n, dtype=np.float64)
-        abstain = float(self.cfg.get("abstain_below", 0.0))
+        abstain = self.settings.abstain_below
         offsets = np.asarray(planes.offsets)
         verses = self.verses(doc)
-        rule_eps = float(self.cfg.get("rule_eps", 0.02))
+        rule_eps = self.settings.rule_eps
         lines: list[tuple[Span, int, int, Any, Any, np.ndarray]] = []  # span, lo, hi, sub, syl, logp
         for span in verses:
             lo = int(np.searchsorted(offsets, span.start_char))
@@ -324,8 +334,8 @@ class ScannerPipe(StoicheiaPipe):
         if self.meters and lines:  # every verse of the Doc through one lattice batch
             decoded = decode_lattices([(logp, synizesis_candidates(syl, sub, text), hi - lo)
                                        for _, lo, hi, sub, syl, logp in lines], self.meters,
-                                      theta=float(self.cfg["theta"]),
-                                      synizesis_cost=float(self.cfg.get("synizesis_cost", 1.0)), rule_eps=rule_eps)
+                                      theta=self.settings.theta,
+                                      synizesis_cost=self.settings.synizesis_cost, rule_eps=rule_eps)
         line_weights: list[np.ndarray] = []
         margin_lines: list[tuple[np.ndarray, tuple[int, ...], Any, np.ndarray]] = []
         margin_at: list[np.ndarray] = []
@@ -380,8 +390,8 @@ class ScannerPipe(StoicheiaPipe):
 
     def _weight_logp(self, syl: Any, scan: np.ndarray, p_long: np.ndarray, dich: np.ndarray,
                      correption: np.ndarray | None = None) -> np.ndarray:
-        eps = float(self.cfg.get("rule_eps", 0.02))
-        corr_eps = float(self.cfg.get("correption_eps", 0.2))
+        eps = self.settings.rule_eps
+        corr_eps = self.settings.correption_eps
         ends = syl.ends
         heavy_end, light_end = np.exp(scan[ends, 1]), np.exp(scan[ends, 2])
         p_h = heavy_end / np.maximum(heavy_end + light_end, 1e-12)
@@ -452,8 +462,10 @@ class ScannerPipe(StoicheiaPipe):
         self._meters = self._select_meters(load_meters(shipped_meter_dirs()))
         pin = self.lexicon_pin
         if pin is not None:
-            self.cfg["lexicon"] = pin.pin(MACRON_FILE, self.name).to_dict()
-        if self.load_weights(weights):
+            self.pin = pin.pin(MACRON_FILE, self.name)
+        if weights is not None:  # the folder's data; the settings are the config's own
+            self.from_disk(_weights_folder(weights, self.name), exclude=["cfg"])
+            self._legacy_data(Path(weights))
             return
         validate_get_examples(get_examples, "ScannerPipe.initialize")
         docs = [eg.predicted for eg in list(get_examples())[:2]]
@@ -468,20 +480,35 @@ class ScannerPipe(StoicheiaPipe):
 
     # -------------------------------------------------------- serialization
     def set_cfg(self, cfg: dict[str, Any]) -> None:
-        """Settings read back; a pinned lexicon is checked here (a saved pipeline loads only
-        with the lexicon file it was saved with)."""
-        meters = self._meters if cfg.get("meters", self.cfg.get("meters")) == self.cfg.get("meters") else None
-        super().set_cfg(cfg)
-        self._check_decode()
-        self._meters = meters
-        if "lexicon" in cfg:
-            self._lexicon = None
-            pin = self.lexicon_pin
-            if pin is not None:
-                pin.resolve(MACRON_FILE, self.name)
+        """The ``cfg`` file of a scanner saved before the settings block (read, never
+        written): its settings, its macron calibration and its lexicon pin."""
+        settings = {k: v for k, v in cfg.items() if k in ScannerSettings.names()}
+        if settings:
+            self.configure(**settings)
+        self._set_data(cfg)
+
+    def _legacy_data(self, folder: Path) -> None:
+        """The data an older scanner folder kept in its ``cfg`` (calibration, lexicon pin)."""
+        if (folder / "cfg").is_file() and not (folder / CALIBRATION_FILE).is_file():
+            self._set_data(srsly.read_json(folder / "cfg"), pin=False)
+
+    def _set_data(self, data: dict[str, Any], *, pin: bool = True) -> None:
+        if data.get("macron_calibration") is not None:
+            self.calibration = dict(data["macron_calibration"])
+        if pin and "lexicon" in data:
+            self._read_pin(data["lexicon"])
+
+    def _read_pin(self, data: dict[str, Any] | None) -> None:
+        """A saved pin, checked here (a saved pipeline loads only with the lexicon file it
+        was saved with)."""
+        self._lexicon = None
+        self.pin = LexiconPin.from_dict(data)
+        if self.pin is not None:
+            self.pin.resolve(MACRON_FILE, self.name)
 
     def model_to_disk(self, folder: Path) -> None:
-        """The heads as ``heads.json`` (sizes) + ``heads.safetensors``."""
+        """The heads as ``heads.json`` (sizes) + ``heads.safetensors``, the metres, the macron
+        calibration and the lexicon pin (data; the settings are ``config.cfg``'s)."""
         from safetensors.torch import save_file
 
         heads = torch_heads(self.model)
@@ -489,7 +516,10 @@ class ScannerPipe(StoicheiaPipe):
         save_file({k: v.detach().cpu().contiguous() for k, v in heads.state_dict().items()},
                   str(folder / "heads.safetensors"))
         srsly.write_json(folder / "meters.json", [meter_to_dict(m) for m in self.meters.values()])
-        # the macron lexicon (GPL-3.0 / CC BY-SA data) stays in its data package: cfg pins it
+        if self.calibration is not None:
+            srsly.write_json(folder / CALIBRATION_FILE, self.calibration)
+        # the macron lexicon (GPL-3.0 / CC BY-SA data) stays in its data package: lexicon.json pins it
+        srsly.write_json(folder / PIN_FILE, None if self.pin is None else self.pin.to_dict())
 
     def model_from_disk(self, folder: Path) -> None:
         """Read what :meth:`model_to_disk` wrote (also a trained-heads folder without ``cfg``)."""
@@ -502,8 +532,12 @@ class ScannerPipe(StoicheiaPipe):
         module.load_state_dict(load_file(str(folder / "heads.safetensors")))
         make_heads(heads_node(self.model), conf["n_layers"], conf["d_model"], module)
         if (folder / "meters.json").is_file():
-            self._meters = {m.name: m for m in (meter_from_dict(d, "meters.json")
-                                                for d in srsly.read_json(folder / "meters.json"))}
+            self._meters = self._select_meters({m.name: m for m in (meter_from_dict(d, "meters.json")
+                                                                    for d in srsly.read_json(folder / "meters.json"))})
+        if (folder / CALIBRATION_FILE).is_file():
+            self.calibration = dict(srsly.read_json(folder / CALIBRATION_FILE))
+        if (folder / PIN_FILE).is_file():
+            self._read_pin(srsly.read_json(folder / PIN_FILE))
 
     def model_to_bytes(self) -> bytes:
         import tempfile
@@ -521,3 +555,10 @@ class ScannerPipe(StoicheiaPipe):
             for n, b in files.items():
                 (Path(tmp) / n).write_bytes(b)
             self.model_from_disk(Path(tmp))
+
+
+def _weights_folder(weights: str | Path, name: str) -> Path:
+    folder = Path(weights)
+    if not folder.is_dir():
+        raise ConfigError(f"[initialize.components.{name}] weights: no folder {folder}")
+    return folder

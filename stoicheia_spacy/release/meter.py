@@ -55,7 +55,8 @@ def add_meter(nlp: Language, ckpt: ReleasedCheckpoint, name: str = "stoicheia_sc
 
     heads = scanner_heads(ckpt)
     pipe = nlp.add_pipe("stoicheia_scanner", name=name,
-                        config={"model": {"hidden": 0, "dropout": 0.0, "grad_factor": 0.0}, "decode": "research",
+                        config={"model": {"hidden": 0, "dropout": 0.0, "grad_factor": 0.0},
+                                "settings": {"decode": "research"},
                                 "lexicon": None})  # the research decode reads no macron lexicon
     model: Any = pipe.model  # type: ignore[attr-defined]
     make_heads(heads_node(model), int(heads.config["n_layers"]), int(heads.config["d_model"]), heads)

@@ -20,7 +20,7 @@ def test_accentuator_pipe_sets_norms_and_keeps_text(tmp_path, tiny_nlp) -> None:
     words = [t.norm_ for t in doc if t.text not in ",."]
     assert " ".join(words) == rendered.replace(",", "").replace(".", "")
     nlp.to_disk(tmp_path / "p")
-    assert sorted(p.name for p in (tmp_path / "p" / "stoicheia_accentuator").iterdir()) == ["cfg"]
+    assert sorted(p.name for p in (tmp_path / "p" / "stoicheia_accentuator").iterdir()) == ["lexicon.json"]
     again = spacy.load(tmp_path / "p")(text)
     assert again._.accent_text == rendered
     assert spacy.blank("grc").from_config(nlp.config).from_bytes(nlp.to_bytes())(text)._.accent_text == rendered
@@ -41,7 +41,7 @@ def test_unmarked_text_is_hidden_from_the_backbone(tiny_nlp) -> None:  # type: i
 
 def test_accentuator_keeps_complete_input(tiny_nlp) -> None:  # type: ignore[no-untyped-def]
     nlp = tiny_nlp("stoicheia_accentuator", configs={"stoicheia_accentuator": {
-        "punctuation": "copy", "capitals": "copy"}})
+        "settings": {"punctuation": "copy", "capitals": "copy"}}})
     text = "Ἐν ἀρχῇ ἦν ὁ λόγος."
     doc = nlp(text)
     assert doc._.accent_text == decode_planes(encode_planes(text))
@@ -51,7 +51,7 @@ def test_accentuator_keeps_complete_input(tiny_nlp) -> None:  # type: ignore[no-
 def test_accentuator_renders_the_encoders_gaps_and_falls_back_on_bad_markup(tiny_nlp) -> None:  # type: ignore[no-untyped-def]
     from stoicheia_spacy.leiden import parse_gaps
 
-    nlp = tiny_nlp("stoicheia_accentuator", configs={"stoicheia_accentuator": {"punctuation": "drop"}})
+    nlp = tiny_nlp("stoicheia_accentuator", configs={"stoicheia_accentuator": {"settings": {"punctuation": "drop"}}})
     text = "ἔδοξε τῇ βουλῇ [.4] τῷ δήμῳ"
     doc = nlp(text)
     assert doc.text == text

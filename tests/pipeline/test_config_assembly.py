@@ -188,8 +188,8 @@ def test_a_saved_pipeline_pins_its_lexicon_and_refuses_another(tiny_checkpoint: 
     pin = nlp.get_pipe("stoicheia_accentuator").lexicon_pin
     assert pin.package == package and pin.version == "9.9.9" and len(pin.sha256) == 64
     nlp.to_disk(tmp_path / "p")
-    saved = json.loads((tmp_path / "p" / "stoicheia_accentuator" / "cfg").read_text(encoding="utf-8"))
-    assert saved["lexicon"] == dataclasses.asdict(pin)
+    saved = json.loads((tmp_path / "p" / "stoicheia_accentuator" / "lexicon.json").read_text(encoding="utf-8"))
+    assert saved == dataclasses.asdict(pin)
     assert not list((tmp_path / "p").rglob("formlex.npz"))  # the data stays in its own package
     assert spacy.load(tmp_path / "p").get_pipe("stoicheia_accentuator").lexicon_pin == pin
     (root / package / "formlex.npz").write_bytes(b"lexicon two")  # another lexicon installed
@@ -250,6 +250,6 @@ def test_package_without_the_lexicon_is_an_explicit_opt_out(tiny_checkpoint: Pat
         package_pipeline(str(tmp_path / "model.cfg"), "nolex", tmp_path / "out", build="none")
     path = package_pipeline(str(tmp_path / "model.cfg"), "nolex", tmp_path / "out", build="none", lexicon=False)
     [data] = [p for p in path.rglob("stoicheia_accentuator") if p.is_dir()]
-    assert json.loads((data / "cfg").read_text(encoding="utf-8"))["lexicon"] is None
+    assert json.loads((data / "lexicon.json").read_text(encoding="utf-8")) is None
     loaded = spacy.load(data.parent)
     assert loaded.get_pipe("stoicheia_accentuator").lexicon_pin is None

@@ -76,7 +76,7 @@ def test_serialization_round_trip(tmp_path, tiny_model_config, tiny_checkpoint) 
 def test_abstain_below_leaves_vowels_unmarked(tiny_model_config, tiny_checkpoint) -> None:
     nlp = _nlp(tiny_model_config, tiny_checkpoint)
     nlp.initialize(lambda: _examples(nlp))
-    nlp.get_pipe("stoicheia_scanner").cfg["abstain_below"] = 1.01
+    nlp.get_pipe("stoicheia_scanner").configure(abstain_below=1.01)
     doc = nlp(LINES[0][0])
     assert all(m["length"] is None for m in doc._.macrons)
     assert "".join(t._.macronized for t in doc) == "".join(t.text for t in doc)
@@ -153,19 +153,21 @@ def test_lexicon_decoder_decides_where_the_lexicon_is_sure_and_travels_with_the_
     weights = [{"backbone": 0.1, "hypotactic": 8.0, "lsj": 8.0, "hypotactic_final": 8.0}.get(f, 0.0)
                for f in PRIOR_FEATURES]
     prior = {"weights": weights, "bias": 0.0, "features": list(range(len(PRIOR_FEATURES)))}
-    pipe.cfg["macron_calibration"] = {"lexicon": {"prior": prior}}
+    pipe.calibration = {"lexicon": {"prior": prior}}
     pipe._meters = {}  # no metre: the prior alone decides
     doc = nlp(text)
     lengths = {text[m["offset"]]: m["length"] for m in doc._.macrons}
     assert lengths["ί"] == 1 and lengths["ά"] == 1
     assert [m["length"] for m in doc._.macrons if text[m["offset"]] == "α"] == [0]
-    pipe.cfg["abstain_below"] = 0.99
+    pipe.configure(abstain_below=0.99)
     unsure = nlp(text)
     assert all(m["length"] is None for m in unsure._.macrons if m["offset"] == text.index("ἄ"))
-    pipe.cfg["abstain_below"] = 0.0
+    pipe.configure(abstain_below=0.0)
     pipe.to_disk(tmp_path / "scanner")
     assert not (tmp_path / "scanner" / "macron_lexicon.json.gz").exists()  # the data stays in its package
-    assert json.loads((tmp_path / "scanner" / "cfg").read_text(encoding="utf-8"))["lexicon"]["package"] == package
+    assert json.loads((tmp_path / "scanner" / "lexicon.json").read_text(encoding="utf-8"))["package"] == package
+    assert json.loads((tmp_path / "scanner" / "calibration.json").read_text(encoding="utf-8")) == pipe.calibration
+    assert not (tmp_path / "scanner" / "cfg").exists()  # the settings are config.cfg's
     assert (tmp_path / "scanner" / "meters.json").is_file()  # the metres travel with the pipe
     other = _nlp(tiny_model_config, tiny_checkpoint)
     other.initialize(lambda: _examples(other))

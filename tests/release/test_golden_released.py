@@ -118,11 +118,11 @@ def test_meter_golden(meter_nlp: spacy.language.Language, case: dict[str, Any]) 
     scanner: Any = meter_nlp.get_pipe("stoicheia_scanner")
     assert scanner.cfg["decode"] == "research"
     inp, exp = case["input"], case["expected"]
-    scanner.set_cfg({"meter": inp["meter"]})
+    scanner.configure(meter=inp["meter"])
     try:
         doc = meter_nlp(inp["text"])
     finally:
-        scanner.set_cfg({"meter": None})
+        scanner.configure(meter=None)
     assert "".join(ALPHABET[int(i)] for i in doc._.stoicheia.planes.letters) == exp["letters"]
     verse = doc._.verses[0]
     scan = verse._.scansion
@@ -150,11 +150,11 @@ def test_meter_macrons_do_not_follow_the_metre(meter_nlp: spacy.language.Languag
     scanner: Any = meter_nlp.get_pipe("stoicheia_scanner")
     text = _cases("meter")[0]["input"]["text"]
     free = meter_nlp(text)
-    scanner.set_cfg({"meter": "hex"})
+    scanner.configure(meter="hex")
     try:
         forced = meter_nlp(text)
     finally:
-        scanner.set_cfg({"meter": None})
+        scanner.configure(meter=None)
     assert [m["length"] for m in free._.macrons] == [m["length"] for m in forced._.macrons]
     assert [t._.macronized for t in free] == [t._.macronized for t in forced]
 
@@ -395,6 +395,6 @@ def test_unknown_decode_and_meter_settings_raise() -> None:
 
     nlp = spacy.blank("grc")
     with pytest.raises(ConfigError, match="decode"):
-        nlp.add_pipe("stoicheia_scanner", config={"decode": "guess"})
+        nlp.add_pipe("stoicheia_scanner", config={"settings": {"decode": "guess"}})
     with pytest.raises(ConfigError, match="metre"):
-        nlp.add_pipe("stoicheia_scanner", name="s2", config={"meter": "sapphic"})
+        nlp.add_pipe("stoicheia_scanner", name="s2", config={"settings": {"meter": "sapphic"}})

@@ -98,7 +98,7 @@ def run_backbone(kind: str, args: argparse.Namespace, silver, norma) -> dict[str
         t1 = time.time()
         heads = train_heads(hidden[n_dev:], feats[n_dev:], mac[n_dev:], scan[n_dev:], epochs=args.epochs, seed=seed)
         temperature, dev_acc = fit_temperature_on(heads, hidden[:n_dev], feats[:n_dev], mac[:n_dev])
-        scanner.cfg.update({"temperature": temperature, "theta": args.theta, "abstain_below": 0.0})
+        scanner.configure(temperature=temperature, theta=args.theta, abstain_below=0.0)
         res = score_annotated(scanner, norma, mac_docs, head_logits(heads, mac_docs, mac_hid),
                               syl_docs, head_logits(heads, syl_docs, syl_hid), args.theta)
         res.pop("per_mark_correct", None)

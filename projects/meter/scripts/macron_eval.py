@@ -161,7 +161,7 @@ def annotate(pipe, docs, logits, lexicon, calibration, items):
     """Run the scanner's annotation; (p_long, length, metre vote, metre margin) at each item."""
     pipe.load_lexicon(None)
     pipe._lexicon = lexicon
-    pipe.cfg["macron_calibration"] = calibration
+    pipe.calibration = calibration
     pipe.set_annotations(docs, logits)
     by_doc = [{m["offset"]: m for m in d._.macrons} for d in docs]
     res = []
@@ -600,7 +600,7 @@ def main(argv: list[str] | None = None) -> int:
     lexicon = MacronLexicon.from_disk(args.lexicon)
     nlp, pipe = load_scanner(args.pipeline)
     temperature = float(pipe.cfg.get("temperature", 1.0))
-    shipped_cfg = dict(pipe.cfg)
+    shipped_calibration = pipe.calibration
     test_idx = norma.protocol_lines()
     test_lines = [norma.macron[i] for i in test_idx]
     test_masks = [norma.protocol[i] for i in test_idx]
@@ -709,8 +709,7 @@ def main(argv: list[str] | None = None) -> int:
                           "accuracy_at_80": accuracy_at(gold_dev, dev_p), "ece": ece(gold_dev, dev_p),
                           "in_sample": cal is not None}
         ann = annotate(pipe, test_docs, test_logits, lex, cal, test_items)
-        pipe.cfg.clear()
-        pipe.cfg.update(shipped_cfg)
+        pipe.calibration = shipped_calibration
         pipe._meters = meters
         p, length = ann[:, 0], ann[:, 1].astype(np.int64)
         arms[name] = {**score_protocol(gold, length), "ece": ece(gold, p),

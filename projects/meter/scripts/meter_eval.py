@@ -98,7 +98,7 @@ def score_annotated(scanner, norma, mac_docs, mac_logits, syl_docs, syl_logits, 
     out["per_mark_correct"] = [int(a == int(b)) for a, b in zip(pred, gold, strict=True)]
     meters = scanner.meters
     for label, th in (("viterbi", theta), ("no_viterbi", -1.0)):
-        scanner.cfg["theta"] = max(th, 0.0)
+        scanner.configure(theta=max(th, 0.0))
         scanner._meters = {} if th < 0 else meters
         scanner.set_annotations(syl_docs, syl_logits)
         sg, sp = [], []
@@ -115,7 +115,7 @@ def score_annotated(scanner, norma, mac_docs, mac_logits, syl_docs, syl_logits, 
                 sp.append((d.ends, d.weights == HEAVY))
         out[f"syllables_{label}"] = score_syllables(sg, sp)
     scanner._meters = meters
-    scanner.cfg["theta"] = theta
+    scanner.configure(theta=theta)
     return out
 
 
