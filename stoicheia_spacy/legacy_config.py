@@ -22,6 +22,7 @@ from .errors import ConfigError
 def _blocks() -> dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]:
     """factory -> (the settings block's function, its option names, the factory's own arguments)."""
     from .accent.settings import AccentuatorSettings
+    from .pipeline.encoder import EncoderSettings
     from .scan.settings import ScannerSettings
 
     def names(cls: Any) -> tuple[str, ...]:
@@ -30,6 +31,7 @@ def _blocks() -> dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]:
     return {
         "stoicheia_scanner": ("stoicheia.ScannerSettings.v1", names(ScannerSettings), ("model", "lexicon")),
         "stoicheia_accentuator": ("stoicheia.AccentuatorSettings.v1", names(AccentuatorSettings), ("lexicon",)),
+        "stoicheia_encoder": ("stoicheia.EncoderSettings.v1", names(EncoderSettings), ("model",)),
     }
 
 

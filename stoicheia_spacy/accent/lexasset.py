@@ -5,10 +5,9 @@ It is a separately installable data package, ``stoicheia-lexicon-grc`` (import n
 ``stoicheia_lexicon_grc``), built from the open-data mirror by
 ``spacy project run lexicon-package projects/accent`` (as spaCy ships its lookup tables
 in ``spacy-lookups-data``); its wheel carries the lexicon file, the licences and the
-sources.  :func:`find_lexicon` looks, in order, at an explicit path, the environment
-variable ``STOICHEIA_ACCENT_LEXICON`` (a ``.npz`` written by
-:meth:`~.formlex.FormLexicon.to_disk`; ``none`` switches the lexicon off), and the installed
-data package.
+sources.  :func:`find_lexicon` takes an explicit path (a ``.npz`` written by
+:meth:`~.formlex.FormLexicon.to_disk`), else the installed data package; no environment
+variable is read. Pipelines name the package in their config (:class:`LexiconPin`).
 
 Without a lexicon every component still works: the accentuator decodes the backbone's
 per-letter scores alone (lower accuracy; see ``projects/accent/RESULTS.md``) and
@@ -22,7 +21,6 @@ import hashlib
 import importlib
 import importlib.util
 import logging
-import os
 from functools import cache
 from importlib import metadata, resources
 from pathlib import Path
@@ -37,31 +35,22 @@ from .formlex import FormLexicon
 DATA_PACKAGE = "stoicheia_lexicon_grc"
 #: file name of the lexicon inside the data package
 LEXICON_FILE = "formlex.npz"
-ENV_VAR = "STOICHEIA_ACCENT_LEXICON"
-#: values of ``ENV_VAR`` that switch the lexicon off even when the data package is installed
-DISABLED = frozenset({"none", "off", "0"})
 
 logger = logging.getLogger("stoicheia_spacy.accent")
 _warned: list[bool] = []
 
 
-def find_lexicon(path: str | Path | None = None) -> Path | None:
-    """The lexicon file to use, or None when none is installed (see the module doc)."""
+def find_lexicon(path: str | Path | None = None, *, file: str | None = None) -> Path | None:
+    """The lexicon file to use: ``path`` when given (it must exist), else ``file`` (default
+    :data:`LEXICON_FILE`) of the installed data package, else None (see the module doc)."""
     if path:
         p = Path(path)
         if not p.is_file():
-            raise ConfigError(f"accent lexicon {p} does not exist")
+            raise ConfigError(f"lexicon {p} does not exist")
         return p
-    env = os.environ.get(ENV_VAR)
-    if env and env.lower() in DISABLED:
-        return None
-    if env:
-        p = Path(env)
-        if not p.is_file():
-            raise ConfigError(f"{ENV_VAR}={env} does not exist")
-        return p
-    if importlib.util.find_spec(DATA_PACKAGE) is not None:
-        ref = resources.files(DATA_PACKAGE) / LEXICON_FILE
+    package = DATA_PACKAGE  # read at call time (tests stand another name in)
+    if importlib.util.find_spec(package) is not None:
+        ref = resources.files(package) / (file or LEXICON_FILE)
         if ref.is_file():
             return Path(str(ref))
     return None
@@ -81,9 +70,9 @@ def load_lexicon(path: str | Path | None = None) -> FormLexicon | None:
             _warned.append(True)
             logger.warning(
                 "No accent lexicon installed (pip install the %r data package built by "
-                "`spacy project run lexicon-package projects/accent`, or set %s): accents and word "
-                "division come from the backbone alone, with lower accuracy (projects/accent/RESULTS.md).",
-                DATA_PACKAGE.replace("_", "-"), ENV_VAR)
+                "`spacy project run lexicon-package projects/accent` or `make lexicon`, or pass a path): "
+                "accents and word division come from the backbone alone, with lower accuracy "
+                "(projects/accent/RESULTS.md).", DATA_PACKAGE.replace("_", "-"))
         return None
     return _load(str(found.resolve()))
 
@@ -235,5 +224,5 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     return root
 
 
-__all__ = ["DATA_PACKAGE", "ENV_VAR", "LEXICON_FILE", "MACRON_FILE", "LexiconPin", "find_lexicon", "lexicon_pin",
+__all__ = ["DATA_PACKAGE", "LEXICON_FILE", "MACRON_FILE", "LexiconPin", "find_lexicon", "lexicon_pin",
            "load_lexicon", "write_data_package"]

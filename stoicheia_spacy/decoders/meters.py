@@ -32,7 +32,6 @@ HEAVY, LIGHT = 0, 1
 _SYMBOLS = {"H": (HEAVY,), "L": (LIGHT,), "X": (HEAVY, LIGHT)}
 
 #: Environment variable naming an extra folder of metre files, searched after the defaults.
-METERS_ENV = "STOICHEIA_METERS"
 
 
 # --------------------------------------------------------------------------- parsing
@@ -322,17 +321,12 @@ def meter_to_dict(meter: Meter) -> dict[str, Any]:
             "examples": list(meter.examples), "negative_examples": list(meter.negative_examples)}
 
 
-def default_meter_dirs() -> list[Path]:
+def default_meter_dirs(*extra: str | Path) -> list[Path]:
     """Folders searched by :func:`load_meters` when no paths are given (library use; a
-    pipeline's scanner reads :func:`shipped_meter_dirs` once and saves its metres).
-
-    :func:`shipped_meter_dirs`, then the folder named by ``$STOICHEIA_METERS`` if set.
-    """
-    dirs = shipped_meter_dirs()
-    extra = os.environ.get(METERS_ENV)
-    if extra:
-        dirs.append(Path(extra))
-    return dirs
+    pipeline's scanner reads :func:`shipped_meter_dirs` once and saves its metres):
+    :func:`shipped_meter_dirs`, then the ``extra`` folders given (no environment variable
+    is read)."""
+    return [*shipped_meter_dirs(), *(Path(p) for p in extra)]
 
 
 def meter_from_dict(data: dict, source: str = "") -> Meter:

@@ -95,7 +95,7 @@ def _listener_forward(
     if stored is not None:
         return stored, lambda d: []
     if any(doc._.stoicheia is not None for doc in docs):
-        raise ConfigError("doc._.stoicheia holds no hidden states: set store_hidden = true on the encoder")
+        raise ConfigError("doc._.stoicheia holds no hidden states: set store_hidden = true in [components.stoicheia_encoder.settings]")
     return _zeros(model, docs), lambda d: []
 
 

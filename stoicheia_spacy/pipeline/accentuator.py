@@ -52,7 +52,7 @@ from ..accent.predict import PlaneControl
 from ..accent.settings import AccentuatorSettings
 from ..alphabet import BND_UNKNOWN, DIA_UNKNOWN, PUNCT_UNKNOWN
 from ..errors import ConfigError
-from .base import SerializedPipe
+from .base import SerializedPipe, read_json, write_json
 
 for _name in ("accent_text", "source_alignment", "accent_planes"):
     if not Doc.has_extension(_name):
@@ -138,11 +138,11 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
 
     def model_to_disk(self, folder: Path) -> None:
         """The lexicon pin (``lexicon.json``: data; the settings are ``config.cfg``'s)."""
-        srsly.write_json(folder / PIN_FILE, None if self.lexicon_pin is None else self.lexicon_pin.to_dict())
+        write_json(folder / PIN_FILE, None if self.lexicon_pin is None else self.lexicon_pin.to_dict())
 
     def model_from_disk(self, folder: Path) -> None:
         if (folder / PIN_FILE).is_file():
-            self._read_pin(srsly.read_json(folder / PIN_FILE))
+            self._read_pin(read_json(folder / PIN_FILE))
 
     def model_to_bytes(self) -> bytes:
         return bytes(srsly.json_dumps(None if self.lexicon_pin is None else self.lexicon_pin.to_dict()).encode())
@@ -179,8 +179,8 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
         if data is None:
             raise ConfigError("stoicheia_accentuator needs a 'stoicheia_encoder' pipe before it")
         if data.logits is None:
-            raise ConfigError("stoicheia_accentuator decodes the encoder's logits: set store_logits = true "
-                              "on the stoicheia_encoder pipe")
+            raise ConfigError("stoicheia_accentuator decodes the encoder's logits: set store_logits = true in "
+                              "[components.stoicheia_encoder.settings]")
         control = self.control.resolve(data.planes)  # boundary "auto": copy, or predict scriptio continua
         inputs, fixed = model_inputs(data.planes, control)
         if data.inputs is not None:  # keep/copy: what the backbone read as known is kept

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from itertools import islice
 from pathlib import Path
@@ -34,6 +35,16 @@ from ..errors import ConfigError
 
 #: Serialized parts, in reading order.
 PARTS: tuple[str, ...] = ("cfg", "model")
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file read exactly (the standard library: srsly's reader rounds some floats)."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def write_json(path: Path, data: Any) -> None:
+    """A JSON file written exactly (srsly's writer keeps 10 significant digits)."""
+    Path(path).write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
 class SerializedPipe:
@@ -96,7 +107,7 @@ class SerializedPipe:
     def from_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> Any:
         """Read what :meth:`to_disk` wrote (a missing ``cfg`` keeps the current settings)."""
         path = Path(path)
-        util.from_disk(path, {"cfg": lambda p: self.set_cfg(srsly.read_json(p)) if p.is_file() else None,
+        util.from_disk(path, {"cfg": lambda p: self.set_cfg(read_json(p)) if p.is_file() else None,
                               "model": lambda p: self.model_from_disk(p.parent)}, exclude)
         return self
 
@@ -191,4 +202,4 @@ def link_listeners(nlp: Language) -> None:
                 find(component)
 
 
-__all__ = ["PARTS", "HeadPipe", "SerializedPipe", "StoicheiaPipe", "link_listeners"]
+__all__ = ["PARTS", "read_json", "write_json", "HeadPipe", "SerializedPipe", "StoicheiaPipe", "link_listeners"]

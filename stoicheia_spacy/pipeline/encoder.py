@@ -19,6 +19,16 @@ weights through ``[initialize.components.stoicheia_encoder.loader]``
 loaded raises :class:`~stoicheia_spacy.errors.ConfigError` (never random outputs). Weights
 are saved as ``config.json`` + ``model.safetensors`` in the released format.
 
+Settings: how text becomes planes and windows (``notation``, ``unknown_gap_width``,
+``max_gap_width``, ``hide_unmarked``, ``planes``, ``max_length``, ``overlap``) are options
+of the ``[model]`` architecture (``stoicheia.CharEncoder.v1``, validated when it is built);
+what the pipe keeps on each Doc is one frozen :class:`EncoderSettings`, the
+``[components.stoicheia_encoder.settings]`` block (``stoicheia.EncoderSettings.v1``):
+``store_hidden`` [true] and ``store_logits`` [true]. Adding an option touches that class and
+the code that uses it, nothing else. The stored precision (``save_dtype`` of
+``[initialize.components.stoicheia_encoder]``) is read back from the saved weights; no
+``cfg`` file is written.
+
 Memory: :meth:`StoicheiaEncoderPipe.predict` trims the C heap before each forward
 (Linux/glibc; outputs unchanged), so a long stream of batches does not keep the freed heap
 of every earlier batch resident.
@@ -26,14 +36,17 @@ of every earlier batch resident.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import srsly
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.util import registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
@@ -73,28 +86,81 @@ hide_unmarked = true
 """
 
 
+@dataclasses.dataclass(frozen=True)
+class EncoderSettings:
+    """What the encoder keeps on each Doc (see the module doc), validated once."""
+
+    store_hidden: bool = True
+    store_logits: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("store_hidden", "store_logits"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"stoicheia_encoder {name} must be true or false, got {getattr(self, name)!r}")
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    def replace(self, **changes: Any) -> EncoderSettings:
+        """A new validated object with ``changes`` (unknown names raise ``ConfigError``)."""
+        unknown = sorted(set(changes) - set(self.names()))
+        if unknown:
+            raise ConfigError(f"unknown stoicheia_encoder options {unknown}; choose from {list(self.names())}")
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+#: The ``[components.stoicheia_encoder.settings]`` block.
+encoder_settings = registry.misc.register("stoicheia.EncoderSettings.v1", func=EncoderSettings)
+
+
 @Language.factory(
     "stoicheia_encoder",
     assigns=["doc._.stoicheia"],
-    default_config={"model": Config().from_str(DEFAULT_ENCODER_MODEL)["model"], "store_hidden": True,
-                    "store_logits": True},
+    default_config={"model": Config().from_str(DEFAULT_ENCODER_MODEL)["model"],
+                    "settings": {"@misc": "stoicheia.EncoderSettings.v1"}},
 )
-def make_stoicheia_encoder(
-    nlp: Language, name: str, model: Model, store_hidden: bool, store_logits: bool
-) -> StoicheiaEncoderPipe:
-    """Create the ``stoicheia_encoder`` pipe (weights come from a loader at initialize)."""
-    return StoicheiaEncoderPipe(nlp.vocab, model, name, store_hidden=store_hidden,
-                                store_logits=store_logits)
+def make_stoicheia_encoder(nlp: Language, name: str, model: Model, settings: EncoderSettings) -> StoicheiaEncoderPipe:
+    """Create the ``stoicheia_encoder`` pipe (weights come from a loader at initialize);
+    ``settings``: the ``[components.stoicheia_encoder.settings]`` block."""
+    return StoicheiaEncoderPipe(nlp.vocab, model, name, settings=settings)
 
 
 class StoicheiaEncoderPipe(StoicheiaPipe):
     """Run the Stoicheia backbone once per batch and share its output (see the module doc)."""
 
+    settings_in_config = True
+
     def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_encoder", *,
-                 store_hidden: bool = True, store_logits: bool = True) -> None:
-        super().__init__(vocab, model, name, store_hidden=store_hidden, store_logits=store_logits)
+                 settings: EncoderSettings | None = None, **options: Any) -> None:
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        base = settings if settings is not None else EncoderSettings()
+        self.settings: EncoderSettings = base.replace(**options) if options else base
+        #: the stored precision of saved weights (``save_dtype`` at initialize, or read back)
+        self.save_dtype: str | None = None
         self.listener_map: dict[str, list[Model]] = {}
         self.references: dict[str, list[BackboneReference]] = {}
+
+    @property
+    def cfg(self) -> Mapping[str, Any]:
+        """The settings as a read-only mapping (change them with :meth:`configure`)."""
+        return MappingProxyType(self.settings.to_dict())
+
+    def configure(self, **changes: Any) -> EncoderSettings:
+        """Replace the settings with a validated copy holding ``changes``."""
+        self.settings = self.settings.replace(**changes)
+        return self.settings
+
+    def set_cfg(self, cfg: dict[str, Any]) -> None:
+        """The ``cfg`` file of a pipeline saved before the settings block (read, never written)."""
+        self.configure(**{k: v for k, v in cfg.items() if k in EncoderSettings.names()})
+        if cfg.get("save_dtype") is not None:
+            self.save_dtype = str(cfg["save_dtype"])
 
     # ------------------------------------------------------------ listeners
     @property
@@ -163,7 +229,7 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
         docs = list(docs)
         self._require_weights()
         trim_heap()
-        self.model.attrs["with_logits"] = bool(self.cfg["store_logits"])
+        self.model.attrs["with_logits"] = self.settings.store_logits
         try:
             return self.model.predict(docs)
         finally:
@@ -172,7 +238,7 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
     def set_annotations(self, docs: Iterable[Doc], outputs: Sequence[StoicheiaDocData]) -> None:
         """Store each Doc's output as ``doc._.stoicheia``."""
         for doc, data in zip(docs, outputs, strict=True):
-            if not self.cfg["store_hidden"]:
+            if not self.settings.store_hidden:
                 data.hidden = None
             doc._.stoicheia = data
 
@@ -243,7 +309,7 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
         """Load the backbone weights through ``loader`` (e.g. ``stoicheia.BackboneLoader.v1``).
 
         ``save_dtype`` (``"bfloat16"``/``"float16"``) keeps a half-precision release
-        half-precision when the pipeline is saved (``cfg["save_dtype"]``).
+        half-precision when the pipeline is saved (the stored weights keep it).
 
         Without a loader, weights already set are kept; else the embedded backbone
         (:data:`DEFAULT_SOURCE`) is loaded when the pipe has its shape; another shape needs
@@ -252,7 +318,7 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
         if save_dtype is not None:
             if save_dtype not in ("bfloat16", "float16", "float32"):
                 raise ConfigError(f"save_dtype must be bfloat16, float16 or float32, got {save_dtype!r}")
-            self.cfg["save_dtype"] = save_dtype
+            self.save_dtype = save_dtype
         if loader is None and self.has_weights:
             return  # weights were set before initialize (e.g. stoicheia package): keep them
         if loader is None:
@@ -275,15 +341,16 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
     def model_to_disk(self, folder: Path) -> None:
         """The backbone as ``config.json`` + ``model.safetensors`` (released format).
 
-        ``cfg["save_dtype"]`` (``"bfloat16"`` / ``"float16"``; default float32) sets the
-        stored precision; weights are always loaded back as float32 on CPU.
+        :attr:`save_dtype` (``"bfloat16"`` / ``"float16"``; default float32) sets the
+        stored precision; weights are always loaded back as float32 on CPU (and
+        :attr:`save_dtype` from the stored file).
         """
         import torch
 
         from ..backbone import save_backbone
 
         dtypes = {"bfloat16": torch.bfloat16, "float16": torch.float16}
-        save_backbone(torch_backbone(self.model), folder, dtype=dtypes.get(str(self.cfg.get("save_dtype"))))
+        save_backbone(torch_backbone(self.model), folder, dtype=dtypes.get(str(self.save_dtype)))
 
     def model_from_disk(self, folder: Path) -> None:
         """Read what :meth:`model_to_disk` wrote."""
@@ -292,6 +359,10 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
         if not (folder / "model.safetensors").is_file():
             raise CheckpointError(f"{folder} has no model.safetensors")
         set_backbone_weights(self.model, load_backbone(folder))
+        from ..assembly import stored_dtype
+
+        stored = stored_dtype(folder)
+        self.save_dtype = {"BF16": "bfloat16", "F16": "float16"}.get(str(stored), self.save_dtype)
 
     def model_to_bytes(self) -> bytes:
         """``config.json`` and ``model.safetensors`` in one msgpack message."""

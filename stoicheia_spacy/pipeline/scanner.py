@@ -91,9 +91,9 @@ from ..scan.lattice import (
 )
 from ..scan.macron_decoder import MacronDecoder
 from ..scan.macron_lexicon import MacronLexicon
-from ..scan.settings import DECODERS, ScannerSettings
+from ..scan.settings import ScannerSettings
 from ..scan.syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_offsets, syllabify
-from .base import StoicheiaPipe
+from .base import StoicheiaPipe, read_json, write_json
 
 for _name, _cls in (("macronized", Token), ("scansion", Span), ("meter", Span)):
     if not _cls.has_extension(_name):
@@ -490,7 +490,7 @@ class ScannerPipe(StoicheiaPipe):
     def _legacy_data(self, folder: Path) -> None:
         """The data an older scanner folder kept in its ``cfg`` (calibration, lexicon pin)."""
         if (folder / "cfg").is_file() and not (folder / CALIBRATION_FILE).is_file():
-            self._set_data(srsly.read_json(folder / "cfg"), pin=False)
+            self._set_data(read_json(folder / "cfg"), pin=False)
 
     def _set_data(self, data: dict[str, Any], *, pin: bool = True) -> None:
         if data.get("macron_calibration") is not None:
@@ -517,9 +517,9 @@ class ScannerPipe(StoicheiaPipe):
                   str(folder / "heads.safetensors"))
         srsly.write_json(folder / "meters.json", [meter_to_dict(m) for m in self.meters.values()])
         if self.calibration is not None:
-            srsly.write_json(folder / CALIBRATION_FILE, self.calibration)
+            write_json(folder / CALIBRATION_FILE, self.calibration)
         # the macron lexicon (GPL-3.0 / CC BY-SA data) stays in its data package: lexicon.json pins it
-        srsly.write_json(folder / PIN_FILE, None if self.pin is None else self.pin.to_dict())
+        write_json(folder / PIN_FILE, None if self.pin is None else self.pin.to_dict())
 
     def model_from_disk(self, folder: Path) -> None:
         """Read what :meth:`model_to_disk` wrote (also a trained-heads folder without ``cfg``)."""
@@ -535,9 +535,9 @@ class ScannerPipe(StoicheiaPipe):
             self._meters = self._select_meters({m.name: m for m in (meter_from_dict(d, "meters.json")
                                                                     for d in srsly.read_json(folder / "meters.json"))})
         if (folder / CALIBRATION_FILE).is_file():
-            self.calibration = dict(srsly.read_json(folder / CALIBRATION_FILE))
+            self.calibration = dict(read_json(folder / CALIBRATION_FILE))
         if (folder / PIN_FILE).is_file():
-            self._read_pin(srsly.read_json(folder / PIN_FILE))
+            self._read_pin(read_json(folder / PIN_FILE))
 
     def model_to_bytes(self) -> bytes:
         import tempfile

@@ -211,31 +211,16 @@ def _lookup(table: dict[str, _T], key: str) -> _T | None:
     return found
 
 
-ENV_VAR = "STOICHEIA_MACRON_LEXICON"
 LEXICON_FILE = "macron_lexicon.json.gz"
 
 
-def find_macron_lexicon() -> Path | None:
-    """``$STOICHEIA_MACRON_LEXICON`` (``none`` switches it off), else ``macron_lexicon.json.gz``
-    in the installed lexicon data package (``stoicheia_lexicon_grc``), else None."""
-    import importlib.util
-    import os
-    from importlib import resources
+def find_macron_lexicon(path: str | Path | None = None) -> Path | None:
+    """``path`` when given (it must exist), else ``macron_lexicon.json.gz`` in the installed
+    lexicon data package (``stoicheia_lexicon_grc``), else None; no environment variable is
+    read (a pipeline's scanner names the package in its config)."""
+    from ..accent.lexasset import find_lexicon
 
-    from ..accent.lexasset import DATA_PACKAGE, DISABLED
-
-    env = os.environ.get(ENV_VAR)
-    if env:
-        if env.lower() in DISABLED:
-            return None
-        if not Path(env).is_file():
-            raise CorpusError(f"{ENV_VAR}={env} does not exist")
-        return Path(env)
-    if importlib.util.find_spec(DATA_PACKAGE) is not None:
-        ref = resources.files(DATA_PACKAGE) / LEXICON_FILE
-        if ref.is_file():
-            return Path(str(ref))
-    return None
+    return find_lexicon(path, file=LEXICON_FILE)
 
 
 def strip_diacritics(key: str) -> str:

@@ -36,5 +36,8 @@ def default_model():  # type: ignore[no-untyped-def]
 
 @pytest.fixture(autouse=True)
 def _accent_lexicon_off(monkeypatch):  # type: ignore[no-untyped-def]
-    """Accent tests run without an installed lexicon unless they provide one."""
-    monkeypatch.setenv("STOICHEIA_ACCENT_LEXICON", "none")
+    """Accent tests run without an installed lexicon unless they provide one (the data
+    package looked up is one that is not installed)."""
+    from stoicheia_spacy.accent import lexasset
+
+    monkeypatch.setattr(lexasset, "DATA_PACKAGE", "stoicheia_lexicon_not_installed")

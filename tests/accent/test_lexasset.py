@@ -37,7 +37,7 @@ def test_auto_boundary_mode() -> None:
 
 
 def test_no_lexicon_logs_once_and_decodes_with_the_backbone(caplog) -> None:  # type: ignore[no-untyped-def]
-    # (the accent tests' conftest sets STOICHEIA_ACCENT_LEXICON=none: as if none were installed)
+    # (the accent tests' conftest names a data package that is not installed)
     with caplog.at_level(logging.WARNING, logger="stoicheia_spacy.accent"):
         assert lexasset.load_lexicon() is None
         assert lexasset.load_lexicon() is None
@@ -53,7 +53,7 @@ def test_data_package_layout_and_lookup(tmp_path, monkeypatch) -> None:  # type:
     assert (root / "pyproject.toml").read_text().count("GPL-3.0-or-later") == 1
     assert (root / lexasset.DATA_PACKAGE / "LICENSE").read_text() == "GPL TEXT"
     assert "test: GPL-3.0" in (root / "README.md").read_text()
-    monkeypatch.delenv(lexasset.ENV_VAR)
+    monkeypatch.setenv("STOICHEIA_ACCENT_LEXICON", "none")  # read by nothing any more
     monkeypatch.syspath_prepend(str(root))
     monkeypatch.delitem(sys.modules, lexasset.DATA_PACKAGE, raising=False)  # an installed one, imported before
     importlib.invalidate_caches()

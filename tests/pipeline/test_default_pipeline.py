@@ -115,7 +115,7 @@ def test_the_default_pipeline_holds_one_backbone_and_runs_it_once_per_batch(tmp_
     build_pipeline(str(default_model_dir())).to_disk(tmp_path / "default")
     nlp = spacy.load(tmp_path / "default")
     assert nlp.pipe_names == ["stoicheia_encoder", *COMPONENTS, *POOLING]  # no stoicheia_attributor
-    assert nlp.config["components"]["stoicheia_encoder"]["store_hidden"] is True  # what the dater pools
+    assert nlp.config["components"]["stoicheia_encoder"]["settings"]["store_hidden"] is True  # what the dater pools
     [backbone] = backbones(nlp)
     restorer = nlp.get_pipe("stoicheia_restorer")
     overlaid = restorer.backbone()

@@ -43,7 +43,7 @@ def test_registered_names_resolve(reg: str, name: str) -> None:
 
 def _pipeline(model_config: dict, checkpoint: Path, grad_factor: float | None = None) -> spacy.Language:
     nlp = spacy.blank("grc")
-    nlp.add_pipe("stoicheia_encoder", config={"model": model_config, "store_logits": True})
+    nlp.add_pipe("stoicheia_encoder", config={"model": model_config, "settings": {"store_logits": True}})
     if grad_factor is not None:
         tok2vec = {
             "@architectures": "stoicheia.StoicheiaListener.v1",
@@ -83,7 +83,7 @@ def test_to_disk_then_spacy_load_gives_identical_outputs(tmp_path, tiny_model_co
     before = nlp(text)
     nlp.to_disk(tmp_path / "pipe")
     stored = sorted(p.name for p in (tmp_path / "pipe" / "stoicheia_encoder").iterdir())
-    assert stored == ["cfg", "config.json", "model.safetensors"]
+    assert stored == ["config.json", "model.safetensors"]  # the settings: config.cfg
     loaded = spacy.load(tmp_path / "pipe")
     after = loaded(text)
     np.testing.assert_array_equal(before._.stoicheia.hidden, after._.stoicheia.hidden)

@@ -25,7 +25,7 @@ SOURCE = "embedded:grc_stoicheia_doc_clean"
 
 def build(random_init: bool) -> spacy.language.Language:
     nlp = spacy.blank("grc")
-    nlp.add_pipe("stoicheia_encoder", config={"store_logits": False})
+    nlp.add_pipe("stoicheia_encoder", config={"settings": {"store_logits": False}})
     nlp.config["initialize"]["components"]["stoicheia_encoder"] = {"loader": {
         "@misc": "stoicheia.BackboneLoader.v1", "source": SOURCE, "random_init": random_init, "seed": 0}}
     nlp.initialize()
