@@ -283,13 +283,30 @@ def scanner_dir() -> Path | None:
 
 
 def scanner_pipeline(source: str = DEFAULT_SOURCE, heads: Path | None = None) -> Language:
-    """Encoder from ``source`` + ``stoicheia_scanner`` initialized from ``heads`` (default: shipped)."""
-    heads = heads or scanner_dir()
+    """Encoder from ``source`` + ``stoicheia_scanner`` initialized from ``heads`` (default: the
+    shipped heads, with the settings of the default model's ``config.cfg``)."""
+    config: dict[str, Any] = {}
+    if heads is None:
+        heads = scanner_dir()
+        if heads is not None:
+            config = _default_component_config("stoicheia_scanner")
     if heads is None:
         raise ConfigError("no trained scanner heads found (train them with projects/meter)")
     nlp = build_pipeline(source, components=False)  # only the encoder: the scanner is added below
-    add_from_weights(nlp, "stoicheia_scanner", heads)
+    add_from_weights(nlp, "stoicheia_scanner", heads, config=config)
     return nlp
+
+
+def _default_component_config(name: str) -> dict[str, Any]:
+    """``[components.NAME]`` of the default model's ``config.cfg`` (its settings block), without
+    ``factory`` and ``model``."""
+    from spacy import util
+
+    from .assets import default_model_dir
+
+    config = util.load_config(Path(default_model_dir()) / CONFIG, interpolate=False)
+    block = dict(config["components"].get(name, {}))
+    return {k: v for k, v in block.items() if k not in ("factory", "model")}
 
 
 __all__ = [

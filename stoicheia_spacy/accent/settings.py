@@ -46,7 +46,7 @@ class AccentuatorSettings(PlaneControl):
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
-    def from_dict(cls, cfg: Mapping[str, Any]) -> AccentuatorSettings:  # type: ignore[override]
+    def from_dict(cls, cfg: Mapping[str, Any]) -> AccentuatorSettings:
         """Settings from a mapping; unknown names raise :class:`ConfigError`."""
         unknown = sorted(set(cfg) - set(cls.names()))
         if unknown:

@@ -42,8 +42,8 @@ def load_pipeline(model: str | None = None, components: list[str] | None = None)
     """``model`` (an installed package or a pipeline directory), else the installed default
     package, else the embedded default model with its shipped components; with
     ``components``, only those run (plus the encoder they listen to)."""
-    import spacy
 
+    from ..assembly import load_pipeline
     from ..registrations import register_all
 
     register_all()  # a worker may run where the entry points are not installed
@@ -51,7 +51,7 @@ def load_pipeline(model: str | None = None, components: list[str] | None = None)
     nlp: Language | None = None
     for name in [model] if model else [DEFAULT_PACKAGE]:
         try:
-            nlp = spacy.load(name)
+            nlp = load_pipeline(name)  # older saved pipelines' flat settings too
         except OSError as exc:
             if model:
                 raise ConfigError(f"cannot load pipeline {model!r}: {exc}") from exc

@@ -91,10 +91,9 @@ def _lexicon_requirements(nlp: object) -> list[str]:
     """``stoicheia-lexicon-grc==VERSION`` for every lexicon a component pinned."""
     out = set()
     for _, pipe in getattr(nlp, "pipeline", []):
-        cfg = getattr(pipe, "cfg", None)
-        pin = cfg.get("lexicon") if cfg is not None and hasattr(cfg, "get") else None
-        if isinstance(pin, dict) and pin.get("version"):
-            out.add(f"{str(pin['package']).replace('_', '-')}=={pin['version']}")
+        pin = getattr(pipe, "lexicon_pin", None)  # the accentuator's and scanner's LexiconPin
+        if pin is not None and getattr(pin, "version", None):
+            out.add(f"{str(pin.package).replace('_', '-')}=={pin.version}")
     return sorted(out)
 
 

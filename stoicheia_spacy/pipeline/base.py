@@ -134,7 +134,7 @@ class StoicheiaPipe(SerializedPipe, TrainablePipe):
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg: dict[str, Any] = dict(cfg)
+        self.cfg = dict(cfg)
 
     def model_to_bytes(self) -> bytes:
         return bytes(self.model.to_bytes())

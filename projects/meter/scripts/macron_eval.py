@@ -16,7 +16,7 @@ test works). The posterior stage is fitted on dev, or (``--posterior-data dev+le
 on dev plus Pindar and In Solem, the two works the protocol leaves out (none of their
 marks is a test position); ``auto`` (meter-eval's setting) takes the extra works only
 where :func:`compare_fitting_data` on the fitting data prefers them. The calibration goes
-to ``--calibration`` (a scanner ``cfg`` key).
+to ``--calibration`` (a saved scanner holds it as ``calibration.json``).
 Accuracy-coverage curves (abstaining below a confidence) go to the JSON and ``--plot``.
 
     python scripts/macron_eval.py metrics/macron.json --lexicon assets/macron_lexicon.json.gz \
@@ -532,7 +532,7 @@ def markdown(results: dict, command: str) -> str:
         "compares max(p, 1 − p) with. The prior stage is fitted on Norma's `dev.txt` "
         f"({results['dev']['lines']} Aristophanic lines, {results['dev']['positions']:,} marked dichrona, "
         f"{results['dev']['long']} long), the posterior stage on {fit_text}, never on the test lines; weights in `training/macron_calibration.json` "
-        "(a `stoicheia_scanner` cfg key, `macron_calibration`).",
+        "(a saved `stoicheia_scanner` folder holds them as `calibration.json`).",
         "",
         "## Lexicon asset and licences",
         "",

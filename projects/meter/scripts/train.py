@@ -2,9 +2,11 @@
 
 Hidden states come from the real ``stoicheia_encoder`` pipe (``build_pipeline``), are
 computed once per line (frozen backbone, grad_factor 0) and the torch heads are trained
-on them; the result is a ``stoicheia_scanner`` folder (``cfg``, ``heads.json``,
-``heads.safetensors``) that ``ScannerPipe.from_disk`` reads. A temperature for the
-macron head is fitted on held-out silver lines (``stoicheia_spacy.scoring.calibration``).
+on them; the result is a ``stoicheia_scanner`` folder (``heads.json``, ``heads.safetensors``)
+that ``ScannerPipe.from_disk`` reads. A temperature for the macron head is fitted on
+held-out silver lines (``stoicheia_spacy.scoring.calibration``): it is a setting, written to
+``train_report.json`` and ``OUT.settings.cfg`` beside the folder (the ``[components.stoicheia_scanner.settings]``
+block to put in a pipeline's ``config.cfg``), not a file of the component folder.
 
     python projects/meter/scripts/train.py OUT [--lines 1500] [--epochs 30] [--seed 0] [--random-init]
 """
@@ -127,8 +129,9 @@ def main(argv: list[str] | None = None) -> int:
 
     save_file({k: v.detach().contiguous() for k, v in heads.state_dict().items()}, str(args.out / "heads.safetensors"))
     srsly.write_json(args.out / "heads.json", heads.config)
-    srsly.write_json(args.out / "cfg", {"theta": 0.1, "abstain_below": 0.0, "temperature": temperature,
-                                         "rule_eps": 0.02, "meters": None})
+    (args.out.parent / f"{args.out.name}.settings.cfg").write_text(
+        '[components.stoicheia_scanner.settings]\n@misc = "stoicheia.ScannerSettings.v1"\n'
+        f"temperature = {float(temperature)!r}\n", encoding="utf-8")
     report = {**counts, "train_lines": len(silver) - n_dev, "dev_lines": n_dev, "silver_dev_macron_acc": dev_acc,
               "temperature": temperature, "seed": args.seed, "random_init": args.random_init,
               "seconds": round(time.time() - t0, 1)}
