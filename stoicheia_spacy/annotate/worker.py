@@ -42,7 +42,6 @@ def load_pipeline(model: str | None = None, components: list[str] | None = None)
     """``model`` (an installed package or a pipeline directory), else the installed default
     package, else the embedded default model with its shipped components; with
     ``components``, only those run (plus the encoder they listen to)."""
-
     from ..assembly import load_pipeline
     from ..registrations import register_all
 
