@@ -35,7 +35,7 @@ def test_package_builds_a_loadable_pipeline(packaged: Path, tiny_checkpoint: Pat
     data_dir = packaged / "grc_stoicheia_tiny" / f"grc_stoicheia_tiny-{__version__}"
     assert (packaged / "dist" / f"grc_stoicheia_tiny-{__version__}.tar.gz").is_file()
     files = {p.name for p in (data_dir / "stoicheia_encoder").iterdir()}
-    assert files == {"cfg", "config.json", "model.safetensors"}
+    assert files == {"config.json", "model.safetensors"}  # settings: config.cfg only
     assert not list(data_dir.rglob("*.bin")) or all(p.name == "lookups.bin" for p in data_dir.rglob("*.bin"))
     nlp = spacy.load(data_dir)
     assert nlp.lang == "grc" and nlp.pipe_names == ["stoicheia_encoder"]
