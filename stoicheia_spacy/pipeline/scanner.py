@@ -141,6 +141,7 @@ class ScannerPipe(StoicheiaPipe):
     """Macronizer + scansion + metre detection on the shared encoder (see module doc)."""
 
     settings_in_config = True
+    _keep_pin = False  # True while initialize reads a weights folder
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_scanner", *,
                  settings: ScannerSettings | None = None, lexicon: LexiconPin | dict[str, Any] | None = None,
@@ -463,8 +464,12 @@ class ScannerPipe(StoicheiaPipe):
         pin = self.lexicon_pin
         if pin is not None:
             self.pin = pin.pin(MACRON_FILE, self.name)
-        if weights is not None:  # the folder's data; the settings are the config's own
-            self.from_disk(_weights_folder(weights, self.name), exclude=["cfg"])
+        if weights is not None:  # the folder's data; the settings and the lexicon are the config's own
+            self._keep_pin = True  # the folder's lexicon.json is not read
+            try:
+                self.from_disk(_weights_folder(weights, self.name), exclude=["cfg"])
+            finally:
+                self._keep_pin = False
             self._legacy_data(Path(weights))
             return
         validate_get_examples(get_examples, "ScannerPipe.initialize")
@@ -536,7 +541,7 @@ class ScannerPipe(StoicheiaPipe):
                                                                     for d in srsly.read_json(folder / "meters.json"))})
         if (folder / CALIBRATION_FILE).is_file():
             self.calibration = dict(read_json(folder / CALIBRATION_FILE))
-        if (folder / PIN_FILE).is_file():
+        if (folder / PIN_FILE).is_file() and not self._keep_pin:
             self._read_pin(read_json(folder / PIN_FILE))
 
     def model_to_bytes(self) -> bytes:

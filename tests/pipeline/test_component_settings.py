@@ -221,3 +221,21 @@ def test_a_half_precision_encoder_stays_half_precision_without_a_cfg_file(tiny_c
     assert again.get_pipe("stoicheia_encoder").save_dtype == "bfloat16"
     again.to_disk(tmp_path / "b")
     assert stored_dtype(tmp_path / "b" / "stoicheia_encoder") == "BF16"
+
+
+def test_a_weights_folder_gives_data_not_settings_or_lexicon(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """``[initialize.components.stoicheia_scanner] weights``: the heads, metres and calibration
+    of the folder; the settings and the lexicon block stay the config's."""
+    from stoicheia_spacy.assembly import add_from_weights
+
+    nlp = _pipeline(tiny_checkpoint)
+    nlp.get_pipe("stoicheia_scanner").calibration = {"backbone": {"prior": {"weights": [0.5], "bias": 0.0,
+                                                                             "features": [0]}}}
+    nlp.get_pipe("stoicheia_scanner").to_disk(tmp_path / "scanner")
+    (tmp_path / "scanner" / "lexicon.json").write_text('{"package": "stoicheia_lexicon_elsewhere"}')
+    other = build_pipeline(str(tiny_checkpoint), components=False)
+    pipe = add_from_weights(other, "stoicheia_scanner", tmp_path / "scanner",
+                            config={"settings": {"theta": 0.05}, "lexicon": None})
+    assert pipe.settings == ScannerSettings(theta=0.05) and pipe.lexicon_pin is None
+    assert pipe.calibration == nlp.get_pipe("stoicheia_scanner").calibration
+    assert list(pipe.meters) == ["dactylic_hexameter"]  # the metres the folder saved
