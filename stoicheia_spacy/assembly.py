@@ -23,6 +23,7 @@ installed package or a saved directory); ``--source`` names a checkpoint or a co
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -219,10 +220,10 @@ def add_from_weights(nlp: Language, factory: str, weights: str | Path, *, name: 
     return pipe
 
 
-def load_pipeline(model: str | Path) -> Language:
+def load_pipeline(model: str | Path, *, exclude: Iterable[str] = ()) -> Language:
     """``spacy.load`` of a pipeline: an installed package name or a saved directory. A
     pipeline saved before its components' settings blocks (flat options) is read through
-    :func:`~stoicheia_spacy.legacy_config.migrate_config`."""
+    :func:`~stoicheia_spacy.legacy_config.migrate_config`. ``exclude``: components not loaded."""
     import spacy
     from spacy import util
 
@@ -234,9 +235,9 @@ def load_pipeline(model: str | Path) -> Language:
     if (folder / CONFIG).is_file():
         config, changed = migrate_config(util.load_config(folder / CONFIG, interpolate=False))
         if changed:
-            nlp = util.load_model_from_config(config, meta=util.get_model_meta(folder))
-            return nlp.from_disk(folder)
-    return spacy.load(model)
+            nlp = util.load_model_from_config(config, meta=util.get_model_meta(folder), exclude=list(exclude))
+            return nlp.from_disk(folder, exclude=list(exclude))
+    return spacy.load(model, exclude=list(exclude))
 
 
 def morphosyntax_pipeline(model: str | Path | None = None) -> Language:

@@ -74,9 +74,9 @@ def excluded(path: Path, factories: Sequence[str]) -> list[str]:
 
 
 def _load_pipeline(path: Path, factories: Sequence[str]) -> Language:
-    import spacy
+    from ..assembly import load_pipeline
 
-    return spacy.load(path, exclude=excluded(path, factories))
+    return load_pipeline(path, exclude=excluded(path, factories))  # older flat settings too
 
 
 def _assemble(config_path: Path, factories: Sequence[str]) -> Language:

@@ -115,6 +115,11 @@ def test_old_flat_config_keys_and_cfg_files_still_load(tiny_checkpoint: Path, tm
     assert scanner.calibration == calibration
     assert loaded.get_pipe("stoicheia_accentuator").settings == AccentuatorSettings(**ACCENT)
     assert loaded(VERSE)._.accent_text == nlp(VERSE)._.accent_text
+    from stoicheia_spacy.cli.loading import load_for
+
+    scan = load_for("scan", str(tmp_path / "old"))  # the CLI's route: only what `stoicheia scan` needs
+    assert scan.pipe_names == ["stoicheia_encoder", "stoicheia_scanner"]
+    assert scan.get_pipe("stoicheia_scanner").settings == scanner.settings
     config["components"]["stoicheia_scanner"]["beam"] = 4  # no option of the scanner
     config.to_disk(tmp_path / "old" / "config.cfg")
     with pytest.raises(ConfigError, match=r"stoicheia_scanner\] has unknown option\(s\) \['beam'\].*theta"):
