@@ -1,0 +1,98 @@
+"""Score several morphosyntax head sets on the same sentences, with one backbone forward.
+
+The default pipeline's encoder runs once per batch of gold sentences (gold words and
+sentence boundaries, as ``evaluate.py``); every head set then annotates the same Docs
+and is scored with the same CoNLL 2018 scorer (``evaluate.py``'s sentences and
+``score_conll``). ``shipped`` is the default pipeline's own heads; each ``--heads
+NAME=DIR`` is a folder of component folders (``DIR/<component>/``, as
+``morphosyntax/`` or ``train_cached.py``'s ``best/``) read with ``from_disk`` into the
+components of CONFIG (``assets/configs/parse_heads_cached.cfg``).
+
+    python scripts/compare_heads.py DATA.spacy OUT.json --heads cached=training/cached/best
+        [--config ../../assets/configs/parse_heads_cached.cfg] [--limit 300] [--split dev]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import evaluate
+
+HEADS = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data", type=Path)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--heads", action="append", default=[], help="NAME=DIR (repeatable)")
+    ap.add_argument("--config", type=Path, default=Path(__file__).parents[3] / "assets/configs/parse_heads_cached.cfg")
+    ap.add_argument("--backbone", default="embedded:grc_stoicheia_doc_clean")
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--split", default="")
+    ap.add_argument("--batch", type=int, default=16)
+    args = ap.parse_args(argv)
+
+    import spacy
+    import torch
+    from spacy.tokens import Doc
+    from thinc.api import Config
+
+    from stoicheia_spacy.assembly import build_pipeline
+    from stoicheia_spacy.scoring.conll import score_conll, span_words
+
+    torch.set_num_threads(1)
+    nlp = build_pipeline(args.backbone)
+    sets: dict[str, list[Any]] = {"shipped": [nlp.get_pipe(n) for n in HEADS if n in nlp.pipe_names]}
+    config = Config().from_disk(args.config)
+    for spec in args.heads:
+        name, folder = spec.split("=", 1)
+        other = spacy.blank("grc")
+        for comp in HEADS:
+            block = dict(config["components"][comp])
+            block.pop("factory")
+            other.add_pipe(comp, config=block).from_disk(Path(folder) / comp)
+        sets[name] = [other.get_pipe(n) for n in HEADS]
+    encoder = nlp.get_pipe("stoicheia_encoder")
+    sents = evaluate.gold_sentences(nlp, args.data, args.limit)
+    gold = [span_words(s) for s in sents]
+    pred: dict[str, list[Any]] = {k: [] for k in sets}
+    seconds = {k: 0.0 for k in [*sets, "encoder"]}
+    for a in range(0, len(sents), args.batch):
+        docs = [Doc(nlp.vocab, words=[t.text for t in s], spaces=[bool(t.whitespace_) for t in s],
+                    sent_starts=[True] + [False] * (len(s) - 1)) for s in sents[a : a + args.batch]]
+        t0 = time.perf_counter()
+        encoder.set_annotations(docs, encoder.predict(docs))
+        seconds["encoder"] += time.perf_counter() - t0
+        for name, pipes in sets.items():
+            t0 = time.perf_counter()
+            for pipe in pipes:
+                pipe.set_annotations(docs, pipe.predict(docs))
+            seconds[name] += time.perf_counter() - t0
+            pred[name].extend(span_words(d) for d in docs)
+        print(f"{min(a + args.batch, len(sents))}/{len(sents)} sentences", flush=True)
+    words = sum(len(s) for s in sents)
+    result: dict[str, Any] = {"data": str(args.data), "split": args.split, "sentences": len(sents), "words": words,
+                              "encoder_seconds": round(seconds["encoder"], 2), "heads": {}}
+    for name in sets:
+        scores = score_conll(gold, pred[name])
+        row: dict[str, Any] = {k: round(100 * v.accuracy, 2) for k, v in scores.items()}
+        row["heads_seconds"] = round(seconds[name], 2)
+        row["words_per_s"] = round(words / (seconds["encoder"] + seconds[name]), 1)
+        row["source"] = "default pipeline" if name == "shipped" else dict(s.split("=", 1) for s in args.heads)[name]
+        result["heads"][name] = row
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

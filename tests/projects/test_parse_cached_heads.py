@@ -1,0 +1,89 @@
+"""projects/parse cached-feature recipe at CI size on 12 real AGDT sentences and the golden tiny
+backbone: cache_features.py writes the pooled word vectors (fp16 chunks, keyed by the backbone's
+sha256 and the mixes; a rerun has nothing to do), train_cached.py trains the three heads on them
+in two legs (the second resumes from the checkpoint), and the saved heads load into a pipeline
+on the same backbone with from_disk and annotate real Greek."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import spacy
+import torch
+from scriptload import load_script, write_sample_treebank
+from spacy.tokens import Doc, DocBin
+
+from stoicheia_spacy.assembly import build_pipeline
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPTS = REPO / "projects" / "parse" / "scripts"
+CONFIG = REPO / "assets" / "configs" / "parse_heads_cached.cfg"
+TINY = REPO / "tests" / "fixtures" / "char_bert_tiny"
+HEADS = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
+torch.set_num_threads(1)
+
+H = load_script(REPO / "tests" / "morph" / "helpers.py", "morph_helpers")
+cache_features = load_script(SCRIPTS / "cache_features.py", "parse_cache_features")
+train_cached = load_script(SCRIPTS / "train_cached.py", "parse_train_cached")
+
+
+@pytest.fixture(scope="module")
+def docbin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_sample_treebank(tmp_path_factory.mktemp("corpus") / "sample.spacy", H)
+
+
+def test_cache_then_train_in_legs_then_load(docbin: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    cache = tmp_path / "features"
+    for split in ("train", "dev"):
+        assert cache_features.main([str(TINY), str(docbin), str(cache), "--split", split, "--chunk", "5",
+                                    "--quiet"]) == 0
+    (key,) = [p for p in cache.iterdir() if p.is_dir()]
+    meta = json.loads((key / "meta.json").read_text())
+    assert len(meta["backbone_sha256"]) == 64 and meta["dtype"] == "float16"
+    chunks = sorted((key / "train").glob("chunk_*.npz"))
+    assert len(chunks) == 3  # 12 sentences, 5 a chunk
+    z = np.load(chunks[0])
+    assert z["feats_stoicheia_parser"].dtype == np.float16
+    assert z["feats_stoicheia_parser"].shape == (int(z["sent_lengths"].sum()), 64)
+
+    # the cached vector of a word is the word pooler's output on the live encoder (uniform mix)
+    nlp = build_pipeline(str(TINY), components=False)
+    sents = [s.as_doc() for d in DocBin().from_disk(docbin).get_docs(nlp.vocab) for s in d.sents]
+    first = sents[int(z["sent_index"][0])]
+    doc = Doc(nlp.vocab, words=[t.text for t in first], spaces=[bool(t.whitespace_) for t in first])
+    data = nlp.get_pipe("stoicheia_encoder").predict([doc])[0]
+    hidden = np.asarray(data.hidden, dtype=np.float32)
+    live = cache_features.pool(hidden, np.asarray(data.token_lengths), [0.0] * hidden.shape[0])
+    n = int(z["sent_lengths"][0])
+    assert np.allclose(z["feats_stoicheia_parser"][:n].astype(np.float32), live, atol=2e-2)
+
+    capsys.readouterr()
+    assert cache_features.main([str(TINY), str(docbin), str(cache), "--split", "train", "--chunk", "5",
+                                "--quiet"]) == 0
+    assert "0 to do" in capsys.readouterr().out  # resumable: finished chunks are kept
+
+    out = tmp_path / "heads"
+    overrides = json.dumps({"eval_every": 2, "checkpoint_every": 2, "batch_size": 4})
+    common = [str(CONFIG), str(key), str(docbin), str(docbin), str(out), "--train-split", "train",
+              "--dev-split", "dev", "--overrides", overrides]
+    assert train_cached.main([*common, "--max-steps", "2"]) == 0
+    assert json.loads((out / "checkpoint" / "state.json").read_text())["step"] == 2
+    assert train_cached.main([*common, "--max-steps", "4"]) == 0
+    assert "resumed at step 2" in capsys.readouterr().out
+    state = json.loads((out / "checkpoint" / "state.json").read_text())
+    assert state["step"] == 4 and [e["step"] for e in state["evals"]] == [0, 2, 4]
+
+    # the saved heads are component folders the pipeline reads with from_disk
+    config = spacy.util.load_config(CONFIG)
+    for name in HEADS:
+        block = dict(config["components"][name])
+        block.pop("factory")
+        if "encode" in block["model"]["tok2vec"]:
+            block["model"]["tok2vec"]["encode"]["width"] = 64
+        nlp.add_pipe(name, config=block).from_disk(out / "best" / name)
+    doc = nlp("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος")
+    assert all(t.pos_ and t.tag_ and t.lemma_ for t in doc)
+    assert sum(t.head.i == t.i for t in doc) == 1  # one tree with one root (mst_single_root)
