@@ -191,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         tmp = split_dir / f".chunk_{k:05d}.tmp.npz"
         np.savez(tmp, **arrays)
         os.replace(tmp, split_dir / f"chunk_{k:05d}.npz")
+        with (split_dir / "cpu_seconds.log").open("a") as log:  # process CPU time spent, one line a chunk
+            log.write(f"{k}\t{args.part}\t{time.process_time():.1f}\t{time.perf_counter() - t0:.1f}\n")
     bar.close()
     print(f"done in {time.perf_counter() - t0:.0f}s -> {split_dir}", flush=True)
     return 0

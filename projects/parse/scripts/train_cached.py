@@ -12,7 +12,8 @@ or after ``max_epochs``.
 
 Resumable in legs: every ``checkpoint_every`` steps OUT/checkpoint/ gets the components and
 ``state.json`` (step, epoch, position, best scores); a rerun with the same arguments
-continues from there (Adam's moments restart). ``--max-steps``/``--minutes`` end a leg.
+continues from there (Adam's moments restart). ``--max-steps``/``--minutes`` or a file
+OUT/STOP end a leg; ``state.json`` counts wall and process CPU seconds over the legs.
 OUT/best/<component>/ are folders the shipped pipeline reads with ``from_disk`` (the
 layout of ``assets/models/grc_stoicheia_doc_clean/morphosyntax``).
 
@@ -208,15 +209,18 @@ def main(argv: list[str] | None = None) -> int:
         ckpt.mkdir(parents=True, exist_ok=True)
         save(ckpt)
         state["seconds"] = round(state["seconds"] + time.perf_counter() - leg_t0, 1)
+        state["cpu_seconds"] = round(state.get("cpu_seconds", 0.0) + time.process_time() - leg_cpu0, 1)
         (ckpt / ".state.json").write_text(json.dumps(state, indent=1))
         (ckpt / ".state.json").replace(ckpt / "state.json")
         state["seconds"] -= time.perf_counter() - leg_t0  # counted again at the next checkpoint
+        state["cpu_seconds"] -= time.process_time() - leg_cpu0
 
     continuing = args.init_from is not None or bool(state.get("continued"))
     state["continued"] = continuing
     optimizer = Adam(float(tcfg["continue_learn_rate" if continuing else "learn_rate"]))
     batch_size = int(tcfg["batch_size"])
     leg_t0 = time.perf_counter()
+    leg_cpu0 = 0.0  # process CPU time counts from the start (setup included)
     leg_steps = 0
     best_dir = args.out / "best"
     best_dir.mkdir(parents=True, exist_ok=True)
@@ -265,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.reload_every and step % args.reload_every == 0:
                 cache = load_cache(args.cache / args.train_split)
             out_of_time = args.minutes and time.perf_counter() - leg_t0 > 60 * args.minutes
-            if stop or (args.max_steps and step >= args.max_steps) or out_of_time:
+            asked = (args.out / "STOP").exists()  # touch OUT/STOP to end the leg cleanly
+            if stop or (args.max_steps and step >= args.max_steps) or out_of_time or asked:
                 checkpoint()
                 (args.out / "train_meta.json").write_text(json.dumps(
                     {"config": str(args.config), "cache": str(args.cache), "cache_meta": meta,
