@@ -116,7 +116,18 @@ def main(argv: list[str] | None = None) -> int:
     from stoicheia_spacy.assembly import build_pipeline
 
     torch.set_num_threads(args.threads)
-    nlp = build_pipeline(args.backbone, components=False)
+    heads_src = args.heads or (None if args.random_init else args.backbone)
+    heads: Any = None
+    if heads_src == args.backbone:  # one pipeline: its encoder encodes, its heads give the mixes
+        nlp = heads = build_pipeline(args.backbone)
+    else:
+        nlp = build_pipeline(args.backbone, components=False)
+        if heads_src:
+            try:
+                heads = build_pipeline(heads_src)
+            except Exception as exc:  # a bare checkpoint has no heads: uniform mixes
+                print(f"no head pipeline from {heads_src} ({exc.__class__.__name__}): uniform mixes",
+                      file=sys.stderr)
     if args.random_init:
         from stoicheia_spacy.models.encoder import torch_backbone
 
@@ -127,13 +138,6 @@ def main(argv: list[str] | None = None) -> int:
     encoder = nlp.get_pipe("stoicheia_encoder")
     encoder.cfg["store_logits"] = False
     encoder.cfg["store_hidden"] = True
-    heads_src = args.heads or (None if args.random_init else args.backbone)
-    heads = None
-    if heads_src:
-        try:
-            heads = build_pipeline(heads_src)
-        except Exception as exc:  # a bare checkpoint has no heads: uniform mixes
-            print(f"no head pipeline from {heads_src} ({exc.__class__.__name__}): uniform mixes", file=sys.stderr)
     probe = Doc(nlp.vocab, words=["λόγος"])
     n_layers = int(np.asarray(encoder.predict([probe])[0].hidden).shape[0])
     mixes = head_mixes(heads, n_layers)

@@ -205,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(folder / name)
             tmp.rename(folder / name)
 
-    def checkpoint() -> None:
+    def checkpoint() -> dict[str, Any]:
+        """Save the components and the state (with the wall and CPU seconds up to now); returns that state."""
         ckpt.mkdir(parents=True, exist_ok=True)
         save(ckpt)
         state["seconds"] = round(state["seconds"] + time.perf_counter() - leg_t0, 1)
@@ -213,7 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         (ckpt / ".state.json").write_text(json.dumps(state, indent=1))
         (ckpt / ".state.json").replace(ckpt / "state.json")
         state["seconds"] -= time.perf_counter() - leg_t0  # counted again at the next checkpoint
+        saved = json.loads((ckpt / "state.json").read_text())
         state["cpu_seconds"] -= time.process_time() - leg_cpu0
+        return saved
 
     continuing = args.init_from is not None or bool(state.get("continued"))
     state["continued"] = continuing
@@ -271,19 +274,19 @@ def main(argv: list[str] | None = None) -> int:
             out_of_time = args.minutes and time.perf_counter() - leg_t0 > 60 * args.minutes
             asked = (args.out / "STOP").exists()  # touch OUT/STOP to end the leg cleanly
             if stop or (args.max_steps and step >= args.max_steps) or out_of_time or asked:
-                checkpoint()
+                saved = checkpoint()
                 (args.out / "train_meta.json").write_text(json.dumps(
                     {"config": str(args.config), "cache": str(args.cache), "cache_meta": meta,
-                     "train_sentences_cached": len(cache), "dev_sentences": len(dev_ids), **state,
+                     "train_sentences_cached": len(cache), "dev_sentences": len(dev_ids), **saved,
                      "training": tcfg}, indent=1, ensure_ascii=False))
                 print(f"leg ends at step {step} ({'patience' if stop else 'limit'})", flush=True)
                 return 0
         state["epoch"] += 1
         state["pos"] = 0
-    checkpoint()
+    saved = checkpoint()
     (args.out / "train_meta.json").write_text(json.dumps(
         {"config": str(args.config), "cache": str(args.cache), "cache_meta": meta,
-         "train_sentences_cached": len(cache), "dev_sentences": len(dev_ids), **state, "training": tcfg},
+         "train_sentences_cached": len(cache), "dev_sentences": len(dev_ids), **saved, "training": tcfg},
         indent=1, ensure_ascii=False))
     print(f"done at step {state['step']} (max_epochs)", flush=True)
     return 0
