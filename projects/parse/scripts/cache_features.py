@@ -136,8 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in module.parameters():
             torch.nn.init.normal_(p, std=0.02)
     encoder = nlp.get_pipe("stoicheia_encoder")
-    encoder.cfg["store_logits"] = False
-    encoder.cfg["store_hidden"] = True
+    encoder.configure(store_logits=False, store_hidden=True)
     probe = Doc(nlp.vocab, words=["λόγος"])
     n_layers = int(np.asarray(encoder.predict([probe])[0].hidden).shape[0])
     mixes = head_mixes(heads, n_layers)
