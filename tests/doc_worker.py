@@ -137,7 +137,7 @@ def run_shell(code: str) -> dict[str, Any]:
     stdout = []
     for text in logical_lines(code):
         try:
-            words = shlex.split(text)
+            words = shlex.split(text, comments=True)
         except ValueError:
             words = []
         if words and words[0] == "stoicheia" and not SHELL_OPERATORS & set(words) and not {"$", "`"} & set(text):

@@ -160,6 +160,7 @@ class DocWorker:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
         env["ANSI_COLORS_DISABLED"] = "1"
+        env["COLUMNS"] = "80"  # dividers and tables as wide as on an 80-column terminal
         env.setdefault("OMP_NUM_THREADS", "1")
         self.log = (workdir / "worker.log").open("w")
         self.proc = subprocess.Popen(
