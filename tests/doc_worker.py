@@ -73,7 +73,7 @@ def run_python(file: str, line: int, code: str) -> dict[str, Any]:
                     exec(compile(ast.Module([stmt], type_ignores=[]), filename, "exec"), namespace)
                     if expected and isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
                         results.append([stmt.lineno, expected[-1], repr(namespace[stmt.targets[0].id])])
-    except BaseException:  # noqa: BLE001 - a failing block is reported, not fatal
+    except (Exception, SystemExit):  # a failing block is reported, not fatal
         return {"stdout": out.getvalue(), "error": traceback.format_exc(), "arrows": results}
     return {"stdout": out.getvalue(), "error": None, "arrows": results}
 
@@ -124,7 +124,7 @@ def run_cli(argv: list[str]) -> tuple[str, str | None]:
     try:
         with contextlib.redirect_stdout(out):
             code = run(app, argv, prog_name="stoicheia")
-    except BaseException:  # noqa: BLE001
+    except (Exception, SystemExit):
         return out.getvalue(), traceback.format_exc()
     if code != 0:
         return out.getvalue(), f"stoicheia {shlex.join(argv)} exited with status {code}"
