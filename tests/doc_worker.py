@@ -26,6 +26,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -78,12 +79,26 @@ def run_python(file: str, line: int, code: str) -> dict[str, Any]:
     return {"stdout": out.getvalue(), "error": None, "arrows": results}
 
 
+HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
+
+
 def logical_lines(code: str) -> list[str]:
-    """Shell lines with ``\\`` continuations joined and blank/comment lines dropped."""
+    """Shell lines with ``\\`` continuations joined, a here-document kept with its command (as one
+    multi-line entry), and blank/comment lines dropped."""
     lines: list[str] = []
     pending = ""
-    for raw in code.splitlines():
+    raws = iter(code.splitlines())
+    for raw in raws:
         text = raw.rstrip()
+        heredoc = HEREDOC.search(text)
+        if heredoc and not pending:
+            body = [text]
+            for more in raws:
+                body.append(more)
+                if more.strip() == heredoc.group(1):
+                    break
+            lines.append("\n".join(body))
+            continue
         if text.endswith("\\"):
             pending += text[:-1] + " "
             continue
@@ -140,7 +155,8 @@ def run_shell(code: str) -> dict[str, Any]:
             words = shlex.split(text, comments=True)
         except ValueError:
             words = []
-        if words and words[0] == "stoicheia" and not SHELL_OPERATORS & set(words) and not {"$", "`"} & set(text):
+        if (words and words[0] == "stoicheia" and not SHELL_OPERATORS & set(words)
+                and not {"$", "`", "\n"} & set(text)):
             out, error = run_cli(words[1:])
         else:
             sys.stdout.flush()

@@ -130,13 +130,13 @@ def collect_blocks(path: Path, root: Path = REPO_ROOT) -> list[Block]:
         block = Block(name, start + 2, lang, code, skip, output)
         block.needs_default = _needs_default(block)
         blocks.append(block)
-    # Python blocks share one namespace per file: after one that loads the default pipeline,
-    # the later ones may use what it made.
+    # Python blocks share one namespace (and folder) per file: after a block that uses the default
+    # pipeline, the later ones may use what it made.
     seen_default = False
     for block in blocks:
-        if block.kind == "python":
-            seen_default = seen_default or block.needs_default
-            block.needs_default = seen_default
+        if block.kind == "python" and seen_default:
+            block.needs_default = True
+        seen_default = seen_default or block.needs_default
     return blocks
 
 
@@ -215,13 +215,12 @@ def test_doc_block(block: Block, doc_worker: DocWorker) -> None:
         pytest.skip(block.skip)
     if block.needs_default and not _default_installed():
         pytest.skip(f"needs the default pipeline {DEFAULT_PACKAGE} (make demo or make test installs it)")
-    if block.kind == "python":  # a block run alone (-k) first gets the names the earlier ones define
-        for earlier in BLOCKS:
-            if earlier is block:
-                break
-            if (earlier.file == block.file and earlier.kind == "python" and earlier.skip is None
-                    and earlier.id not in doc_worker.ran):
-                doc_worker.request(earlier)
+    for earlier in BLOCKS:  # a block run alone (-k) first gets what the page's earlier blocks make
+        if earlier is block:
+            break
+        if (earlier.file == block.file and earlier.skip is None and earlier.id not in doc_worker.ran
+                and (_default_installed() or not earlier.needs_default)):
+            doc_worker.request(earlier)
     answer = doc_worker.request(block)
     assert answer["error"] is None, f"{block.id} failed:\n{answer['error']}\nstdout:\n{answer['stdout']}"
     for line, expected, actual in answer["arrows"]:
@@ -270,7 +269,8 @@ def test_collector_reads_markers_and_output(tmp_path: Path) -> None:
     assert [(b.line, b.lang, b.skip) for b in blocks] == [(4, "bash", None), (13, "bash", "needs a Ray cluster"),
                                                           (17, "python", None)]
     assert blocks[0].output == "ἔδοξε τῇ βουλῇ [...] τῷ δήμῳ"
-    assert blocks[0].needs_default and blocks[1].needs_default and not blocks[2].needs_default
+    assert blocks[0].needs_default and blocks[1].needs_default
+    assert blocks[2].needs_default  # a Python block after one that used the default pipeline
     assert blocks[2].output is None
 
 
