@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 export STOICHEIA_ASSET_MIRROR ?= $(abspath ../shared/data)
 
-.PHONY: install lexicon demo test lint typecheck pytest browser clean gpu-data gpu-prep gpu-train gpu-install
+.PHONY: install lexicon default-package demo test lint typecheck pytest browser clean gpu-data gpu-prep gpu-train gpu-install
 
 $(VENV)/.installed: requirements/lock.txt setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,21 @@ $(LEXICON_STAMP): | $(VENV)/.installed
 
 lexicon: $(LEXICON_STAMP)
 
+# The default pipeline grc_stoicheia_doc_clean, assembled by spaCy from
+# assets/models/grc_stoicheia_doc_clean/config.cfg and pip-installed, for the tests: every README
+# and docs/*.md example that uses it runs in tests/test_docs.py. With the lexicon data package when
+# `make lexicon` built it, else with lexicon = null (said aloud), as for the demo.
+DEFAULT_STAMP := $(VENV)/.doc-clean-installed
+
+$(DEFAULT_STAMP): assets/models/grc_stoicheia_doc_clean/config.cfg | $(VENV)/.installed lexicon
+	@if $(PY) -c "import stoicheia_lexicon_grc" 2>/dev/null; then flag=; else flag=--no-lexicon; fi; \
+	  set -e; rm -rf packages/grc_stoicheia_doc_clean-*; \
+	  $(PY) -m stoicheia_spacy.cli package embedded:grc_stoicheia_doc_clean --name doc_clean --output packages --force $$flag; \
+	  $(PY) -m pip install -q --no-deps --force-reinstall packages/grc_stoicheia_doc_clean-*/dist/grc_stoicheia_doc_clean-*.tar.gz
+	touch $@
+
+default-package: $(DEFAULT_STAMP)
+
 # without a mirror there is no lexicon data package: the pipeline is built with lexicon = null, said aloud
 demo: install lexicon
 	@if $(PY) -c "import stoicheia_lexicon_grc" 2>/dev/null; then $(PY) -m stoicheia_spacy.cli demo --build; \
@@ -69,7 +84,7 @@ browser:
 	    || echo "chromium could not be installed: the browser tests of tests/serve will skip"; \
 	fi
 
-pytest: install browser lexicon
+pytest: install browser lexicon default-package
 	$(PY) -m pytest -q tests
 
 test: lint typecheck pytest
