@@ -10,10 +10,10 @@ started with (the blocks' own output is captured, never mixed with the answers):
   expression is printed, as a notebook shows it.
 - ``{"op": "shell", "code": C}`` runs a shell block line by line (``\\``-continued lines
   joined, comments dropped). A plain ``stoicheia ...`` command runs the ``stoicheia`` typer
-  application in this process, with each pipeline ``spacy.load`` gives it loaded once per
-  distinct call, so that a dozen commands do not load the model a dozen times; any other line
-  (or one with pipes or redirections) runs in ``bash`` with this interpreter's ``bin/`` first
-  on ``PATH``.
+  application in this process: it loads its pipeline afresh, as the command does, but the
+  imports (torch, spaCy, the package) are paid once, which makes a command seconds instead of
+  a fresh process's 15-20 s. Any other line (pipes, redirections, ``$``, a here-document) runs
+  in ``bash`` with this interpreter's ``bin/`` first on ``PATH``.
 
 Answers: ``{"stdout": ..., "error": null | traceback, "arrows": [[line, expected, actual]]}``.
 Every block runs with the working directory given at start-up (``argv[1]``).
@@ -37,8 +37,6 @@ from typing import Any
 
 SHELL_OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "2>", "2>&1", "&"}
 _NAMESPACES: dict[str, dict[str, Any]] = {}
-_LOADED: dict[str, Any] = {}
-_MEMO_INSTALLED = False
 
 
 def arrow_comments(code: str) -> dict[int, str]:
@@ -111,28 +109,8 @@ def logical_lines(code: str) -> list[str]:
     return lines
 
 
-def _install_load_memo() -> None:
-    """Make ``spacy.load`` (as the CLI calls it) return one pipeline per distinct call."""
-    global _MEMO_INSTALLED
-    if _MEMO_INSTALLED:
-        return
-    import spacy
-
-    original = spacy.load
-
-    def load(name: Any, *args: Any, **kwargs: Any) -> Any:
-        key = repr((str(name), args, sorted(kwargs.items(), key=lambda kv: kv[0])))
-        if key not in _LOADED:
-            _LOADED[key] = original(name, *args, **kwargs)
-        return _LOADED[key]
-
-    spacy.load = load  # type: ignore[assignment]
-    _MEMO_INSTALLED = True
-
-
 def run_cli(argv: list[str]) -> tuple[str, str | None]:
     """Run ``stoicheia ARGV`` in this process; its stdout and an error, if any."""
-    _install_load_memo()
     from stoicheia_spacy.cli.app import app, run
 
     out = io.StringIO()
