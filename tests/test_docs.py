@@ -2,9 +2,9 @@
 
 Blocks are collected from the Markdown: fenced ``python`` blocks run in one namespace per file
 (in file order, as a reader would type them), ``bash``/``sh``/``shell``/``console`` blocks run
-their commands (``stoicheia ...`` through the CLI's own typer application). Both run in one
-worker process (``tests/doc_worker.py``) so that the pipelines are loaded once, in a scratch
-folder that links to the repository's top-level folders (``assets/``, ``docs/``, ...), so that
+their commands (``stoicheia ...`` through the CLI's own typer application, each loading its
+pipeline afresh). Both run in one worker process (``tests/doc_worker.py``), so that the imports
+are paid once, in a scratch folder that links to the repository's top-level folders (``assets/``, ``docs/``, ...), so that
 the commands read the shipped files and write nowhere in the checkout.
 
 What is asserted:
