@@ -212,9 +212,9 @@ def _default_installed() -> bool:
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
 def test_doc_block(block: Block, doc_worker: DocWorker) -> None:
     if block.skip is not None:
-        pytest.skip(block.skip)
+        pytest.skip(f"{block.id}: {block.skip}")
     if block.needs_default and not _default_installed():
-        pytest.skip(f"needs the default pipeline {DEFAULT_PACKAGE} (make demo or make test installs it)")
+        pytest.skip(f"{block.id}: needs the default pipeline {DEFAULT_PACKAGE} (make demo or make test installs it)")
     for earlier in BLOCKS:  # a block run alone (-k) first gets what the page's earlier blocks make
         if earlier is block:
             break
