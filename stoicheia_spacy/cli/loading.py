@@ -51,11 +51,23 @@ def pipeline_path(model: str | Path) -> Path | None:
     from spacy import util
 
     if isinstance(model, str) and util.is_package(model):
-        return Path(util.get_package_path(model))
+        return package_data_path(Path(util.get_package_path(model)))
     path = Path(model)
     if (path / "config.cfg").is_file() and (path / "tokenizer").exists():
         return path
     return None
+
+
+def package_data_path(package: Path) -> Path:
+    """The pipeline folder inside an installed pipeline package: ``LANG_NAME-VERSION`` beside its
+    ``__init__.py``, as spaCy's ``load_model_from_init_py`` finds it (the package folder itself
+    holds no ``config.cfg``)."""
+    from spacy import util
+
+    if (package / "config.cfg").is_file():
+        return package
+    meta = util.get_model_meta(package)
+    return package / f"{meta['lang']}_{meta['name']}-{meta['version']}"
 
 
 def _names(config: Any, factories: Sequence[str]) -> list[str]:
@@ -139,4 +151,4 @@ def load_for(command: str, model: str | Path | None = None, *, extra: Iterable[s
     return nlp
 
 
-__all__ = ["NEEDS", "excluded", "load_for", "needed", "pipeline_path"]
+__all__ = ["NEEDS", "excluded", "load_for", "needed", "package_data_path", "pipeline_path"]
