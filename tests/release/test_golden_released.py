@@ -9,7 +9,6 @@ tables) and the region/century metadata."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -26,27 +25,15 @@ from stoicheia_spacy.cli import app
 from stoicheia_spacy.errors import CheckpointError, InvalidInputError
 from stoicheia_spacy.scan.research import grammar_name
 
+from .golden import golden_dir
+
 torch.set_num_threads(1)
 TOL = 1e-3
 
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def _golden() -> Path | None:
-    """``../shared/spec/golden/released_tasks`` beside the checkout, or beside the data mirror."""
-    roots = [REPO_ROOT.parent / "shared"]
-    mirror = os.environ.get("STOICHEIA_ASSET_MIRROR")
-    if mirror:
-        roots.append(Path(mirror).parent)
-    for root in roots:
-        path = root / "spec" / "golden" / "released_tasks"
-        if path.is_dir():
-            return path
-    return None
-
-
-GOLDEN = _golden()
+GOLDEN = golden_dir()
 pytestmark = pytest.mark.skipif(GOLDEN is None, reason="../shared (golden released-task fixtures) absent")
 
 

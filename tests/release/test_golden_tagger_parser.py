@@ -11,7 +11,6 @@ fields named in a word's ``near_tie`` tolerated, ``paper_implied`` where a word 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -34,27 +33,15 @@ from stoicheia_spacy.release.research_decode import (
 )
 from stoicheia_spacy.release.tagger_parser import set_decode
 
+from .golden import golden_dir
+
 torch.set_num_threads(1)
-REPO_ROOT = Path(__file__).resolve().parents[2]
 RELEASE_PIPES = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
-
-
-def _golden_dir() -> Path | None:
-    """``../shared/spec/golden/released_tasks`` beside the checkout (or beside the data mirror)."""
-    candidates = [REPO_ROOT.parent / "shared"]
-    mirror = os.environ.get("STOICHEIA_ASSET_MIRROR")
-    if mirror:
-        candidates.append(Path(mirror).parent)
-    for shared in candidates:
-        path = shared / "spec" / "golden" / "released_tasks"
-        if (path / "tagger_parser.json").is_file():
-            return path
-    return None
 
 
 @pytest.fixture(scope="module")
 def golden() -> tuple[Path, dict[str, Any]]:
-    path = _golden_dir()
+    path = golden_dir("tagger_parser.json")
     if path is None:
         pytest.skip("../shared/spec/golden/released_tasks absent (place shared/ beside the checkout)")
     return path, json.loads((path / "tagger_parser.json").read_text(encoding="utf-8"))
