@@ -22,6 +22,7 @@ from .errors import ConfigError
 def _blocks() -> dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]:
     """factory -> (the settings block's function, its option names, the factory's own arguments)."""
     from .accent.settings import AccentuatorSettings
+    from .morph.settings import LemmatizerSettings, MorphologizerSettings, ParserSettings
     from .pipeline.encoder import EncoderSettings
     from .scan.settings import ScannerSettings
 
@@ -32,6 +33,10 @@ def _blocks() -> dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]:
         "stoicheia_scanner": ("stoicheia.ScannerSettings.v1", names(ScannerSettings), ("model", "lexicon")),
         "stoicheia_accentuator": ("stoicheia.AccentuatorSettings.v1", names(AccentuatorSettings), ("lexicon",)),
         "stoicheia_encoder": ("stoicheia.EncoderSettings.v1", names(EncoderSettings), ("model",)),
+        "stoicheia_morphologizer": ("stoicheia.MorphologizerSettings.v1", names(MorphologizerSettings),
+                                    ("model", "scorer")),
+        "stoicheia_lemmatizer": ("stoicheia.LemmatizerSettings.v1", names(LemmatizerSettings), ("model", "scorer")),
+        "stoicheia_parser": ("stoicheia.ParserSettings.v1", names(ParserSettings), ("model", "scorer")),
     }
 
 

@@ -44,6 +44,7 @@ MODULES: tuple[str, ...] = (
     "stoicheia_spacy.restore.settings",
     "stoicheia_spacy.scan.settings",
     "stoicheia_spacy.accent.settings",
+    "stoicheia_spacy.morph.settings",
     "stoicheia_spacy.tokenizer",
 )
 

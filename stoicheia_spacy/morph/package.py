@@ -26,7 +26,7 @@ def add_morphosyntax(nlp: Language, directory: str | Path) -> list[str]:
     added = []
     for name in COMPONENTS:
         path = directory / name
-        if not (path / "cfg").is_file():
+        if not any((path / f).is_file() for f in ("data.json", "cfg")):  # cfg: a folder saved before data.json
             continue
         add_from_weights(nlp, name, path, config={"model": {"tok2vec": {"grad_factor": 0.0}}})
         added.append(name)

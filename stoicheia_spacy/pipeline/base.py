@@ -8,7 +8,8 @@
   modules sit in Thinc ``PyTorchWrapper_v3`` nodes, so the optimizer of the training
   config (``[training.optimizer]``) steps them through ``finish_update``.
 * :class:`HeadPipe`: a :class:`StoicheiaPipe` whose torch head is sized at
-  ``initialize`` and rebuilt from ``cfg`` before its weights are read back.
+  ``initialize`` and rebuilt from its data before its weights are read back; its settings
+  are one frozen object (a config block), its data ``data.json``.
 * :func:`link_listeners`: connect every listener / backbone reference to its encoder
   with the components' public ``find_listeners`` (what ``nlp.initialize`` does), for
   components added after initialization.
@@ -17,9 +18,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import srsly
@@ -35,6 +37,8 @@ from ..errors import ConfigError
 
 #: Serialized parts, in reading order.
 PARTS: tuple[str, ...] = ("cfg", "model")
+#: A :class:`HeadPipe`'s data file (labels, tables, the head's input width) beside its weights.
+DATA_FILE = "data.json"
 
 
 def read_json(path: Path) -> Any:
@@ -149,7 +153,53 @@ class StoicheiaPipe(SerializedPipe, TrainablePipe):
 
 
 class HeadPipe(StoicheiaPipe):
-    """A trainable pipe with a lazily sized torch head (subclasses define the sizes)."""
+    """A trainable pipe with a lazily sized torch head (subclasses define the sizes).
+
+    Its settings are one frozen object (``settings``, the ``[components.NAME.settings]``
+    block; ``cfg`` is a read-only view, :meth:`configure` changes it); its data (head input
+    width, labels, tables) are the dict ``data``, saved as ``data.json`` beside the weights.
+    A ``cfg`` file of a component saved before gives its data (and, read by ``from_disk``,
+    its settings; a ``weights`` folder gives data only)."""
+
+    settings_in_config = True
+    settings: Any  # a frozen settings object (stoicheia_spacy.morph.settings)
+    _data_only = False  # True while initialize reads a weights folder
+
+    def __init__(self, vocab: Vocab, model: Model, name: str, *, settings: Any, **data: Any) -> None:
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.settings = settings
+        #: the component's data (``data.json``): labels, tables, the head's input width
+        self.data: dict[str, Any] = dict(data)
+
+    @property
+    def cfg(self) -> Mapping[str, Any]:  # type: ignore[override]
+        """The settings as a read-only mapping (change them with :meth:`configure`)."""
+        return MappingProxyType(self.settings.to_dict())
+
+    def configure(self, **changes: Any) -> Any:
+        """Replace the settings with a validated copy holding ``changes`` (unknown names raise
+        ``ConfigError`` naming the options)."""
+        self.settings = self.settings.replace(**changes)
+        return self.settings
+
+    def set_cfg(self, cfg: dict[str, Any]) -> None:
+        """The ``cfg`` file of a component saved before the settings block (read, never
+        written): its data, and, unless read from a ``weights`` folder, its settings."""
+        names = self.settings.names()
+        self.data.update({k: v for k, v in cfg.items() if k not in names})
+        settings = {k: v for k, v in cfg.items() if k in names}
+        if settings and not self._data_only:
+            self.configure(**settings)
+
+    def load_weights(self, weights: str | Path | None) -> bool:
+        """Read a saved component folder's data and weights; the settings stay the config's."""
+        self._data_only = True
+        try:
+            return super().load_weights(weights)
+        finally:
+            self._data_only = False
 
     # -- to be defined by subclasses
     def make_module(self, n_in: int) -> torch.nn.Module:  # pragma: no cover - abstract
@@ -165,9 +215,9 @@ class HeadPipe(StoicheiaPipe):
     def _build(self) -> None:
         from ..morph.heads import ensure_torch_head
 
-        if "n_in" not in self.cfg:
+        if "n_in" not in self.data:
             raise ConfigError(f"'{self.name}' has no stored input width: initialize it first")
-        ensure_torch_head(self._head_node(), self.make_module(int(self.cfg["n_in"])))
+        ensure_torch_head(self._head_node(), self.make_module(int(self.data["n_in"])))
 
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Language | None = None,
                    weights: str | None = None, **kwargs: Any) -> None:
@@ -181,11 +231,36 @@ class HeadPipe(StoicheiaPipe):
         tok2vec = self.model.get_ref("tok2vec")
         tok2vec.initialize(X=sample)
         vectors = tok2vec.predict(sample)
-        self.cfg["n_in"] = int(vectors[0].shape[1])
+        self.data["n_in"] = int(vectors[0].shape[1])
         self._build()
 
+    def set_data(self, data: dict[str, Any]) -> None:
+        """Data read back (``data.json``); subclasses drop their caches here."""
+        self.data = dict(data)
+
+    def model_to_disk(self, folder: Path) -> None:
+        """``data.json`` (the data) and ``model`` (the weights)."""
+        write_json(folder / DATA_FILE, self.data)
+        (folder / "model").write_bytes(bytes(self.model.to_bytes()))
+
+    def model_from_disk(self, folder: Path) -> None:
+        """Read what :meth:`model_to_disk` wrote (an older folder has its data in ``cfg``)."""
+        if (folder / DATA_FILE).is_file():
+            self.set_data(read_json(folder / DATA_FILE))
+        if (folder / "model").is_file():
+            self._load_model((folder / "model").read_bytes())
+
+    def model_to_bytes(self) -> bytes:
+        return bytes(srsly.msgpack_dumps({"data": self.data, "model": bytes(self.model.to_bytes())}))
+
     def model_from_bytes(self, data: bytes) -> None:
-        """Rebuild the head from ``cfg``, then load the weights."""
+        msg = srsly.msgpack_loads(data) if data else {}
+        if "data" in msg:
+            self.set_data(dict(msg["data"]))
+        self._load_model(msg.get("model", b""))
+
+    def _load_model(self, data: bytes) -> None:
+        """Rebuild the head from ``data``, then load the weights."""
         self._build()
         self.model.from_bytes(data)
 
@@ -202,4 +277,4 @@ def link_listeners(nlp: Language) -> None:
                 find(component)
 
 
-__all__ = ["PARTS", "read_json", "write_json", "HeadPipe", "SerializedPipe", "StoicheiaPipe", "link_listeners"]
+__all__ = ["DATA_FILE", "PARTS", "read_json", "write_json", "HeadPipe", "SerializedPipe", "StoicheiaPipe", "link_listeners"]

@@ -30,8 +30,8 @@ from thinc.api import Config, Model
 
 from ..morph.heads import TokenHeads
 from ..morph.training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
+from ..morph.settings import LemmatizerSettings
 from ..release.research_decode import (
-    check_decode,
     encodable_tokens,
     paper_lemma,
     research_lemma,
@@ -42,7 +42,7 @@ from ..treebanks.lemma_scripts import EditScript, apply_script, build_script_voc
 from .base import HeadPipe
 
 #: The lemmatizer's own decoder (``decode`` setting); see the module doc for the others.
-LEMMA_DECODERS = ("topk_lexicon",)
+LEMMA_DECODERS = LemmatizerSettings.OWN_DECODERS
 
 DEFAULT_LEMMA_MODEL = DEFAULT_TOKEN_HEADS_MODEL
 
@@ -61,57 +61,67 @@ def score_lemma(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
 @Language.factory(
     "stoicheia_lemmatizer",
     assigns=["token.lemma"],
-    default_config={"model": Config().from_str(DEFAULT_LEMMA_MODEL)["model"], "min_count": 1,
-                    "use_lexicon": True, "top_k": 5, "decode": "topk_lexicon",
+    default_config={"model": Config().from_str(DEFAULT_LEMMA_MODEL)["model"],
+                    "settings": {"@misc": "stoicheia.LemmatizerSettings.v1"},
                     "scorer": {"@scorers": "stoicheia.lemma_scorer.v1"}},
     default_score_weights={"lemma_acc": 1.0},
 )
-def make_stoicheia_lemmatizer(nlp: Language, name: str, model: Model, min_count: int, use_lexicon: bool,
-                              top_k: int, decode: str, scorer: Any) -> StoicheiaLemmatizer:
-    """Create the edit-script lemmatizer (script vocabulary built at ``initialize``)."""
-    return StoicheiaLemmatizer(nlp.vocab, model, name, min_count=min_count, use_lexicon=use_lexicon,
-                               top_k=top_k, decode=decode, scorer=scorer)
+def make_stoicheia_lemmatizer(nlp: Language, name: str, model: Model, settings: LemmatizerSettings,
+                              scorer: Any) -> StoicheiaLemmatizer:
+    """Create the edit-script lemmatizer (script vocabulary built at ``initialize``); ``settings``:
+    the ``[components.stoicheia_lemmatizer.settings]`` block."""
+    return StoicheiaLemmatizer(nlp.vocab, model, name, settings=settings, scorer=scorer)
 
 
 class StoicheiaLemmatizer(HeadPipe):
     """Edit-script classifier with optional lexicon rescoring (see the module doc)."""
 
-    def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_lemmatizer", *, min_count: int = 1,
-                 use_lexicon: bool = True, top_k: int = 5, decode: str = "topk_lexicon",
-                 scorer: Any = score_lemma) -> None:
-        super().__init__(vocab, model, name, scripts=[], lexicon=[], min_count=min_count,
-                         use_lexicon=use_lexicon, top_k=top_k)
+    settings: LemmatizerSettings
+
+    def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_lemmatizer", *,
+                 settings: LemmatizerSettings | None = None, scorer: Any = score_lemma, **options: Any) -> None:
+        base = settings if settings is not None else LemmatizerSettings()
+        super().__init__(vocab, model, name, settings=base.replace(**options) if options else base,
+                         scripts=[], lexicon=[])
         self.scorer = scorer
-        self.decode_mode = check_decode(decode, LEMMA_DECODERS)
         self._index: dict[EditScript, int] | None = None
         self._lexicon: frozenset[str] | None = None
         self._scripts: tuple[Any, list[EditScript]] | None = None
 
     @property
+    def decode_mode(self) -> str:
+        """The decoder (the ``decode`` setting)."""
+        return self.settings.decode
+
+    def set_data(self, data: dict[str, Any]) -> None:
+        super().set_data(data)
+        self._index, self._lexicon = None, None
+
+    @property
     def scripts(self) -> list[EditScript]:
         """The script vocabulary (class ``i`` of the head is ``scripts[i]``), parsed once per
-        ``cfg["scripts"]`` list (``init_labels`` and loading replace the list)."""
-        raw = self.cfg["scripts"]
+        ``data["scripts"]`` list (``init_labels`` and loading replace the list)."""
+        raw = self.data["scripts"]
         if self._scripts is None or self._scripts[0] is not raw:
             self._scripts = (raw, [EditScript.from_list(s) for s in raw])
         return self._scripts[1]
 
     def _script_index(self) -> dict[EditScript, int]:
-        if self._index is None or len(self._index) != len(self.cfg["scripts"]):
+        if self._index is None or len(self._index) != len(self.data["scripts"]):
             self._index = {s: i for i, s in enumerate(self.scripts)}
         return self._index
 
     def make_module(self, n_in: int) -> torch.nn.Module:
         head = self._head_node()
         self._index, self._lexicon = None, None
-        return TokenHeads(n_in, (max(len(self.cfg["scripts"]), 1),), hidden=head.attrs["hidden_width"],
+        return TokenHeads(n_in, (max(len(self.data["scripts"]), 1),), hidden=head.attrs["hidden_width"],
                           dropout=head.attrs["dropout"])
 
     def init_labels(self, examples: list[Example], lexicon: Iterable[str] | None = None) -> None:
         pairs = [(tok.text, tok.lemma_) for eg in examples for tok in eg.reference if tok.lemma_]
-        scripts = build_script_vocab(pairs, min_count=int(self.cfg["min_count"]))
-        self.cfg["scripts"] = [s.to_list() for s in scripts]
-        self.cfg["lexicon"] = sorted({lemma for _, lemma in pairs} | set(lexicon or ()))
+        scripts = build_script_vocab(pairs, min_count=self.settings.min_count)
+        self.data["scripts"] = [s.to_list() for s in scripts]
+        self.data["lexicon"] = sorted({lemma for _, lemma in pairs} | set(lexicon or ()))
 
     def initialize(self, get_examples: Any, *, nlp: Language | None = None,
                    lexicon: Iterable[str] | None = None, weights: str | None = None, **kwargs: Any) -> None:
@@ -119,7 +129,7 @@ class StoicheiaLemmatizer(HeadPipe):
         the head; with ``weights`` (a saved component folder) read them from it instead."""
         super().initialize(get_examples, nlp=nlp, weights=weights)
         if lexicon:
-            self.cfg["lexicon"] = sorted(set(self.cfg["lexicon"]) | set(lexicon))
+            self.data["lexicon"] = sorted(set(self.data["lexicon"]) | set(lexicon))
             self._lexicon = None
 
     # ------------------------------------------------------------ inference
@@ -127,7 +137,7 @@ class StoicheiaLemmatizer(HeadPipe):
         """Per-Doc script logits ``(n_tokens, n_scripts)``."""
         docs = list(docs)
         if not any(len(d) for d in docs):
-            return [np.zeros((len(d), max(len(self.cfg["scripts"]), 1)), dtype=np.float32) for d in docs]
+            return [np.zeros((len(d), max(len(self.data["scripts"]), 1)), dtype=np.float32) for d in docs]
         return [self.model.ops.to_numpy(x) for x in self.model.predict(docs)]
 
     def lemmatize(self, forms: Sequence[str], logits: np.ndarray) -> list[str]:
@@ -135,12 +145,12 @@ class StoicheiaLemmatizer(HeadPipe):
         scripts = self.scripts
         if not scripts or not len(forms):
             return list(forms)
-        k = min(int(self.cfg["top_k"]), len(scripts))
+        k = min(self.settings.top_k, len(scripts))
         top = np.argpartition(-logits, k - 1, axis=1)[:, :k] if k < logits.shape[1] else np.argsort(-logits, axis=1)
         top = np.take_along_axis(top, np.argsort(-np.take_along_axis(logits, top, axis=1), axis=1), axis=1)
         if self._lexicon is None:
-            self._lexicon = frozenset(self.cfg["lexicon"])
-        lexicon = self._lexicon if self.cfg["use_lexicon"] else frozenset()
+            self._lexicon = frozenset(self.data["lexicon"])
+        lexicon = self._lexicon if self.settings.use_lexicon else frozenset()
         out = []
         for form, cands in zip(forms, top, strict=True):
             first = None
@@ -172,9 +182,9 @@ class StoicheiaLemmatizer(HeadPipe):
     def release_lemmas(self, doc: Doc, logits: np.ndarray) -> list[str]:
         """Lemmas with the ``research`` or ``paper`` decoder (module doc); the research one
         reads each token's ``tag_`` (set by the morphologizer before it)."""
-        rel = self.cfg.get("release") or {}
+        rel = self.data.get("release") or {}
         lex_ft, lex_f, nongreek = rel.get("lex_ft", {}), rel.get("lex_f", {}), rel.get("nongreek", {})
-        scripts = self.cfg["scripts"]
+        scripts = self.data["scripts"]
         words = encodable_tokens(doc)
         out = []
         for i, tok in enumerate(doc):
@@ -184,7 +194,7 @@ class StoicheiaLemmatizer(HeadPipe):
                 out.append(paper_lemma(tok.text, logits[i], scripts))
             else:
                 out.append(research_lemma(tok.text, logits[i], scripts, tok.tag_ or None, lex_ft, lex_f,
-                                          top_k=int(self.cfg["top_k"])))
+                                          top_k=self.settings.top_k))
         return out
 
     # ------------------------------------------------------------- training

@@ -16,7 +16,9 @@ the release's attested tags with its flat full-tag head, UPOS from its own head,
 fallback for tokens without a Greek letter) and ``"paper"`` (per-position XPOS argmax and
 UPOS argmax, as the paper's tables scored), see
 :mod:`stoicheia_spacy.release.research_decode`. Those two read the release's ``vocab.json``
-entries kept in ``cfg["release"]``.
+entries kept in ``data["release"]``. ``decode`` is a field of the settings block
+``[components.stoicheia_morphologizer.settings]`` (:mod:`stoicheia_spacy.morph.settings`);
+the attested tags and the release's tables are data (``data.json``).
 """
 
 from __future__ import annotations
@@ -37,10 +39,10 @@ from thinc.api import Config, Model
 
 from ..morph.constrained import constrained_decode, log_softmax, position_logprobs
 from ..morph.heads import TokenHeads
+from ..morph.settings import MorphologizerSettings
 from ..morph.training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
 from ..morph.ud import MORPH_GROUPS, UPOS_TAGS, XPOS_ALPHABETS, XPOS_GROUPS
 from ..release.research_decode import (
-    check_decode,
     constrained_xpos,
     encodable_tokens,
     rule_fallback,
@@ -51,7 +53,7 @@ from ..treebanks.agdt_to_ud import agdt_to_feats, agdt_to_upos
 from .base import HeadPipe
 
 #: The morphologizer's own decoder (``decode`` setting); see the module doc for the others.
-MORPH_DECODERS = ("joint",)
+MORPH_DECODERS = MorphologizerSettings.OWN_DECODERS
 
 DEFAULT_MORPH_MODEL = DEFAULT_TOKEN_HEADS_MODEL
 
@@ -82,33 +84,41 @@ def score_morph(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
 @Language.factory(
     "stoicheia_morphologizer",
     assigns=["token.tag", "token.pos", "token.morph"],
-    default_config={"model": Config().from_str(DEFAULT_MORPH_MODEL)["model"], "decode": "joint",
+    default_config={"model": Config().from_str(DEFAULT_MORPH_MODEL)["model"], "settings": {"@misc": "stoicheia.MorphologizerSettings.v1"},
                     "scorer": {"@scorers": "stoicheia.morph_scorer.v1"}},
     default_score_weights={"tag_acc": 0.5, "pos_acc": 0.25, "morph_acc": 0.25, "morph_per_feat": None},
 )
-def make_stoicheia_morphologizer(nlp: Language, name: str, model: Model, decode: str,
+def make_stoicheia_morphologizer(nlp: Language, name: str, model: Model, settings: MorphologizerSettings,
                                  scorer: Any) -> StoicheiaMorphologizer:
-    """Create the morphologizer (sizes and attested tags are set at ``initialize``)."""
-    return StoicheiaMorphologizer(nlp.vocab, model, name, decode=decode, scorer=scorer)
+    """Create the morphologizer (sizes and attested tags are set at ``initialize``); ``settings``:
+    the ``[components.stoicheia_morphologizer.settings]`` block."""
+    return StoicheiaMorphologizer(nlp.vocab, model, name, settings=settings, scorer=scorer)
 
 
 class StoicheiaMorphologizer(HeadPipe):
     """UPOS + factored AGDT XPOS with constrained decoding (see the module doc)."""
 
+    settings: MorphologizerSettings
+
     def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_morphologizer", *,
-                 decode: str = "joint", scorer: Any = score_morph) -> None:
-        super().__init__(vocab, model, name, attested=[])
+                 settings: MorphologizerSettings | None = None, scorer: Any = score_morph, **options: Any) -> None:
+        base = settings if settings is not None else MorphologizerSettings()
+        super().__init__(vocab, model, name, settings=base.replace(**options) if options else base, attested=[])
         self.scorer = scorer
-        self.decode_mode = check_decode(decode, MORPH_DECODERS)
+
+    @property
+    def decode_mode(self) -> str:
+        """The decoder (the ``decode`` setting)."""
+        return self.settings.decode
 
     @property
     def labels(self) -> tuple[str, ...]:
         """The attested AGDT tags (the only tags this component predicts)."""
-        return tuple(self.cfg["attested"])
+        return tuple(self.data["attested"])
 
     def make_module(self, n_in: int) -> torch.nn.Module:
         head = self._head_node()
-        rel = self.cfg.get("release") or {}
+        rel = self.data.get("release") or {}
         flat = len(rel.get("tags", [])) if rel.get("flat") else 0
         return TokenHeads(n_in, MORPH_GROUPS + ((flat,) if flat else ()), hidden=head.attrs["hidden_width"],
                           dropout=head.attrs["dropout"])
@@ -117,7 +127,7 @@ class StoicheiaMorphologizer(HeadPipe):
         tags: set[str] = set()
         for eg in examples:
             tags.update(tok.tag_ for tok in eg.reference)
-        self.cfg["attested"] = sorted(t for t in tags if is_valid_tag(t))
+        self.data["attested"] = sorted(t for t in tags if is_valid_tag(t))
 
     # ------------------------------------------------------------ inference
     def predict(self, docs: Iterable[Doc]) -> list[np.ndarray]:
@@ -134,7 +144,7 @@ class StoicheiaMorphologizer(HeadPipe):
         VERB/AUX and CCONJ/SCONJ, which the mapping tells apart by lemma); that UPOS is
         ``pos_``. So ``pos_`` always agrees with ``tag_``."""
         n_upos = len(UPOS_TAGS)
-        attested = self.cfg["attested"]
+        attested = self.data["attested"]
         if not len(logits):
             return [], []
         upos_lp = log_softmax(logits[:, :n_upos].astype(np.float64))
@@ -155,7 +165,7 @@ class StoicheiaMorphologizer(HeadPipe):
         """(UPOS, tag) per token with the ``research`` or ``paper`` decoder (module doc)."""
         from ..release.tagger_parser import POS_TO_UPOS
 
-        rel = self.cfg["release"]
+        rel = self.data["release"]
         n_upos, n_morph = len(UPOS_TAGS), sum(MORPH_GROUPS)
         width = n_morph + (len(rel["tags"]) if rel.get("flat") else 0)
         if not len(doc):

@@ -11,7 +11,9 @@ relation, e.g. ``PRED``); training uses the gold sentences and gold heads.
 
 ``decode`` names the decoder: ``"mst_single_root"`` (the above, the default), or, for a
 released tagger-parser checkpoint, ``"research"`` and ``"paper"``
-(:mod:`stoicheia_spacy.release.research_decode`). Both parse only the tokens with a Greek
+(:mod:`stoicheia_spacy.release.research_decode`); ``decode`` is the one field of the
+settings block ``[components.stoicheia_parser.settings]`` (:mod:`stoicheia_spacy.morph.settings`),
+the relations are data (``data.json``). Both release decoders parse only the tokens with a Greek
 letter (the research *words*), each sentence on its own. ``research`` takes the maximum
 spanning tree that lets several words hang on the root: each such word is a root token
 of the Doc (its own head, with its relation as ``dep_``), so spaCy's ``doc.sents`` may
@@ -48,13 +50,14 @@ from ..morph.biaffine import BiaffineScorer
 from ..morph.constrained import log_softmax
 from ..morph.heads import torch_module
 from ..morph.training import gold_sentence_lengths, sentence_lengths, softmax_xent_rows
-from ..release.research_decode import check_decode, encodable_tokens, greedy_heads
+from ..morph.settings import ParserSettings
+from ..release.research_decode import encodable_tokens, greedy_heads
 from ..scoring.conll import RELEASE_PARSE
 from ..tokenizer import GAP_DEP, gap_flags, is_gap_token, placeholder_head
 from .base import HeadPipe
 
 #: The parser's own decoder (``decode`` setting); see the module doc for the others.
-PARSER_DECODERS = ("mst_single_root",)
+PARSER_DECODERS = ParserSettings.OWN_DECODERS
 #: Relation of a token without a Greek letter under the release decoders.
 PUNCT_DEP = "punct"
 
@@ -98,37 +101,46 @@ def score_parse(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
 @Language.factory(
     "stoicheia_parser",
     assigns=["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
-    default_config={"model": Config().from_str(DEFAULT_PARSER_MODEL)["model"], "decode": "mst_single_root",
+    default_config={"model": Config().from_str(DEFAULT_PARSER_MODEL)["model"], "settings": {"@misc": "stoicheia.ParserSettings.v1"},
                     "scorer": {"@scorers": "stoicheia.parser_scorer.v1"}},
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None,
                            "sents_r": None, "sents_f": 0.0},
 )
-def make_stoicheia_parser(nlp: Language, name: str, model: Model, decode: str, scorer: Any) -> StoicheiaParser:
-    """Create the biaffine parser (relations collected at ``initialize``)."""
-    return StoicheiaParser(nlp.vocab, model, name, decode=decode, scorer=scorer)
+def make_stoicheia_parser(nlp: Language, name: str, model: Model, settings: ParserSettings,
+                          scorer: Any) -> StoicheiaParser:
+    """Create the biaffine parser (relations collected at ``initialize``); ``settings``: the
+    ``[components.stoicheia_parser.settings]`` block."""
+    return StoicheiaParser(nlp.vocab, model, name, settings=settings, scorer=scorer)
 
 
 class StoicheiaParser(HeadPipe):
     """Biaffine arcs + labels, MST-decoded per sentence (see the module doc)."""
 
+    settings: ParserSettings
+
     def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_parser", *,
-                 decode: str = "mst_single_root", scorer: Any = score_parse) -> None:
-        super().__init__(vocab, model, name, labels=[])
+                 settings: ParserSettings | None = None, scorer: Any = score_parse, **options: Any) -> None:
+        base = settings if settings is not None else ParserSettings()
+        super().__init__(vocab, model, name, settings=base.replace(**options) if options else base, labels=[])
         self.scorer = scorer
-        self.decode_mode = check_decode(decode, PARSER_DECODERS)
+
+    @property
+    def decode_mode(self) -> str:
+        """The decoder (the ``decode`` setting)."""
+        return self.settings.decode
 
     @property
     def labels(self) -> tuple[str, ...]:
         """The dependency relations (AGDT labels in the treebank DocBins)."""
-        return tuple(self.cfg["labels"])
+        return tuple(self.data["labels"])
 
     def make_module(self, n_in: int) -> torch.nn.Module:
         head = self._head_node()
-        return BiaffineScorer(n_in, max(len(self.cfg["labels"]), 1), arc_hidden=head.attrs["arc_hidden"],
+        return BiaffineScorer(n_in, max(len(self.data["labels"]), 1), arc_hidden=head.attrs["arc_hidden"],
                               label_hidden=head.attrs["label_hidden"], dropout=head.attrs["dropout"])
 
     def init_labels(self, examples: list[Example]) -> None:
-        self.cfg["labels"] = sorted({tok.dep_ for eg in examples for tok in eg.reference if tok.dep_})
+        self.data["labels"] = sorted({tok.dep_ for eg in examples for tok in eg.reference if tok.dep_})
 
     # ------------------------------------------------------------ inference
     def predict(self, docs: Iterable[Doc]) -> list[Any]:

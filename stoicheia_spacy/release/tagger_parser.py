@@ -135,7 +135,7 @@ def morph_weights(ckpt: ReleasedCheckpoint, vocab: dict[str, Any], d: int) -> tu
 
 
 def _install(pipe: Any, d: int, state: dict[str, torch.Tensor]) -> None:
-    pipe.cfg["n_in"] = d
+    pipe.data["n_in"] = d
     pipe._build()
     module = torch_module(pipe._head_node())
     module.load_state_dict(state)
@@ -170,50 +170,51 @@ def add_tagger_parser(nlp: Language, ckpt: ReleasedCheckpoint, decode: str = "re
     drop = float(cfg.get("head_dropout", 0.33))
 
     morph: Any = nlp.add_pipe("stoicheia_morphologizer", config={
-        "model": {"hidden_width": 0, "dropout": drop, "tok2vec": LISTENER}, "decode": decode})
+        "model": {"hidden_width": 0, "dropout": drop, "tok2vec": LISTENER}, "settings": {"decode": decode}})
     _init_pooler(morph, mix, norm)
     tags = [t for t in vocab["tags"] if is_valid_tag(t)]
-    morph.cfg["attested"] = sorted(set(tags))
-    morph.cfg["released_invalid_tags"] = len(vocab["tags"]) - len(tags)
+    morph.data["attested"] = sorted(set(tags))
+    morph.data["released_invalid_tags"] = len(vocab["tags"]) - len(tags)
     nongreek, fallback_upos, fallback_xpos = read_fallbacks(vocab)
     for tag in vocab["tags"]:
         if not isinstance(tag, str) or len(tag) != len(vocab["xpos_alpha"]) or any(
                 ch not in alpha for ch, alpha in zip(tag, vocab["xpos_alpha"], strict=False)):
             raise CheckpointError(f"vocab.json tag {tag!r} is not spelled with the xpos_alpha classes")
     lex_ft, lex_f = dict(vocab.get("lex_ft") or {}), dict(vocab.get("lex_f") or {})
-    morph.cfg["release"] = {
+    morph.data["release"] = {
         "xpos_alpha": list(vocab["xpos_alpha"]), "tags": list(vocab["tags"]), "flat": False, "nongreek": nongreek,
         "fallback_upos": fallback_upos, "fallback_xpos": fallback_xpos}
     w, b = morph_weights(ckpt, vocab, d)
     if cfg.get("use_flat", "tagger.head_flat.weight" in ckpt.tensors) and "tagger.head_flat.weight" in ckpt.tensors:
         flat = ckpt.tensor("tagger.head_flat.weight", (len(vocab["tags"]), d))
-        morph.cfg["release"]["flat"] = True
+        morph.data["release"]["flat"] = True
         w, b = torch.cat([w, flat]), torch.cat([b, torch.zeros(len(flat))])
     ckpt.ignore(["tagger.head_flat.weight"])
     _install(morph, d, {"out.weight": w, "out.bias": b})
 
     lem: Any = nlp.add_pipe("stoicheia_lemmatizer", config={
-        "model": {"hidden_width": 0, "dropout": drop, "tok2vec": LISTENER}, "top_k": 64, "decode": decode})
+        "model": {"hidden_width": 0, "dropout": drop, "tok2vec": LISTENER},
+        "settings": {"top_k": 64, "decode": decode}})
     _init_pooler(lem, mix, norm)
     try:
         scripts = [EditScript.from_list([s[0], s[1], s[2], s[3], int(s[4])]).to_list() for s in vocab["scripts"]]
     except (InvalidInputError, TypeError, ValueError, IndexError) as exc:
         raise CheckpointError(f"vocab.json scripts: {exc}") from exc
-    lem.cfg["scripts"] = scripts
+    lem.data["scripts"] = scripts
     lexicon: set[str] = set()
     for key in ("lex_ft", "lex_f"):
         for cands in (vocab.get(key) or {}).values():
             lexicon.update(cands)
-    lem.cfg["lexicon"] = sorted(lexicon)
-    lem.cfg["release"] = {"lex_ft": lex_ft, "lex_f": lex_f, "nongreek": nongreek}
+    lem.data["lexicon"] = sorted(lexicon)
+    lem.data["release"] = {"lex_ft": lex_ft, "lex_f": lex_f, "nongreek": nongreek}
     w_script = ckpt.tensor("tagger.head_script.weight", (len(scripts), d))
     _install(lem, d, {"out.weight": w_script, "out.bias": torch.zeros(len(scripts))})
 
     parser: Any = nlp.add_pipe("stoicheia_parser", config={
         "model": {"arc_hidden": int(cfg.get("d_arc", 500)), "label_hidden": int(cfg.get("d_rel", 150)),
-                  "dropout": float(cfg.get("parse_dropout", 0.33)), "tok2vec": LISTENER}, "decode": decode})
+                  "dropout": float(cfg.get("parse_dropout", 0.33)), "tok2vec": LISTENER}, "settings": {"decode": decode}})
     _init_pooler(parser, mix, norm)
-    parser.cfg["labels"] = list(deprels)
+    parser.data["labels"] = list(deprels)
     _install(parser, d, parser_state(ckpt, d, len(deprels)))
     return ["stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser"]
 
@@ -270,7 +271,7 @@ def set_decode(nlp: Language, decode: str) -> list[str]:
 
     The release decoders need a released tagger-parser checkpoint's tables: a pipeline
     without them raises :class:`~stoicheia_spacy.errors.ConfigError`. (To keep a setting in
-    a saved pipeline, override ``[components.NAME] decode`` in its config instead.)
+    a saved pipeline, set ``decode`` in its ``[components.NAME.settings]`` block instead.)
     """
     from ..errors import ConfigError
     from .research_decode import RELEASE_DECODERS, check_decode
@@ -279,11 +280,11 @@ def set_decode(nlp: Language, decode: str) -> list[str]:
     pipes = [(name, pipe, factory) for name, pipe, factory in pipes if factory in OWN_DECODERS]
     if not pipes:
         raise ConfigError("the pipeline has no morphologizer, lemmatizer or parser to decode with")
-    if decode in RELEASE_DECODERS and not any(getattr(p, "cfg", {}).get("release") for _, p, _ in pipes):
+    if decode in RELEASE_DECODERS and not any(getattr(p, "data", {}).get("release") for _, p, _ in pipes):
         raise ConfigError(f"decode = {decode!r} needs a released tagger-parser checkpoint (this pipeline "
                           "holds none of its tables); package one with stoicheia package")
     for _, _, factory in pipes:
         check_decode(decode, OWN_DECODERS[factory])
     for _, pipe, _ in pipes:
-        cast(Any, pipe).decode_mode = decode
+        cast(Any, pipe).configure(decode=decode)
     return [name for name, _, _ in pipes]

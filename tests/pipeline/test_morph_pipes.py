@@ -33,7 +33,7 @@ def test_morphologizer_learns_predicts_attested_tags_and_round_trips() -> None:
     egs = H.initialized(nlp)
     pipe = nlp.get_pipe("stoicheia_morphologizer")
     gold_tags = {t for s in H.load_sentences() for t in s["tags"]}
-    assert set(pipe.labels) == gold_tags and pipe.cfg["n_in"] == 64
+    assert set(pipe.labels) == gold_tags and pipe.data["n_in"] == 64
     losses = _train(nlp, egs, 25, "stoicheia_morphologizer")
     assert np.mean(losses[-5:]) < 0.8 * np.mean(losses[:3])
     doc = nlp(TEXT)
@@ -68,9 +68,9 @@ def test_lemmatizer_scripts_round_trip_through_the_factory(tmp_path: Path) -> No
     scores = np.full((1, len(index)), -10.0, dtype=np.float32)
     scores[0, second], scores[0, first] = 5.0, 4.0
     assert pipe.lemmatize(["λόγοισιν"], scores) == ["λόγος"]
-    pipe.cfg["use_lexicon"] = False
+    pipe.configure(use_lexicon=False)
     assert pipe.lemmatize(["λόγοισιν"], scores) != ["λόγος"]
-    pipe.cfg["use_lexicon"] = True
+    pipe.configure(use_lexicon=True)
     losses = _train(nlp, egs, 25, "stoicheia_lemmatizer")
     assert np.mean(losses[-5:]) < 0.9 * np.mean(losses[:3])
     doc = nlp(TEXT)

@@ -131,7 +131,7 @@ def test_package_decodes_research_route_by_default(golden: tuple[Path, dict[str,
 
 def test_paper_decode_scores_what_the_tables_scored(golden: tuple[Path, dict[str, Any]], package_dir: Path) -> None:
     cases = golden[1]["cases"]
-    paper = spacy.load(package_dir, config={"components": {n: {"decode": "paper"} for n in RELEASE_PIPES}})
+    paper = spacy.load(package_dir, config={"components": {n: {"settings": {"decode": "paper"}} for n in RELEASE_PIPES}})
     docs = list(paper.pipe(pretokenized_docs(paper.vocab, " ".join(c["input"]["forms"]))[0] for c in cases))
     assert _mismatches(cases, [_doc_decisions(d, "paper") for d in docs], "paper") == []
     # the greedy heads differ from the tree somewhere (else this test would prove little)

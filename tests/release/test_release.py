@@ -197,7 +197,7 @@ def test_tagger_parser_components_and_vocab(tagger_nlp: spacy.language.Language)
     assert set(morph.labels) == set(synth.TAGS)  # type: ignore[attr-defined]
     assert parser.labels == tuple(synth.DEPRELS)  # type: ignore[attr-defined]
     assert [s.to_list() for s in lem.scripts] == synth.SCRIPTS  # type: ignore[attr-defined]
-    assert {"λόγος", "ἄνθρωπος"} <= set(lem.cfg["lexicon"])  # type: ignore[attr-defined]
+    assert {"λόγος", "ἄνθρωπος"} <= set(lem.data["lexicon"])  # type: ignore[attr-defined]
     doc = tagger_nlp(SENTENCE + ".")
     assert doc.text == SENTENCE + "."
     assert all(t.tag_ in synth.TAGS for t in doc)

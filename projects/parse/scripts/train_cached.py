@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         if tcfg.get("labels_from_all", True):
             lemmatizer: Any = nlp.get_pipe("stoicheia_lemmatizer")
             lemmas = {t.lemma_ for r in train_sents for t in r if t.lemma_}
-            lemmatizer.cfg["lexicon"] = sorted(set(lemmatizer.cfg["lexicon"]) | lemmas)
+            lemmatizer.data["lexicon"] = sorted(set(lemmatizer.data["lexicon"]) | lemmas)
             lemmatizer._lexicon = None
         for name in HEADS:  # the cache must hold what these heads' poolers compute
             for node in nlp.get_pipe(name).model.walk():
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             pipe.init_labels(label_examples)
             tok2vec_model = pipe.model.get_ref("tok2vec")
             tok2vec_model.initialize(X=[eg.predicted for eg in sample])
-            pipe.cfg["n_in"] = int(tok2vec_model.predict([eg.predicted for eg in sample])[0].shape[1])
+            pipe.data["n_in"] = int(tok2vec_model.predict([eg.predicted for eg in sample])[0].shape[1])
             pipe._build()
             for node in pipe.model.walk():  # the pooler's mix = the mix the cache was made with
                 if node.name == "stoicheia_word_pooler":

@@ -1,0 +1,124 @@
+"""The morphosyntax components' settings: one validated, frozen object each, registered as a config block.
+
+``[components.stoicheia_morphologizer.settings]`` (``@misc = "stoicheia.MorphologizerSettings.v1"``),
+``[components.stoicheia_lemmatizer.settings]`` (``stoicheia.LemmatizerSettings.v1``) and
+``[components.stoicheia_parser.settings]`` (``stoicheia.ParserSettings.v1``) hold every
+non-model option of those components; spaCy fills the defaults and checks the types,
+``__post_init__`` the values. The pipe reads the fields of this one object; a changed
+setting is a new object (``replace``, or the pipe's ``configure``). Saved pipelines keep
+their settings in ``config.cfg`` only; the components' data (attested tags, edit scripts,
+lexicon, relations, a release's tables) are files of their folders.
+Adding an option touches this class and the code that uses it, nothing else.
+
+Options (defaults in brackets):
+
+* every component: ``decode``, its own decoder [morphologizer ``joint``, lemmatizer
+  ``topk_lexicon``, parser ``mst_single_root``] or, for a released tagger-parser
+  checkpoint, ``research`` | ``paper`` (:mod:`stoicheia_spacy.release.research_decode`);
+* lemmatizer: ``min_count`` [1] (scripts seen fewer times at ``initialize`` are dropped),
+  ``use_lexicon`` [true] (lexicon rescoring of the ``top_k`` best scripts), ``top_k`` [5].
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, ClassVar, TypeVar
+
+from spacy.util import registry
+
+from ..errors import ConfigError
+
+#: The decoders of a released tagger-parser checkpoint (every component takes them).
+RELEASE_DECODERS = ("research", "paper")
+
+_S = TypeVar("_S", bound="_MorphSettings")
+
+
+@dataclasses.dataclass(frozen=True)
+class _MorphSettings:
+    """What the three settings classes share: the ``decode`` check and the mapping helpers."""
+
+    COMPONENT: ClassVar[str] = ""
+    OWN_DECODERS: ClassVar[tuple[str, ...]] = ()
+
+    decode: str = ""
+
+    def __post_init__(self) -> None:
+        allowed = (*self.OWN_DECODERS, *RELEASE_DECODERS)
+        if self.decode not in allowed:
+            raise ConfigError(f"{self.COMPONENT} decode must be one of {list(allowed)}, got {self.decode!r}")
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_dict(cls: type[_S], values: Mapping[str, Any], *, strict: bool = True) -> _S:
+        """Settings from a mapping (``strict``: unknown names raise, else they are ignored)."""
+        unknown = set(values) - set(cls.names())
+        if unknown and strict:
+            raise ConfigError(f"unknown {cls.COMPONENT} options: {sorted(unknown)}; choose from {list(cls.names())}")
+        return cls(**{k: v for k, v in values.items() if k in cls.names()})
+
+    def replace(self: _S, **changes: Any) -> _S:
+        """A new validated object with ``changes`` (unknown names raise ``ConfigError``)."""
+        unknown = set(changes) - set(self.names())
+        if unknown:
+            raise ConfigError(f"unknown {self.COMPONENT} options: {sorted(unknown)}; choose from {list(self.names())}")
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values (what the config block holds)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclasses.dataclass(frozen=True)
+class MorphologizerSettings(_MorphSettings):
+    """Every option of ``stoicheia_morphologizer`` (see the module doc), validated once."""
+
+    COMPONENT: ClassVar[str] = "stoicheia_morphologizer"
+    OWN_DECODERS: ClassVar[tuple[str, ...]] = ("joint",)
+
+    decode: str = "joint"
+
+
+@dataclasses.dataclass(frozen=True)
+class LemmatizerSettings(_MorphSettings):
+    """Every option of ``stoicheia_lemmatizer`` (see the module doc), validated once."""
+
+    COMPONENT: ClassVar[str] = "stoicheia_lemmatizer"
+    OWN_DECODERS: ClassVar[tuple[str, ...]] = ("topk_lexicon",)
+
+    decode: str = "topk_lexicon"
+    min_count: int = 1
+    use_lexicon: bool = True
+    top_k: int = 5
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.use_lexicon, bool):
+            raise ConfigError(f"{self.COMPONENT} use_lexicon must be true or false, got {self.use_lexicon!r}")
+        for name in ("min_count", "top_k"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{self.COMPONENT} {name} must be an integer >= 1, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ParserSettings(_MorphSettings):
+    """Every option of ``stoicheia_parser`` (see the module doc), validated once."""
+
+    COMPONENT: ClassVar[str] = "stoicheia_parser"
+    OWN_DECODERS: ClassVar[tuple[str, ...]] = ("mst_single_root",)
+
+    decode: str = "mst_single_root"
+
+
+#: The config blocks ``[components.NAME.settings]`` of the three components.
+morphologizer_settings = registry.misc.register("stoicheia.MorphologizerSettings.v1", func=MorphologizerSettings)
+lemmatizer_settings = registry.misc.register("stoicheia.LemmatizerSettings.v1", func=LemmatizerSettings)
+parser_settings = registry.misc.register("stoicheia.ParserSettings.v1", func=ParserSettings)
+
+__all__ = ["RELEASE_DECODERS", "LemmatizerSettings", "MorphologizerSettings", "ParserSettings",
+           "lemmatizer_settings", "morphologizer_settings", "parser_settings"]
