@@ -174,7 +174,7 @@ class HeadPipe(StoicheiaPipe):
         self.data: dict[str, Any] = dict(data)
 
     @property
-    def cfg(self) -> Mapping[str, Any]:  # type: ignore[override]
+    def cfg(self) -> Mapping[str, Any]:
         """The settings as a read-only mapping (change them with :meth:`configure`)."""
         return MappingProxyType(self.settings.to_dict())
 

@@ -29,8 +29,8 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..morph.heads import TokenHeads
-from ..morph.training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
 from ..morph.settings import LemmatizerSettings
+from ..morph.training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
 from ..release.research_decode import (
     encodable_tokens,
     paper_lemma,

@@ -49,8 +49,8 @@ from ..models.morphosyntax import pad_sentences
 from ..morph.biaffine import BiaffineScorer
 from ..morph.constrained import log_softmax
 from ..morph.heads import torch_module
-from ..morph.training import gold_sentence_lengths, sentence_lengths, softmax_xent_rows
 from ..morph.settings import ParserSettings
+from ..morph.training import gold_sentence_lengths, sentence_lengths, softmax_xent_rows
 from ..release.research_decode import encodable_tokens, greedy_heads
 from ..scoring.conll import RELEASE_PARSE
 from ..tokenizer import GAP_DEP, gap_flags, is_gap_token, placeholder_head

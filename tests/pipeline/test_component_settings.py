@@ -1,5 +1,5 @@
-"""The encoder's, accentuator's and scanner's settings: one frozen, validated config block
-each, saved in ``config.cfg`` only (the component folders hold data), read back alike in a
+"""The encoder's, accentuator's, scanner's, morphologizer's, lemmatizer's and parser's settings:
+one frozen, validated config block each, saved in ``config.cfg`` only (the component folders hold data), read back alike in a
 fresh process; old flat config keys still load; bad values are clear ``ConfigError``s."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 import spacy
@@ -19,6 +20,7 @@ from spacy.util import registry
 from stoicheia_spacy.accent.settings import AccentuatorSettings
 from stoicheia_spacy.assembly import build_pipeline, load_pipeline
 from stoicheia_spacy.errors import ConfigError
+from stoicheia_spacy.morph.settings import LemmatizerSettings, MorphologizerSettings, ParserSettings
 from stoicheia_spacy.pipeline.encoder import EncoderSettings
 from stoicheia_spacy.scan.settings import ScannerSettings
 from stoicheia_spacy.scan.silver import ScannedLine, label_line
@@ -28,6 +30,9 @@ VERSE = "ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον, �
 SCANNER = {"theta": 0.3, "abstain_below": 0.2, "temperature": 1.5, "meters": ["dactylic_hexameter"],
            "synizesis_cost": 2.0}
 ACCENT = {"punctuation": "copy", "capitals": "copy", "boundary": "copy"}
+MORPH = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
+LEMMA = {"top_k": 3, "use_lexicon": False, "min_count": 1}
+TEXT = "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος οὐλομένην."
 
 
 def _pipeline(tiny_checkpoint: Path) -> spacy.Language:
@@ -134,11 +139,17 @@ def test_old_flat_config_keys_and_cfg_files_still_load(tiny_checkpoint: Path, tm
     ("stoicheia_scanner", {"meters": "dactylic_hexameter"}, "meters must be a list of names"),
     ("stoicheia_accentuator", {"diacritics": "auto"}, "plane 'diacritics': mode 'auto' is not one of"),
     ("stoicheia_accentuator", {"boundary": "guess"}, "plane 'boundary': mode 'guess'"),
+    ("stoicheia_morphologizer", {"decode": "greedy"},
+     r"stoicheia_morphologizer decode must be one of \['joint', 'research', 'paper'\], got 'greedy'"),
+    ("stoicheia_lemmatizer", {"decode": "joint"}, r"decode must be one of \['topk_lexicon', 'research', 'paper'\]"),
+    ("stoicheia_lemmatizer", {"top_k": 0}, "top_k must be an integer >= 1, got 0"),
+    ("stoicheia_parser", {"decode": "mst"}, r"decode must be one of \['mst_single_root', 'research', 'paper'\]"),
 ])
 def test_bad_settings_are_clear_config_errors(factory: str, settings: dict, match: str) -> None:
     nlp = spacy.blank("grc")
+    config = {"settings": settings} if factory in MORPH else {"settings": settings, "lexicon": None}
     with pytest.raises(ConfigError, match=match):
-        nlp.add_pipe(factory, config={"settings": settings, "lexicon": None})
+        nlp.add_pipe(factory, config=config)
 
 
 def test_configure_validates_and_names_the_options() -> None:
@@ -159,6 +170,7 @@ def test_configure_validates_and_names_the_options() -> None:
 
 
 @pytest.mark.parametrize("module", ["stoicheia_spacy.scan.settings", "stoicheia_spacy.accent.settings",
+                                    "stoicheia_spacy.morph.settings",
                                     "stoicheia_spacy.pipeline.encoder", "stoicheia_spacy.restore.settings"])
 def test_an_added_option_touches_the_settings_class_and_its_user_only(module: str) -> None:
     import importlib
@@ -244,3 +256,136 @@ def test_a_weights_folder_gives_data_not_settings_or_lexicon(tiny_checkpoint: Pa
     assert pipe.settings == ScannerSettings(theta=0.05) and pipe.lexicon_pin is None
     assert pipe.calibration == nlp.get_pipe("stoicheia_scanner").calibration
     assert list(pipe.meters) == ["dactylic_hexameter"]  # the metres the folder saved
+
+
+# ------------------------------------------------------------------ morphosyntax
+def _morph_helpers() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("morph_helpers", ROOT / "tests" / "morph" / "helpers.py")
+    assert spec and spec.loader
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    return helpers
+
+
+def _morph_pipeline() -> spacy.Language:
+    helpers = _morph_helpers()
+    nlp = helpers.tiny_nlp(*MORPH, cfg={"stoicheia_lemmatizer": {"settings": LEMMA}})
+    helpers.initialized(nlp)
+    return nlp
+
+
+def _morph_answers(nlp: spacy.Language) -> list[list]:
+    return [[t.text, t.tag_, t.pos_, t.lemma_, t.head.i, t.dep_] for t in nlp(TEXT)]
+
+
+def test_morphosyntax_settings_live_in_the_config_and_data_in_files(tmp_path: Path) -> None:
+    """Settings in ``config.cfg`` only; tags, scripts, lexicon and relations are each folder's
+    ``data.json``; a fresh process reads back the same settings and annotations."""
+    nlp = _morph_pipeline()
+    lem = nlp.get_pipe("stoicheia_lemmatizer")
+    assert lem.settings == LemmatizerSettings(**LEMMA)
+    assert nlp.get_pipe("stoicheia_morphologizer").settings == MorphologizerSettings()
+    assert nlp.get_pipe("stoicheia_parser").settings == ParserSettings()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        lem.settings.top_k = 9  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        lem.cfg["top_k"] = 9  # a read-only view
+    assert dict(lem.cfg) == {"decode": "topk_lexicon", **LEMMA}
+    assert "λόγος" in lem.data["lexicon"] and lem.data["scripts"]
+    before = _morph_answers(nlp)
+    nlp.to_disk(tmp_path / "p")
+    for name in MORPH:
+        assert sorted(p.name for p in (tmp_path / "p" / name).iterdir()) == ["data.json", "model"], name
+    data = json.loads((tmp_path / "p" / "stoicheia_lemmatizer" / "data.json").read_text(encoding="utf-8"))
+    assert set(data) == {"scripts", "lexicon", "n_in"}  # data only: no setting beside config.cfg
+    saved = spacy.util.load_config(tmp_path / "p" / "config.cfg")
+    assert saved["components"]["stoicheia_lemmatizer"]["settings"] == {
+        "@misc": "stoicheia.LemmatizerSettings.v1", **LEMMA, "decode": "topk_lexicon"}
+    assert saved["components"]["stoicheia_parser"]["settings"] == {"@misc": "stoicheia.ParserSettings.v1",
+                                                                    "decode": "mst_single_root"}
+    script = textwrap.dedent(f"""
+        import dataclasses, json, spacy
+        from stoicheia_spacy.registrations import register_all
+        register_all()
+        nlp = spacy.load({str(tmp_path / "p")!r})
+        print(json.dumps({{"settings": {{n: dataclasses.asdict(nlp.get_pipe(n).settings) for n in {MORPH!r}}},
+                          "answers": [[t.text, t.tag_, t.pos_, t.lemma_, t.head.i, t.dep_] for t in nlp({TEXT!r})]}}))
+        """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"})
+    after = json.loads(out.stdout.strip().splitlines()[-1])
+    assert after["settings"] == {n: dataclasses.asdict(nlp.get_pipe(n).settings) for n in MORPH}
+    assert after["answers"] == before
+
+
+def test_morphosyntax_old_flat_keys_and_cfg_files_still_load(tmp_path: Path) -> None:
+    """A pipeline saved before the settings blocks: ``decode``/``top_k``… as flat keys of
+    ``config.cfg`` and a ``cfg`` file per component holding data and settings."""
+    nlp = _morph_pipeline()
+    before = _morph_answers(nlp)
+    nlp.to_disk(tmp_path / "old")
+    config = spacy.util.load_config(tmp_path / "old" / "config.cfg", interpolate=False)
+    for name in MORPH:
+        block = config["components"][name]
+        block.update({k: v for k, v in block.pop("settings").items() if not k.startswith("@")})
+        folder = tmp_path / "old" / name
+        data = json.loads((folder / "data.json").read_text(encoding="utf-8"))
+        if name == "stoicheia_lemmatizer":
+            data.update(LEMMA)  # the old cfg file held the lemmatizer's settings too
+        (folder / "cfg").write_text(json.dumps(data), encoding="utf-8")
+        (folder / "data.json").unlink()
+    config.to_disk(tmp_path / "old" / "config.cfg")
+    assert "[components.stoicheia_lemmatizer.settings]" not in (tmp_path / "old" / "config.cfg").read_text()
+    loaded = load_pipeline(tmp_path / "old")
+    assert loaded.get_pipe("stoicheia_lemmatizer").settings == nlp.get_pipe("stoicheia_lemmatizer").settings
+    assert loaded.get_pipe("stoicheia_parser").settings.decode == "mst_single_root"
+    assert _morph_answers(loaded) == before
+    loaded.to_disk(tmp_path / "new")  # saved again: the new layout
+    assert not (tmp_path / "new" / "stoicheia_lemmatizer" / "cfg").exists()
+    assert (tmp_path / "new" / "stoicheia_lemmatizer" / "data.json").is_file()
+    config["components"]["stoicheia_parser"]["top_k"] = 4  # a lemmatizer option, not the parser's
+    config.to_disk(tmp_path / "old" / "config.cfg")
+    with pytest.raises(ConfigError, match=r"stoicheia_parser\] has unknown option\(s\) \['top_k'\].*decode"):
+        load_pipeline(tmp_path / "old")
+
+
+def test_morphosyntax_weights_folder_gives_data_not_settings(tmp_path: Path) -> None:
+    """``[initialize.components.stoicheia_lemmatizer] weights``: the folder's scripts and lexicon
+    (also from an older ``cfg`` file); the settings stay the config's."""
+    from stoicheia_spacy.assembly import add_from_weights
+
+    nlp = _morph_pipeline()
+    pipe = nlp.get_pipe("stoicheia_lemmatizer")
+    pipe.to_disk(tmp_path / "lem")
+    data = json.loads((tmp_path / "lem" / "data.json").read_text(encoding="utf-8"))
+    (tmp_path / "lem" / "cfg").write_text(json.dumps({**data, "top_k": 64, "use_lexicon": True}))
+    (tmp_path / "lem" / "data.json").unlink()
+    other = _morph_helpers().tiny_nlp()
+    other.get_pipe("stoicheia_encoder").from_bytes(nlp.get_pipe("stoicheia_encoder").to_bytes())
+    again = add_from_weights(other, "stoicheia_lemmatizer", tmp_path / "lem", config={"settings": {"top_k": 2}})
+    assert dict(again.cfg) == {"decode": "topk_lexicon", "min_count": 1, "use_lexicon": True, "top_k": 2}
+    assert again.data["scripts"] == pipe.data["scripts"] and again.data["lexicon"] == pipe.data["lexicon"]
+
+
+def test_morphosyntax_configure_validates_and_names_the_options() -> None:
+    from stoicheia_spacy.release.tagger_parser import set_decode
+
+    nlp = spacy.blank("grc")
+    pipes = {name: nlp.add_pipe(name) for name in MORPH}
+    lem = pipes["stoicheia_lemmatizer"]
+    with pytest.raises(ConfigError, match=r"unknown stoicheia_lemmatizer options: \['topk'\]; choose from "
+                                          r"\['decode', 'min_count', 'use_lexicon', 'top_k'\]"):
+        lem.configure(topk=3)
+    with pytest.raises(ConfigError, match=r"unknown stoicheia_parser options: \['top_k'\]; choose from \['decode'\]"):
+        pipes["stoicheia_parser"].configure(top_k=3)
+    with pytest.raises(ConfigError, match="top_k must be an integer >= 1"):
+        lem.configure(top_k=-1)
+    with pytest.raises(ConfigError, match="use_lexicon must be true or false"):
+        lem.configure(use_lexicon="yes")
+    assert lem.configure(top_k=7).top_k == 7 and lem.cfg["top_k"] == 7
+    assert pipes["stoicheia_morphologizer"].configure(decode="paper").decode == "paper"
+    assert pipes["stoicheia_morphologizer"].decode_mode == "paper"
+    with pytest.raises(ConfigError, match="needs a released tagger-parser checkpoint"):
+        set_decode(nlp, "research")  # no release tables in this pipeline
