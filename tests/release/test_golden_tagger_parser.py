@@ -131,6 +131,10 @@ def test_package_decodes_research_route_by_default(golden: tuple[Path, dict[str,
 
 def test_paper_decode_scores_what_the_tables_scored(golden: tuple[Path, dict[str, Any]], package_dir: Path) -> None:
     cases = golden[1]["cases"]
+    saved = spacy.util.load_config(package_dir / "config.cfg")
+    assert {saved["components"][n]["settings"]["decode"] for n in RELEASE_PIPES} == {"research"}
+    for name in RELEASE_PIPES:  # settings in config.cfg only; the release's tables are data
+        assert sorted(p.name for p in (package_dir / name).iterdir()) == ["data.json", "model"], name
     paper = spacy.load(package_dir, config={"components": {n: {"settings": {"decode": "paper"}} for n in RELEASE_PIPES}})
     docs = list(paper.pipe(pretokenized_docs(paper.vocab, " ".join(c["input"]["forms"]))[0] for c in cases))
     assert _mismatches(cases, [_doc_decisions(d, "paper") for d in docs], "paper") == []
