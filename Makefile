@@ -49,7 +49,10 @@ lexicon: $(LEXICON_STAMP)
 # `make lexicon` built it, else with lexicon = null (said aloud), as for the demo.
 DEFAULT_STAMP := $(VENV)/.doc-clean-installed
 
-$(DEFAULT_STAMP): assets/models/grc_stoicheia_doc_clean/config.cfg | $(VENV)/.installed lexicon
+# rebuilt whenever the model folder or the package code changes (a package built by older code may not load)
+DEFAULT_DEPS := $(shell find assets/models/grc_stoicheia_doc_clean stoicheia_spacy -type f ! -name "*.pyc" 2>/dev/null)
+
+$(DEFAULT_STAMP): $(DEFAULT_DEPS) | $(VENV)/.installed lexicon
 	@if $(PY) -c "import stoicheia_lexicon_grc" 2>/dev/null; then flag=; else flag=--no-lexicon; fi; \
 	  set -e; rm -rf packages/grc_stoicheia_doc_clean-*; \
 	  $(PY) -m stoicheia_spacy.cli package embedded:grc_stoicheia_doc_clean --name doc_clean --output packages --force $$flag; \
