@@ -56,6 +56,7 @@ from stoicheia_spacy.restore.formats import (
     release_match,
     to_chat,
 )
+from stoicheia_spacy.restore.ngram_lm import NgramScorer  # the n-gram arm
 
 GAP_RE = re.compile(r"^[\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f]+(?: [\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f]+)*$")
 ARMS = ("finetuned", "pretrained", "random_init", "ngram")
@@ -89,44 +90,6 @@ def make_samples(mirror: str, fold: int, per_length: int, seed: int, limit: int 
         if all(len(out[s]) >= quota[s] * 10 for s in out):
             break
     return out
-
-
-class NgramScorer:
-    """The n-gram baseline as a beam scorer: masked letters by ``CharNgramLM.masked_logprobs``,
-    word breaks by P(SPACE | left history); BLANK is never predicted (known widths only)."""
-
-    def __init__(self, lm: object) -> None:
-        self.lm = lm
-        self.forwards = 0
-
-    def __call__(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        from stoicheia_spacy.alphabet import MASK_ID, N_ALPHA, PAD_ID
-        from stoicheia_spacy.baselines.ngram import SPACE, UNK
-
-        self.forwards += 1
-        ids, bnd = batch["input_ids"].numpy(), batch["boundary"].numpy()
-        B, T = ids.shape
-        letters = np.full((B, T, 26), np.log(1 / 24), dtype=np.float32)
-        letters[..., 24:] = -np.inf
-        breaks = np.zeros((B, T, 2), dtype=np.float32)
-        ctx = self.lm.order - 1  # type: ignore[attr-defined]
-        for r in range(B):
-            n = int((ids[r] != PAD_ID).sum())
-            sym = np.where(ids[r, :n] == MASK_ID, UNK, ids[r, :n])
-            space_after = (bnd[r, :n] == 1) | (bnd[r, :n] == 2)
-            seq = np.insert(sym, np.flatnonzero(space_after) + 1, SPACE)
-            pos = np.arange(n) + np.concatenate([[0], np.cumsum(space_after)[:-1]])
-            masked = np.flatnonzero(ids[r, :n] == MASK_ID)
-            if len(masked):
-                letters[r, masked, :N_ALPHA] = self.lm.masked_logprobs(seq, pos[masked])  # type: ignore[attr-defined]
-            padded = np.concatenate([np.full(ctx, SPACE), seq])
-            hist = np.lib.stride_tricks.sliding_window_view(padded, ctx)[pos + 1]
-            is_unk = hist == UNK
-            last = np.where(is_unk.any(1), ctx - 1 - np.argmax(is_unk[:, ::-1], axis=1), -1)
-            lp = self.lm.logprob(np.where(is_unk, SPACE, hist), np.full(n, SPACE), ctx - 1 - last)  # type: ignore[attr-defined]
-            p = np.clip(np.exp(lp), 1e-6, 1 - 1e-6)
-            breaks[r, :n, 0], breaks[r, :n, 1] = np.log1p(-p), np.log(p)
-        return torch.from_numpy(letters), torch.from_numpy(breaks)
 
 
 def fit_ngram(mirror: str, fold: int, limit: int) -> object:
