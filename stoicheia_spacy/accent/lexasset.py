@@ -79,6 +79,9 @@ def load_lexicon(path: str | Path | None = None) -> FormLexicon | None:
 
 #: The scanner's macron lexicon inside the same data package (``scan.macron_lexicon``).
 MACRON_FILE = "macron_lexicon.json.gz"
+#: The restorer's character n-gram LM inside the same data package (``restore.ngram_lm``;
+#: DDbDP papyri, CC BY 3.0, leaving out the restore-eval folds), with its build record beside it.
+RESTORE_LM_FILE = "ngram_lm7.npz"
 
 
 @cache
@@ -163,7 +166,7 @@ name = "{dist}"
 version = "{version}"
 description = "Accent lexicon (attested Ancient Greek word forms) for stoicheia-spacy"
 readme = "README.md"
-license = "GPL-3.0-or-later AND CC-BY-SA-4.0 AND CC-BY-SA-3.0"
+license = "GPL-3.0-or-later AND CC-BY-SA-4.0 AND CC-BY-SA-3.0 AND CC-BY-3.0"
 license-files = ["LICENSE"]
 requires-python = ">=3.10"
 
@@ -171,7 +174,7 @@ requires-python = ">=3.10"
 packages = ["{package}"]
 
 [tool.setuptools.package-data]
-{package} = ["{lexicon}", "macron_lexicon.json.gz", "LICENSE", "SOURCES.json"]
+{package} = ["{lexicon}", "macron_lexicon.json.gz", "ngram_lm7.npz", "ngram_lm7.json", "LICENSE", "SOURCES.json"]
 """
 
 _INIT = '''"""Accent lexicon data for stoicheia-spacy (found by stoicheia_spacy.accent.lexasset)."""
@@ -188,13 +191,16 @@ def path() -> Path:
 
 
 def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: str, *,
-                       version: str = "0.1.0", macron_lexicon: str | Path | None = None) -> Path:
+                       version: str = "0.1.0", macron_lexicon: str | Path | None = None,
+                       restore_lm: str | Path | None = None) -> Path:
     """Lay out the installable data package ``stoicheia-lexicon-grc`` around a lexicon file
     (build a wheel from the returned folder with ``pip wheel --no-deps``).  The package
     carries ``license_text`` (GPL-3.0 of the Hunspell list) and the lexicon's own record of
     its sources and their licences (``SOURCES.json``, README).  ``macron_lexicon`` (the
     scanner's ``macron_lexicon.json.gz``, which records its own licence) joins it, so one
-    installed package serves the accentuator and the scanner."""
+    installed package serves the accentuator and the scanner. ``restore_lm`` (the restorer's
+    character n-gram LM, ``make restore-lm``: DDbDP papyri, CC BY 3.0) joins it with its build
+    record (the ``.json`` beside it: documents, the held-out folds, sha256)."""
     import json
     import shutil
 
@@ -206,6 +212,14 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     shutil.copyfile(lexicon, pkg / LEXICON_FILE)
     if macron_lexicon is not None:
         shutil.copyfile(macron_lexicon, pkg / MACRON_FILE)
+    if restore_lm is not None:
+        shutil.copyfile(restore_lm, pkg / RESTORE_LM_FILE)
+        record = Path(restore_lm).with_suffix(".json")
+        if record.is_file():
+            shutil.copyfile(record, (pkg / RESTORE_LM_FILE).with_suffix(".json"))
+        sources.setdefault("licenses", {})["ngram_lm7.npz"] = (
+            "character 7-gram LM of the restorer, counts from the DDbDP papyri text (CC BY 3.0) of the duke-nlp 2018 release (CC BY-SA 4.0); "
+            "the restore-eval folds (TM digits 3 and 4) left out")
     (pkg / "LICENSE").write_text(license_text, encoding="utf-8")
     (root / "LICENSE").write_text(license_text, encoding="utf-8")
     (pkg / "SOURCES.json").write_text(json.dumps(sources, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -217,6 +231,7 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     (root / "README.md").write_text(
         f"# {DATA_PACKAGE.replace('_', '-')}\n\nAttested Ancient Greek word forms ({len(lex)} forms, "
         f"{lex.n_bare} bare forms) for the lexicon-aware accentuator of stoicheia-spacy "
+        "(and, when built with it, the restorer's character n-gram LM) "
         "(`stoicheia_spacy.accent.lattice`). Data only; installing it makes `spacy.load(...)` and "
         "`stoicheia accentuate` use it.\n\nBuilt by `spacy project run lexicon-package projects/accent` "
         "from the open-data mirror. Licences of the sources (the package as a whole is distributed "
@@ -224,5 +239,5 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     return root
 
 
-__all__ = ["DATA_PACKAGE", "LEXICON_FILE", "MACRON_FILE", "LexiconPin", "find_lexicon", "lexicon_pin",
+__all__ = ["DATA_PACKAGE", "LEXICON_FILE", "MACRON_FILE", "RESTORE_LM_FILE", "LexiconPin", "find_lexicon", "lexicon_pin",
            "load_lexicon", "write_data_package"]

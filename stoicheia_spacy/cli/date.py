@@ -60,7 +60,7 @@ def date_command(
 
     fmt = deprecated_json(output_format.value, as_json)
     if weights is not None and not (weights / "model").is_file():
-        raise fail(f"--weights {weights}: no stoicheia_dater weights there (expected 'cfg' and 'model')")
+        raise fail(f"--weights {weights}: no stoicheia_dater weights there (expected a 'model' file)")
     texts = read_input(text, unit)
     nlp = load("date", deprecated_model(model, source), add=["stoicheia_dater"] if weights else [])
     if weights is not None:

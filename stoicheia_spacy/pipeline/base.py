@@ -17,8 +17,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable, Iterable, Mapping
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import islice
 from pathlib import Path
 from types import MappingProxyType
@@ -51,6 +53,20 @@ def write_json(path: Path, data: Any) -> None:
     Path(path).write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
+def _plain(value: Any) -> Any:
+    """``value`` as config values: tuples as lists, mappings as dicts."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [_plain(v) for v in value]
+    return value
+
+
+def settings_values(settings: Any) -> dict[str, Any]:
+    """The fields of a frozen settings object as plain config values (its block's arguments)."""
+    return {f.name: _plain(getattr(settings, f.name)) for f in dataclasses.fields(settings) if f.init}
+
+
 class SerializedPipe:
     """Serialization over the parts ``cfg`` and ``model`` (see the module doc).
 
@@ -63,6 +79,31 @@ class SerializedPipe:
     #: it writes no ``cfg`` part (its data go through the ``model`` part), and reads one only
     #: from a pipeline saved before (:meth:`set_cfg`).
     settings_in_config: bool = False
+
+    #: the pipeline this pipe belongs to (:meth:`bind`), whose config records its settings
+    _pipeline: weakref.ReferenceType[Language] | None = None
+
+    def bind(self, nlp: Language) -> Any:
+        """Remember the pipeline that created this pipe (its factory calls this), so that
+        :meth:`record_settings` can keep ``[components.NAME.settings]`` of ``nlp.config`` equal
+        to the pipe's settings."""
+        self._pipeline = weakref.ref(nlp)
+        return self
+
+    def record_settings(self) -> None:
+        """Write the current settings into ``[components.NAME.settings]`` of the pipeline's
+        config, so ``nlp.config``, ``nlp.to_disk`` and ``nlp.to_bytes`` carry what
+        :meth:`configure` changed (config.cfg is the one carrier of settings). A pipe without
+        a settings block, or not (or no longer) in its pipeline, records nothing."""
+        nlp = self._pipeline() if self._pipeline is not None else None
+        name = getattr(self, "name", None)
+        if nlp is None or name not in nlp.component_names or nlp.get_pipe(name) is not self:
+            return
+        block = nlp.get_pipe_config(name).get("settings")
+        settings = getattr(self, "settings", None)
+        if not isinstance(block, dict) or "@misc" not in block or not dataclasses.is_dataclass(settings):
+            return
+        nlp.get_pipe_config(name)["settings"] = {"@misc": block["@misc"], **settings_values(settings)}
 
     # -- hooks
     def load_weights(self, weights: str | Path | None) -> bool:
@@ -182,6 +223,7 @@ class HeadPipe(StoicheiaPipe):
         """Replace the settings with a validated copy holding ``changes`` (unknown names raise
         ``ConfigError`` naming the options)."""
         self.settings = self.settings.replace(**changes)
+        self.record_settings()
         return self.settings
 
     def set_cfg(self, cfg: dict[str, Any]) -> None:

@@ -34,7 +34,7 @@ from spacy.util import registry
 from ..dating import DEFAULT_LAYERS, DateModel, doc_vector
 from ..dating_text import TextDateModel, load_date_model
 from ..errors import ConfigError
-from .base import SerializedPipe
+from .base import DATA_FILE, SerializedPipe, read_json, write_json
 
 if not Doc.has_extension("date"):
     Doc.set_extension("date", default=None)
@@ -63,6 +63,10 @@ class DaterSettings:
 
 registry.misc.register("stoicheia.DaterSettings.v1", func=DaterSettings)
 
+#: Settings that belong to the fitted weights (saved beside them in ``data.json``): the pooled
+#: layers and the letter span the model was fitted on. ``level`` stays the config's own.
+FIT_KEYS = ("layers", "max_chars")
+
 
 @Language.factory(
     "stoicheia_dater",
@@ -71,11 +75,13 @@ registry.misc.register("stoicheia.DaterSettings.v1", func=DaterSettings)
 )
 def make_stoicheia_dater(nlp: Language, name: str, settings: DaterSettings) -> StoicheiaDater:
     """Create the dater pipe (weights: ``[initialize.components.NAME] weights`` or ``from_disk``)."""
-    return StoicheiaDater(name, settings=settings)
+    return StoicheiaDater(name, settings=settings).bind(nlp)
 
 
 class StoicheiaDater(SerializedPipe, Pipe):
     """Date Docs from their words or the encoder's pooled hidden states (see the module docstring)."""
+
+    settings_in_config = True  # config.cfg holds the settings; to_disk writes no cfg
 
     def __init__(self, name: str = "stoicheia_dater", *, settings: DaterSettings | None = None,
                  model: DateModel | TextDateModel | None = None, **options: Any) -> None:
@@ -85,13 +91,42 @@ class StoicheiaDater(SerializedPipe, Pipe):
 
     @property
     def cfg(self) -> Mapping[str, Any]:
-        """The settings as a read-only mapping (what ``to_disk`` writes)."""
+        """The settings as a read-only mapping (change them with :meth:`configure`)."""
         return MappingProxyType(self.settings.to_dict())
 
+    def configure(self, **changes: Any) -> DaterSettings:
+        """Replace the settings with a validated copy holding ``changes``, recorded in the
+        pipeline's ``config.cfg`` (unknown names raise :class:`~stoicheia_spacy.errors.ConfigError`)."""
+        names = {f.name for f in dataclasses.fields(DaterSettings)}
+        unknown = sorted(set(changes) - names)
+        if unknown:
+            raise ConfigError(f"unknown stoicheia_dater options {unknown}; choose from {sorted(names)}")
+        self.settings = dataclasses.replace(self.settings, **changes)
+        self.record_settings()
+        return self.settings
+
     def set_cfg(self, cfg: dict[str, Any]) -> None:
-        """Settings read back (validated again)."""
-        known = {k: v for k, v in cfg.items() if k in ("layers", "level", "max_chars")}
-        self.settings = dataclasses.replace(self.settings, **known)
+        """The ``cfg`` file of a dater saved before ``data.json`` (read, never written): its
+        settings, recorded in the config."""
+        self.configure(**{k: cfg[k] for k in (*FIT_KEYS, "level") if k in cfg})
+
+    def _set_fit(self, data: dict[str, Any]) -> None:
+        """The pooled ``layers`` and letter span ``max_chars`` the weights were fitted on: data
+        of the weights (a folder's ``data.json``), recorded in the config's settings block."""
+        fit = {k: data[k] for k in FIT_KEYS if k in data}
+        if fit:
+            self.configure(**fit)
+
+    def model_to_disk(self, folder: Path) -> None:
+        """The weights (``model``) and the fit they need (``data.json``: layers, max_chars)."""
+        super().model_to_disk(folder)
+        if self.date_model is not None:
+            write_json(folder / DATA_FILE, {k: self.settings.to_dict()[k] for k in FIT_KEYS})
+
+    def model_from_disk(self, folder: Path) -> None:
+        if (folder / DATA_FILE).is_file():
+            self._set_fit(read_json(folder / DATA_FILE))
+        super().model_from_disk(folder)
 
     def model_to_bytes(self) -> bytes:
         return self.date_model.to_bytes() if self.date_model is not None else b""
@@ -131,10 +166,12 @@ class StoicheiaDater(SerializedPipe, Pipe):
     def initialize(self, get_examples: Any = None, *, nlp: Language | None = None,
                    weights: str | None = None) -> None:
         """``weights`` (``[initialize.components.NAME]``): the folder fitted by ``projects/date``
-        (``cfg`` + ``model``), read with ``from_disk``."""
-        if weights is not None and not (Path(weights) / "model").is_file():
-            raise ConfigError(f"no {self.name} weights in {weights} (expected 'cfg' and 'model')")
-        self.load_weights(weights)
+        (its ``model``); the settings stay the config's (``[components.NAME.settings]``)."""
+        if weights is None:
+            return
+        if not (Path(weights) / "model").is_file():
+            raise ConfigError(f"no {self.name} weights in {weights} (expected a 'model' file)")
+        self.from_disk(weights)
 
 
 def packaged_weights() -> Path:

@@ -126,7 +126,7 @@ encoder_settings = registry.misc.register("stoicheia.EncoderSettings.v1", func=E
 def make_stoicheia_encoder(nlp: Language, name: str, model: Model, settings: EncoderSettings) -> StoicheiaEncoderPipe:
     """Create the ``stoicheia_encoder`` pipe (weights come from a loader at initialize);
     ``settings``: the ``[components.stoicheia_encoder.settings]`` block."""
-    return StoicheiaEncoderPipe(nlp.vocab, model, name, settings=settings)
+    return StoicheiaEncoderPipe(nlp.vocab, model, name, settings=settings).bind(nlp)
 
 
 class StoicheiaEncoderPipe(StoicheiaPipe):
@@ -154,6 +154,7 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
     def configure(self, **changes: Any) -> EncoderSettings:
         """Replace the settings with a validated copy holding ``changes``."""
         self.settings = self.settings.replace(**changes)
+        self.record_settings()
         return self.settings
 
     def set_cfg(self, cfg: dict[str, Any]) -> None:

@@ -70,7 +70,7 @@ def make_stoicheia_lemmatizer(nlp: Language, name: str, model: Model, settings: 
                               scorer: Any) -> StoicheiaLemmatizer:
     """Create the edit-script lemmatizer (script vocabulary built at ``initialize``); ``settings``:
     the ``[components.stoicheia_lemmatizer.settings]`` block."""
-    return StoicheiaLemmatizer(nlp.vocab, model, name, settings=settings, scorer=scorer)
+    return StoicheiaLemmatizer(nlp.vocab, model, name, settings=settings, scorer=scorer).bind(nlp)
 
 
 class StoicheiaLemmatizer(HeadPipe):

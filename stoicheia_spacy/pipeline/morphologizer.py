@@ -92,7 +92,7 @@ def make_stoicheia_morphologizer(nlp: Language, name: str, model: Model, setting
                                  scorer: Any) -> StoicheiaMorphologizer:
     """Create the morphologizer (sizes and attested tags are set at ``initialize``); ``settings``:
     the ``[components.stoicheia_morphologizer.settings]`` block."""
-    return StoicheiaMorphologizer(nlp.vocab, model, name, settings=settings, scorer=scorer)
+    return StoicheiaMorphologizer(nlp.vocab, model, name, settings=settings, scorer=scorer).bind(nlp)
 
 
 class StoicheiaMorphologizer(HeadPipe):

@@ -110,7 +110,7 @@ def make_stoicheia_parser(nlp: Language, name: str, model: Model, settings: Pars
                           scorer: Any) -> StoicheiaParser:
     """Create the biaffine parser (relations collected at ``initialize``); ``settings``: the
     ``[components.stoicheia_parser.settings]`` block."""
-    return StoicheiaParser(nlp.vocab, model, name, settings=settings, scorer=scorer)
+    return StoicheiaParser(nlp.vocab, model, name, settings=settings, scorer=scorer).bind(nlp)
 
 
 class StoicheiaParser(HeadPipe):

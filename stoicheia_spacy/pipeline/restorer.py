@@ -53,8 +53,9 @@ A restoration overlay (the fine-tuned top blocks and heads, :mod:`~.restore.over
 by ``from_disk`` from ``overlay.safetensors`` (or given to :meth:`StoicheiaRestorer.set_overlay`)
 is applied through the reference: the untouched blocks are the encoder's own modules, the
 overlaid ones copies; ``use_overlay = false`` restores with the plain backbone. The other
-components keep reading the plain backbone. Serialization: parts ``cfg`` and ``model``
-(the overlay), ``exclude`` honoured.
+components keep reading the plain backbone. Serialization: the settings live in the pipeline's
+``config.cfg`` (:meth:`StoicheiaRestorer.configure` records changes there); ``to_disk`` writes
+the overlay only (a ``cfg`` file of an older pipeline is still read).
 """
 
 from __future__ import annotations
@@ -65,16 +66,21 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
 
+from spacy import util
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 from thinc.api import Config, Model
 
+from ..accent.lexasset import RESTORE_LM_FILE, LexiconPin
 from ..errors import ConfigError
 from ..leiden import GappedText, parse_gaps, render_restorations
 from ..models.reference import BackboneReference
 from ..restore.settings import RestorerSettings
-from .base import SerializedPipe, link_listeners
+from .base import SerializedPipe, link_listeners, read_json, write_json
+
+#: The LM's data-package pin beside the overlay (data; the settings are ``config.cfg``'s).
+PIN_FILE = "lexicon.json"
 
 logger = logging.getLogger(__name__)
 
@@ -123,19 +129,25 @@ DEFAULT_CONFIG: dict[str, Any] = RestorerSettings().to_dict()
     assigns=["doc._.restorations", "doc._.restored"],
     requires=["doc._.stoicheia"],
     default_config={"model": Config().from_str(DEFAULT_RESTORER_MODEL)["model"],
-                    "settings": {"@misc": "stoicheia.RestorerSettings.v1"}},
+                    "settings": {"@misc": "stoicheia.RestorerSettings.v1"}, "lexicon": None},
 )
-def make_stoicheia_restorer(nlp: Language, name: str, model: Model, settings: RestorerSettings) -> StoicheiaRestorer:
+def make_stoicheia_restorer(nlp: Language, name: str, model: Model, settings: RestorerSettings,
+                            lexicon: LexiconPin | None) -> StoicheiaRestorer:
     """Create the ``stoicheia_restorer`` pipe; ``settings``: the
-    ``[components.stoicheia_restorer.settings]`` block (:mod:`stoicheia_spacy.restore.settings`)."""
-    return StoicheiaRestorer(nlp, name, model=model, settings=settings)
+    ``[components.stoicheia_restorer.settings]`` block (:mod:`stoicheia_spacy.restore.settings`);
+    ``lexicon``: the data package whose character n-gram LM (``ngram_lm7.npz``) the beam fuses
+    (``stoicheia.Lexicon.v1``, pinned at ``initialize``; null: no LM unless ``settings.lm`` names a file)."""
+    return StoicheiaRestorer(nlp, name, model=model, settings=settings, lexicon=lexicon).bind(nlp)
 
 
 class StoicheiaRestorer(SerializedPipe, Pipe):
     """Restore the gaps of each Doc; every gap of a batch of Docs shares one beam search."""
 
+    settings_in_config = True  # config.cfg holds the settings; to_disk writes no cfg
+
     def __init__(self, nlp: Language, name: str = "stoicheia_restorer", *, model: Model | None = None,
-                 settings: RestorerSettings | None = None, **options: Any) -> None:
+                 settings: RestorerSettings | None = None, lexicon: LexiconPin | None = None,
+                 **options: Any) -> None:
         if model is None:
             model = BackboneReference()
         if not any(isinstance(node, BackboneReference) for node in model.walk()):
@@ -150,17 +162,21 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         self.overlay: tuple[dict[str, Any], dict[str, str]] | None = None
         self._cast: tuple[int, Any] | None = None  # (id of the float32 module, its bf16 copy)
         self._lm: tuple[str, Any] | None = None  # (path, the loaded n-gram LM)
+        #: the data package of the fused n-gram LM (pinned to version + sha256 at initialize)
+        self.lexicon_pin = LexiconPin.from_dict(lexicon) if isinstance(lexicon, dict) else lexicon
 
     @property
     def cfg(self) -> Mapping[str, Any]:
-        """The settings as a read-only mapping (what ``to_disk`` writes); change them with
-        :meth:`configure`."""
+        """The settings as a read-only mapping; change them with :meth:`configure` (which
+        records them in the pipeline's ``config.cfg``)."""
         return MappingProxyType(self.settings.to_dict())
 
     def configure(self, **changes: Any) -> RestorerSettings:
         """Replace the settings by a validated copy with ``changes`` (unknown names and bad
-        values raise :class:`~stoicheia_spacy.errors.ConfigError`)."""
+        values raise :class:`~stoicheia_spacy.errors.ConfigError`), recorded in
+        ``[components.NAME.settings]`` of the pipeline's config (``nlp.to_disk`` saves them)."""
         self.settings = self.settings.replace(**changes)
+        self.record_settings()
         return self.settings
 
     # ------------------------------------------------------------ backbone
@@ -193,18 +209,27 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             self._cast = (id(module), copy.deepcopy(module).to(torch.bfloat16).eval())
         return self._cast[1]
 
+    def lm_path(self) -> str | None:
+        """The n-gram LM fused into the beam: the file ``settings.lm`` names, else the pinned data
+        package's ``ngram_lm7.npz`` (checked against the pin), else None (the backbone alone)."""
+        if self.settings.lm:
+            return str(self.settings.lm)
+        if self.lexicon_pin is not None:
+            return str(self.lexicon_pin.resolve(RESTORE_LM_FILE, self.name))
+        return None
+
     def scorer(self, backbone: Any) -> Any:
-        """The beam's scorer: ``backbone`` alone, or fused with the n-gram LM of ``lm``."""
+        """The beam's scorer: ``backbone`` alone, or fused with the n-gram LM (:meth:`lm_path`)."""
         c = self.settings
-        if backbone is None or not c.lm or float(c.lm_weight) == 0:
+        path = self.lm_path() if backbone is not None and float(c.lm_weight) > 0 else None
+        if path is None:
             return backbone
         from ..restore.beam import ModelScorer
         from ..restore.fusion import FusedScorer
         from ..restore.ngram_lm import NgramScorer, load_lm
 
-        path = str(c.lm)
         if self._lm is None or self._lm[0] != path:
-            self._lm = (path, load_lm(path, c.lm_sha256))
+            self._lm = (path, load_lm(path, c.lm_sha256 if c.lm else None))
         return FusedScorer(ModelScorer(backbone), NgramScorer(self._lm[1]), float(c.lm_weight))
 
     def set_overlay(self, path: str | Path | None) -> None:
@@ -296,23 +321,47 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
 
     # ------------------------------------------------------------ serialization
     def set_cfg(self, cfg: dict[str, Any]) -> None:
-        """Settings read back (a stored ``encoder`` name of older pipelines is ignored; their
-        ``window`` is the restoration ``context``)."""
+        """The ``cfg`` file of a pipeline saved before the settings block (read, never written;
+        recorded in the config): a stored ``encoder`` name is ignored, ``window`` is ``context``."""
         if "window" in cfg and "context" not in cfg:
             cfg = {**cfg, "context": cfg["window"]}
         self.settings = RestorerSettings.from_dict({**self.settings.to_dict(), **cfg}, strict=False)
+        self.record_settings()
 
     def model_to_disk(self, folder: Path) -> None:
-        """The overlay as ``overlay.safetensors`` (nothing without one)."""
+        """The overlay as ``overlay.safetensors`` (nothing without one) and the LM's data-package
+        pin as ``lexicon.json``."""
         from ..restore.overlay import OVERLAY_NAME
 
         if self.overlay is not None:
             (folder / OVERLAY_NAME).write_bytes(self.model_to_bytes())
+        write_json(folder / PIN_FILE, None if self.lexicon_pin is None else self.lexicon_pin.to_dict())
 
     def model_from_disk(self, folder: Path) -> None:
         from ..restore.overlay import OVERLAY_NAME
 
         self.set_overlay(folder / OVERLAY_NAME if (folder / OVERLAY_NAME).exists() else None)
+        if (folder / PIN_FILE).is_file():
+            self._read_pin(read_json(folder / PIN_FILE))
+
+    def _read_pin(self, data: dict[str, Any] | None) -> None:
+        """A saved pin, checked here: a saved pipeline loads only with the LM file it was saved with."""
+        self.lexicon_pin = LexiconPin.from_dict(data)
+        self._lm = None
+        if self.lexicon_pin is not None:
+            self.lexicon_pin.resolve(RESTORE_LM_FILE, self.name)
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        """The overlay (``model``) and the LM pin (``lexicon``) as one msgpack message."""
+        pin = None if self.lexicon_pin is None else self.lexicon_pin.to_dict()
+        getters: dict[str, Callable[[], Any]] = {"model": self.model_to_bytes, "lexicon": lambda: pin}
+        return bytes(util.to_bytes(getters, exclude))
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> StoicheiaRestorer:
+        setters: dict[str, Callable[[Any], Any]] = {"cfg": lambda c: self.set_cfg(dict(c)),
+                                                     "model": self.model_from_bytes, "lexicon": self._read_pin}
+        util.from_bytes(bytes_data, setters, exclude)
+        return self
 
     def model_to_bytes(self) -> bytes:
         from safetensors.torch import save
@@ -343,6 +392,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         nothing to initialize: the restorer reuses the encoder's backbone and heads."""
         if weights is not None:
             self.from_disk(_weights_folder(weights, self.name), exclude=["cfg"])
+        if self.lexicon_pin is not None:  # raises LexiconMissingError without the data package
+            self.lexicon_pin = self.lexicon_pin.pin(RESTORE_LM_FILE, self.name)
 
 
 

@@ -124,7 +124,7 @@ def make_stoicheia_scanner(nlp: Language, name: str, model: Model, settings: Sca
     """Create the ``stoicheia_scanner`` pipe; ``settings``: the
     ``[components.stoicheia_scanner.settings]`` block (:mod:`stoicheia_spacy.scan.settings`);
     ``lexicon``: the lexicon data package of the macron lexicon, ``null`` for none."""
-    return ScannerPipe(nlp.vocab, model, name, settings=settings, lexicon=lexicon)
+    return ScannerPipe(nlp.vocab, model, name, settings=settings, lexicon=lexicon).bind(nlp)
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:
@@ -164,12 +164,13 @@ class ScannerPipe(StoicheiaPipe):
         return MappingProxyType(self.settings.to_dict())
 
     def configure(self, **changes: Any) -> ScannerSettings:
-        """Replace the settings with a validated copy holding ``changes`` (for this process;
-        a saved pipeline keeps them in its ``config.cfg`` only when they are set there)."""
+        """Replace the settings with a validated copy holding ``changes`` (recorded in the
+        pipeline's ``config.cfg``, so a saved pipeline keeps them)."""
         meters = self.settings.meters
         self.settings = self.settings.replace(**changes)
         if self.settings.meters != meters:
             self._meters = None
+        self.record_settings()
         return self.settings
 
     def load_lexicon(self, path: str | Path | None) -> None:

@@ -66,7 +66,8 @@ def test_dater_reads_the_shared_forward_round_trips_and_falls_back_to_the_text(
     assert blank(PTOLEMAIC)._.date == model.estimate(PTOLEMAIC)
     assert blank(PTOLEMAIC)._.date.low <= -225 <= blank(PTOLEMAIC)._.date.high
     dater.to_disk(tmp_path / "dater")
-    restored = StoicheiaDater(level=0.5).from_disk(tmp_path / "dater")
+    assert not (tmp_path / "dater" / "cfg").exists()  # settings live in config.cfg; the fit in data.json
+    restored = StoicheiaDater(max_chars=5).from_disk(tmp_path / "dater")
     assert restored.cfg == dater.cfg and restored.estimate(doc) == expected
     from_bytes = StoicheiaDater().from_bytes(dater.to_bytes())
     assert from_bytes.estimate(doc) == expected
@@ -75,6 +76,22 @@ def test_dater_reads_the_shared_forward_round_trips_and_falls_back_to_the_text(
         empty.estimate(doc)
     with pytest.raises(ConfigError, match="max_chars"):
         StoicheiaDater(max_chars=0)
+
+
+def test_configured_dater_settings_are_saved_in_config_cfg(nlp: spacy.Language, tmp_path: Path) -> None:
+    dater = nlp.get_pipe("stoicheia_dater")
+    dater.configure(level=0.5)
+    try:
+        nlp.to_disk(tmp_path / "p")
+    finally:
+        dater.configure(level=0.9)
+    assert not (tmp_path / "p" / "stoicheia_dater" / "cfg").exists()
+    assert spacy.util.load_config(tmp_path / "p" / "config.cfg")["components"]["stoicheia_dater"]["settings"]["level"] == 0.5
+    loaded = spacy.load(tmp_path / "p")
+    estimate = loaded(PTOLEMAIC)._.date
+    assert estimate.level == 0.5 and loaded.get_pipe("stoicheia_dater").cfg["max_chars"] == 800
+    with pytest.raises(ConfigError, match="unknown stoicheia_dater options"):
+        dater.configure(levle=0.5)
 
 
 def test_dater_pools_only_the_span_its_states_were_fitted_on(nlp: spacy.Language) -> None:

@@ -131,6 +131,11 @@ def test_to_disk_and_spacy_load_keep_the_restorer(nlp: spacy.Language, tmp_path:
         nlp.to_disk(tmp_path / "p")
     finally:
         pipe.configure(temperature=1.0)
+    # config.cfg is the one carrier of the settings: configure() recorded them there, no cfg file
+    assert not (tmp_path / "p" / "stoicheia_restorer" / "cfg").exists()
+    saved = spacy.util.load_config(tmp_path / "p" / "config.cfg")["components"]["stoicheia_restorer"]["settings"]
+    assert saved["temperature"] == 2.5 and saved["beam_width"] == 4
+    assert nlp.config["components"]["stoicheia_restorer"]["settings"]["temperature"] == 1.0
     loaded = spacy.load(tmp_path / "p")
     assert loaded.pipe_names == ["stoicheia_encoder", "stoicheia_restorer"]
     assert loaded.get_pipe("stoicheia_restorer").cfg["temperature"] == 2.5

@@ -135,8 +135,7 @@ def test_confident_flag_follows_the_threshold_in_items_cli_and_html(nlp: spacy.L
     assert doc._.restored.startswith("τῆι βουλῆι [")  # still restored, flagged
     page = render_html(doc)
     assert "gap unsure" in page and "not confident" in page
-    pipe.to_disk(tmp_path / "r")
-    assert '"confident_above":0.6212' in (tmp_path / "r" / "cfg").read_text(encoding="utf-8").replace(" ", "")
+    assert nlp.config["components"]["stoicheia_restorer"]["settings"]["confident_above"] == 0.6212
 
     from stoicheia_spacy.cli import app
 
@@ -180,3 +179,43 @@ def test_restorer_fuses_a_pinned_lm_and_refuses_another(nlp: spacy.Language, lm:
     finally:
         pipe.configure(lm=None, lm_sha256=None, lm_weight=1.0)
         pipe._lm = None
+
+
+def test_restorer_fuses_the_lm_of_its_pinned_data_package(lm: CharNgramLM, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``[components.stoicheia_restorer.lexicon]``: the LM file of the data package, pinned at
+    initialize, saved as a pin (never copied), refused when another file is installed."""
+    import importlib
+    import json
+
+    from stoicheia_spacy.accent import lexasset
+    from stoicheia_spacy.errors import LexiconMissingError
+
+    package = "stoicheia_lexicon_lm_test"
+    pkg = tmp_path / "site" / package
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text('__version__ = "1.2.3"\n', encoding="utf-8")
+    save_lm(lm, pkg / lexasset.RESTORE_LM_FILE)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    importlib.invalidate_caches()
+    nlp = build_pipeline(str(TINY), components=False)
+    nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 4, "n_candidates": 4, "lm_weight": 3.0},
+                                               "lexicon": {"@misc": "stoicheia.Lexicon.v1", "package": package}})
+    restorer = nlp.get_pipe("stoicheia_restorer")
+    restorer.initialize(lambda: [], nlp=nlp)
+    assert restorer.lexicon_pin.version == "1.2.3" and len(restorer.lexicon_pin.sha256) == 64
+    text = "ἔδοξεν τῆι βουλῆι [.3] τῶι δήμωι"
+    assert nlp(text)._.restorations[0]["candidates"][0][0] == "και"  # the LM knows the formula
+    nlp.to_disk(tmp_path / "p")
+    saved = json.loads((tmp_path / "p" / "stoicheia_restorer" / "lexicon.json").read_text(encoding="utf-8"))
+    assert saved["package"] == package and saved["sha256"] == restorer.lexicon_pin.sha256
+    assert not list((tmp_path / "p").rglob("*.npz"))  # the LM stays in its data package
+    loaded = spacy.load(tmp_path / "p")
+    assert loaded(text)._.restorations[0]["candidates"][0][0] == "και"
+    back = spacy.blank("grc").from_config(nlp.config)  # to_bytes carries the pin too
+    back.get_pipe("stoicheia_restorer").from_bytes(restorer.to_bytes())
+    assert back.get_pipe("stoicheia_restorer").lexicon_pin == restorer.lexicon_pin
+    save_lm(prune(lm, min_count=6), pkg / lexasset.RESTORE_LM_FILE)  # another LM installed
+    lexasset._sha256.cache_clear()
+    with pytest.raises(LexiconMissingError, match="stoicheia-lexicon-lm-test.*not the file"):
+        spacy.load(tmp_path / "p")

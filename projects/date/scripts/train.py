@@ -4,9 +4,9 @@ The word n-gram kernel (``kernel.fit_text_model``: the best arm of ``evaluate.py
 same way, its settings chosen by leave-one-out over all 389 papyri), with the leave-one-out
 residuals as the dater's interval and histogram. With ``--states`` (``embed.py``'s cache of the
 shared forward's pooled states) it is offered those too (the ``kernel-states`` arm); if the fit
-reads them, the dater's cfg gets ``max_chars`` (the span ``embed.py`` pooled) so the pipe pools
+reads them, the dater's fit gets ``max_chars`` (the span ``embed.py`` pooled) so the pipe pools
 the same letters of ``doc._.stoicheia``. Writes the component folder (``to_disk``:
-``cfg`` + ``model``, a compressed npz) and a PNG: the leave-one-out estimates against the true
+``model``, a compressed npz, and ``data.json``, the layers and span it was fitted on) and a PNG: the leave-one-out estimates against the true
 dates, and one papyrus's date distribution.
 """
 
@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("padoc", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--plot", type=Path, required=True)
-    parser.add_argument("--ship", type=Path, help="Also write cfg + model here (the shipped weights beside the default model)")
+    parser.add_argument("--ship", type=Path, help="Also write model + data.json here (the shipped weights beside the default model)")
     parser.add_argument("--states", type=Path, help="Pooled states of the PaDoC papyri (embed.py), offered to the kernel")
     parser.add_argument("--max-chars", type=int, default=800, help="The span embed.py pooled (--max-chars there)")
     args = parser.parse_args()

@@ -217,11 +217,13 @@ def evaluate(args: argparse.Namespace) -> int:
     test_tops, test_p = tops_and_probs(system_lists("test", "fused"), temp)
     test_ok = correct(test, test_tops)
     conf = test_p >= threshold
-    # 4. the shipped restorer's own probabilities (backbone alone, its cfg's prior and per-bucket
+    # 4. the shipped restorer's own probabilities (backbone alone, its config.cfg settings' prior and per-bucket
     # temperatures): the threshold the default pipeline uses (``confident_above``)
+    from spacy.util import load_config
+
     from stoicheia_spacy.restore import bucket_temperature, width_bucket
 
-    shipped = json.loads((default_model_dir() / "restorer" / "cfg").read_text(encoding="utf-8"))
+    shipped = dict(load_config(default_model_dir() / "config.cfg")["components"]["stoicheia_restorer"]["settings"])
     s_prior = WidthPrior(shipped.get("rank", "total"), float(shipped.get("length_bonus", 0.0)),
                          tuple(shipped.get("width_log_prior") or ()))
     s_temps = {"default": float(shipped.get("temperature", 1.0)), **(shipped.get("temperatures") or {})}
@@ -245,7 +247,7 @@ def evaluate(args: argparse.Namespace) -> int:
 
     out = {
         "abstention_shipped": {
-            "rule": "backbone alone, the shipped restorer cfg's prior and per-bucket temperatures: confident "
+            "rule": "backbone alone, the shipped restorer config.cfg's prior and per-bucket temperatures: confident "
                     "when the top candidate's probability >= confident_above", "target_precision": 0.9,
             "confident_above": s_threshold, "dev": {**cover(sd_p, sd_ok, s_threshold), "ece": expected_calibration_error(sd_p, sd_ok),
                                                    "max_top_probability": float(sd_p.max())},
