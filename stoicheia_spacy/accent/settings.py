@@ -4,7 +4,9 @@
 holds the plane modes of :class:`~stoicheia_spacy.pipeline.accentuator.StoicheiaAccentuator`:
 ``boundary`` [auto | keep | predict | copy | drop], ``diacritics``, ``punctuation`` and
 ``capitals`` [keep | predict | copy | drop; ``unknown`` is read as ``drop``], ``lowercase``
-[false] and ``orthography`` [true] (see :mod:`stoicheia_spacy.accent.predict`). spaCy fills
+[false] and ``orthography`` [true] (see :mod:`stoicheia_spacy.accent.predict`); ``candidates`` [5]:
+how many of each restored gap's candidates get an accented form (``item["accented"]``,
+:mod:`stoicheia_spacy.restore.accented`; 0: none). spaCy fills
 the defaults and checks the types, :class:`~stoicheia_spacy.accent.predict.PlaneControl`
 the values; the object is the pipe's plane control. A changed setting is a new object
 (:meth:`AccentuatorSettings.replace`). Saved pipelines keep the settings in ``config.cfg``
@@ -34,9 +36,12 @@ class AccentuatorSettings(PlaneControl):
     capitals: str = "keep"
     lowercase: bool = False
     orthography: bool = True
+    candidates: int = 5
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if isinstance(self.candidates, bool) or not isinstance(self.candidates, int) or self.candidates < 0:
+            raise ConfigError(f"stoicheia_accentuator candidates must be an integer >= 0, got {self.candidates!r}")
         for name in ("lowercase", "orthography"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"stoicheia_accentuator {name} must be true or false, got {getattr(self, name)!r}")

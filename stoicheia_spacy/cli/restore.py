@@ -65,8 +65,15 @@ def gaps_json(doc: Any, top: int) -> list[dict[str, Any]]:
     return [{"gap": number, "start": item["start"], "end": item["end"],
              "markup": doc.text[item["start"]:item["end"]], "status": item.get("status", "restored"),
              "confident": bool(item.get("confident", False)),
-             "candidates": [{"text": cand, "score": float(score)} for cand, score, _ in item["candidates"][:top]]}
+             "candidates": [{"text": cand, "score": float(score), **_accented(item, k)}
+                            for k, (cand, score, _) in enumerate(item["candidates"][:top])]}
             for number, item in enumerate(doc._.restorations, start=1)]
+
+
+def _accented(item: dict[str, Any], k: int) -> dict[str, str]:
+    """``{"accented": ...}`` for candidate ``k`` when the accentuator rendered it (``--accent``)."""
+    forms = item.get("accented") or []
+    return {"accented": forms[k]} if k < len(forms) and forms[k] is not None else {}
 
 
 def _candidates(doc: Any, restorer: Any, top: int, msg: Printer) -> None:
@@ -76,9 +83,13 @@ def _candidates(doc: Any, restorer: Any, top: int, msg: Printer) -> None:
         if item.get("status") == "too_wide":
             msg.warn(f"not restored: too wide (more than {restorer.cfg['max_width']} characters)")
             continue
-        rows = [(rank, cand, f"{prob:.3f}", f"{lp:.2f}")
-                for rank, (cand, lp, prob) in enumerate(item["candidates"][:top], start=1)]
-        msg.table(rows, header=("#", "candidate", "p", "log p"), divider=True)
+        rows: list[tuple[Any, ...]] = [(rank, cand, f"{prob:.3f}", f"{lp:.2f}")
+                                       for rank, (cand, lp, prob) in enumerate(item["candidates"][:top], start=1)]
+        header: tuple[str, ...] = ("#", "candidate", "p", "log p")
+        if item.get("accented"):
+            rows = [(row[0], row[1], _accented(item, k).get("accented", ""), *row[2:]) for k, row in enumerate(rows)]
+            header = ("#", "candidate", "accented", "p", "log p")
+        msg.table(rows, header=header, divider=True)
         top_p = item["candidates"][0][2] if item["candidates"] else 0.0
         threshold = float(restorer.cfg["confident_above"])
         if item.get("confident"):
@@ -114,6 +125,8 @@ def restore_command(
     lm: Path = typer.Option(None, "--lm", metavar="FILE",
                             help="Fuse a character n-gram LM (.npz, `make restore-lm`) into the beam"),
     lm_weight: float = typer.Option(None, "--lm-weight", metavar="W", help="Its weight (default: the restorer's lm_weight)"),
+    accent: bool = flag("--accent", "Also show each candidate with accents and word division, as the accentuator "
+                        "renders it in context (loads the accentuator and its lexicon)"),
 ) -> None:
     """Restore the gaps of TEXT_OR_FILE and print the ranked candidates of each gap.
 
@@ -143,7 +156,7 @@ def restore_command(
     else:
         texts = read_input(text, unit)
     msg = Printer(no_print=output_format is not RestoreFormat.text)
-    nlp = load("restore", pipeline)
+    nlp = load("restore", pipeline, extra=["stoicheia_accentuator"] if accent else [])
     restorer: Any = nlp.get_pipe("stoicheia_restorer")
     restorer.configure(beam_width=beam, n_candidates=max(top, CALIBRATED_CANDIDATES), strip_restorations=strip)
     if scoring is not None:
@@ -153,6 +166,10 @@ def restore_command(
     if lm_weight is not None:
         restorer.configure(lm_weight=lm_weight)
     docs = [_restore_one(nlp, restorer, t, gap, strip, region, century, lost) for t in texts]
+    if accent:
+        from ..restore.accented import accent_candidates
+
+        accent_candidates(nlp, nlp.get_pipe("stoicheia_accentuator"), docs, top=top)
     if not any(doc._.restorations for doc in docs):
         msg.warn("No gaps found (write them in Leiden notation: [---], [.3], [ca. 5], [5±2])")
     if output_format is RestoreFormat.json:
@@ -176,7 +193,7 @@ def _restore_one(nlp: Any, restorer: Any, text: str, gap: list[int] | None, stri
     doc = nlp.make_doc(text)
     doc._.region, doc._.century = region, century  # reach e_region / e_century (unknown when unset)
     for name, proc in nlp.pipeline:  # the encoder's single parse: planes + gaps
-        if name != "stoicheia_restorer":
+        if name not in ("stoicheia_restorer", "stoicheia_accentuator"):  # (accents: after restoring)
             doc = proc(doc)
     error = doc._.stoicheia.markup_error if doc._.stoicheia is not None else None
     if error is not None:  # read as plain text: nothing to restore

@@ -34,7 +34,7 @@ was encoded as plain text by the encoder (documented fallback).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -79,7 +79,7 @@ def make_stoicheia_accentuator(nlp: Language, name: str, settings: AccentuatorSe
     """Create the accentuator pipe; ``settings``: the plane modes, the
     ``[components.stoicheia_accentuator.settings]`` block (:mod:`stoicheia_spacy.accent.settings`);
     ``lexicon``: the lexicon data package, ``null`` to decode without it."""
-    return StoicheiaAccentuator(name, settings, lexicon=lexicon)
+    return StoicheiaAccentuator(name, settings, lexicon=lexicon).bind(nlp)
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:
@@ -110,21 +110,26 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
     @property
     def cfg(self) -> Mapping[str, Any]:
         """The settings as a read-only mapping (change them with :meth:`configure`)."""
-        return MappingProxyType({k: getattr(self.settings, k) for k in CONTROL_KEYS})
+        return MappingProxyType({k: getattr(self.settings, k) for k in self._keys()})
+
+    def _keys(self) -> tuple[str, ...]:
+        """The option names of the settings object (the plane modes, and ``candidates``)."""
+        return tuple(f.name for f in fields(self.settings))
 
     def configure(self, **changes: Any) -> PlaneControl:
-        """Replace the plane modes with a validated copy holding ``changes``."""
-        allowed = set(CONTROL_KEYS)
-        unknown = sorted(set(changes) - allowed)
+        """Replace the settings with a validated copy holding ``changes``."""
+        allowed = self._keys()
+        unknown = sorted(set(changes) - set(allowed))
         if unknown:
-            raise ConfigError(f"unknown stoicheia_accentuator options {unknown}; choose from {list(CONTROL_KEYS)}")
+            raise ConfigError(f"unknown stoicheia_accentuator options {unknown}; choose from {list(allowed)}")
         self.settings = replace(self.settings, **changes)
+        self.record_settings()
         return self.settings
 
     def set_cfg(self, cfg: dict[str, Any]) -> None:
         """The ``cfg`` file of a pipeline saved before the settings block (read, never
         written): its plane modes and its lexicon pin."""
-        self.configure(**{k: v for k, v in cfg.items() if k in CONTROL_KEYS})
+        self.configure(**{k: v for k, v in cfg.items() if k in self._keys()})
         if "lexicon" in cfg:
             self._read_pin(cfg["lexicon"])
 
@@ -166,12 +171,29 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
         return next(self.pipe([doc]))
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 64) -> Iterator[Doc]:
-        """Accentuate Docs (decoding only: the encoder ran the forward)."""
+        """Accentuate Docs (decoding only: the encoder ran the forward); restoration candidates
+        (``doc._.restorations``) get their accented forms (:mod:`stoicheia_spacy.restore.accented`)."""
+        batch: list[Doc] = []
         for doc in stream:
-            self._annotate(doc)
-            yield doc
+            self.annotate(doc)
+            batch.append(doc)
+            if len(batch) >= batch_size:
+                yield from self._accent_restorations(batch)
+                batch = []
+        yield from self._accent_restorations(batch)
 
-    def _annotate(self, doc: Doc) -> None:
+    def _accent_restorations(self, docs: list[Doc]) -> list[Doc]:
+        top = int(getattr(self.settings, "candidates", 0))
+        nlp = self._pipeline() if self._pipeline is not None else None
+        if top and nlp is not None and Doc.has_extension("restorations") \
+                and any(doc._.restorations for doc in docs):
+            from ..restore.accented import accent_candidates
+
+            accent_candidates(nlp, self, docs, top=top)
+        return docs
+
+    def annotate(self, doc: Doc) -> None:
+        """Set ``doc._.accent_text``, ``source_alignment``, ``accent_planes`` and token norms."""
         from ..accent.predict import decode_heads, model_inputs
         from ..accent.segment import render_with_gaps
 

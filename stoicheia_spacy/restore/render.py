@@ -29,6 +29,7 @@ table.cands td,table.cands th{border-bottom:1px solid #e5e7eb;padding:.1em .6em;
 .bar{display:inline-block;height:.6em;background:#f59e0b}
 table.cands.abstain{color:#9ca3af}
 table.cands.abstain .bar{background:#d1d5db}
+.bare{color:#6b7280;font-size:.85em}
 """
 
 
@@ -48,8 +49,15 @@ def _gap_span(doc_text: str, item: dict[str, Any], number: int) -> str:
 
 
 def _table(item: dict[str, Any], number: int, doc_text: str) -> str:
+    accented = item.get("accented") or []
+
+    def shown(k: int, text: str) -> str:  # the accented form when the accentuator gave one
+        form = accented[k] if k < len(accented) else None
+        return (f'{html.escape(form)} <span class="bare">{html.escape(text)}</span>' if form and form != text
+                else html.escape(text))
+
     rows = "".join(
-        f"<tr><td>{rank}</td><td>{html.escape(text)}</td><td>{prob:.3f}</td>"
+        f"<tr><td>{rank}</td><td>{shown(rank - 1, text)}</td><td>{prob:.3f}</td>"
         f'<td><span class="bar" style="width:{max(1, round(prob * 120))}px"></span></td><td>{lp:.2f}</td></tr>'
         for rank, (text, lp, prob) in enumerate(item["candidates"], start=1)
     )
