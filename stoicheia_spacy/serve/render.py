@@ -107,13 +107,22 @@ def _candidates(item: dict[str, Any], number: int, text: str) -> str:
     if "confident" in item:
         flags.append(f'<span class="flag confident-{str(bool(item["confident"])).lower()}">'
                      f'{"confident" if item["confident"] else "not confident"}</span>')
+    accented = item.get("accented") or []
+
+    def shown(k: int) -> str:  # the accented form (the accentuator, in context), when there is a column
+        if not any(accented):
+            return ""
+        form = accented[k] if k < len(accented) else None
+        return f'<td lang="grc" class="accented">{e(form or "")}</td>'
+
     rows = "".join(
-        f'<tr><td>{rank}</td><td lang="grc" class="cand">{e(cand)}</td><td class="p">{prob:.3f}</td>'
+        f'<tr><td>{rank}</td><td lang="grc" class="cand">{e(cand)}</td>{shown(rank - 1)}<td class="p">{prob:.3f}</td>'
         f'<td><span class="bar" style="width:{max(1, round(prob * 160))}px"></span></td><td>{lp:.2f}</td></tr>'
         for rank, (cand, lp, prob) in enumerate(item["candidates"], start=1))
     head = (f'<h3>gap {number} <code>{e(text[item["start"]:item["end"]])}</code> '
             f'<small>width {e(width)}</small> {"".join(flags)}</h3>')
-    table = ("<table class='cands'><tr><th>#</th><th>candidate</th><th>p (calibrated)</th><th></th>"
+    accent_head = "<th>accented</th>" if any(accented) else ""
+    table = (f"<table class='cands'><tr><th>#</th><th>candidate</th>{accent_head}<th>p (calibrated)</th><th></th>"
              f"<th>log p</th></tr>{rows}</table>") if rows else ""
     return f'<div class="gapinfo" id="gap-{number}">{head}{table}</div>'
 

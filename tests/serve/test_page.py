@@ -54,6 +54,8 @@ def test_paste_a_decree_shows_the_gap_and_its_candidates(browser: Any, tiny_url:
     assert probs == sorted(probs, reverse=True) and 0.0 < sum(probs) <= 1.001
     assert gaps[0].text.startswith(f"[{cands[0][0]}]")  # the top candidate fills the gap in the text
     assert "ἐγραμμάτευε" in browser.find_element(By.ID, "gapped").text
+    accented = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "#gap-1 table.cands td.accented")]
+    assert accented[:5] and all(accented[:5])  # the top candidates with accents, as the accentuator reads them
     assert browser.find_element(By.ID, "accented").text.strip()
     assert browser.find_element(By.ID, "text").get_attribute("value") == DECREE  # the form keeps the text
 
