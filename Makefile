@@ -21,12 +21,14 @@ $(VENV)/.installed: requirements/lock.txt setup.cfg pyproject.toml
 
 install: $(VENV)/.installed
 
-# The lexicon data package stoicheia-lexicon-grc (GPL-3.0 / CC BY-SA data, never inside the MIT
-# code package): the accent lexicon (projects/accent formlex) and the macron lexicon
-# (projects/meter macron-lexicon), built from the mirror (~2.5 CPU minutes) into packages/lexicon
-# and installed; skipped, with a message, where there is no mirror.
+# The lexicon data package stoicheia-lexicon-grc (GPL-3.0 / CC BY-SA / CC BY data, never inside the MIT
+# code package): the accent lexicon (projects/accent formlex), the macron lexicon
+# (projects/meter macron-lexicon) and the restorer's character 7-gram LM (restore-lm below), built
+# from the mirror (~8 CPU minutes) into packages/lexicon and installed; skipped, with a message,
+# where there is no mirror.
 LEXICON_WHEEL_DIR := packages/lexicon/dist
 LEXICON_STAMP := $(VENV)/.lexicon-installed
+RESTORE_LM := projects/restore/training/ngram_lm7.npz
 
 $(LEXICON_STAMP): | $(VENV)/.installed
 	@if [ ! -d "$(STOICHEIA_ASSET_MIRROR)/lexica" ]; then \
@@ -35,8 +37,9 @@ $(LEXICON_STAMP): | $(VENV)/.installed
 	  set -e; \
 	  cd projects/accent && $(abspath $(PY)) scripts/build_formlex.py "$(STOICHEIA_ASSET_MIRROR)" corpus/formlex.npz --literary-limit 400 && cd ../..; \
 	  cd projects/meter && $(abspath $(PY)) scripts/build_lexicon.py assets/macron_lexicon.json.gz && cd ../..; \
+	  [ -f $(RESTORE_LM) ] || $(MAKE) --no-print-directory restore-lm; \
 	  $(PY) projects/accent/scripts/package_lexicon.py "$(STOICHEIA_ASSET_MIRROR)" projects/accent/corpus/formlex.npz packages/lexicon \
-	    --macron-lexicon projects/meter/assets/macron_lexicon.json.gz; \
+	    --macron-lexicon projects/meter/assets/macron_lexicon.json.gz --restore-lm $(RESTORE_LM); \
 	  $(PY) -m pip install -q --no-deps --force-reinstall $(LEXICON_WHEEL_DIR)/stoicheia_lexicon_grc-*.whl; \
 	  touch $@; \
 	fi
@@ -68,7 +71,7 @@ demo: install lexicon
 
 # The restorer's character n-gram LM (issue 29): built from the mirror's DDbDP papyri, leaving out every
 # document of the frozen restore-eval samples (TM digits 3 and 4); ~6 CPU-minutes, 12 MB, not in git.
-# Use it with `stoicheia restore --lm projects/restore/training/ngram_lm7.npz` or the restorer's `lm` option.
+# `make lexicon` ships it in the data package, which the default pipeline's restorer fuses into its beam.
 restore-lm: install
 	cd projects/restore && ../../$(PY) scripts/fusion_eval.py lm --mirror $${STOICHEIA_ASSET_MIRROR:-../../../shared/data} \
 		--fold 3 --docs 1000000 --order 7 --samples samples/fold_3 --out training/ngram_lm7.npz

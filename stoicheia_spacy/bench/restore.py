@@ -241,7 +241,8 @@ def pipeline_bench(args: argparse.Namespace, argv: list[str] | None) -> int:
             float32[notation] = cpu(DECREE.format(notation))[0]
         restorer.configure(dtype="bfloat16")
     settings = {k: restorer.cfg[k] for k in ("beam_width", "context", "unmask", "final_forward", "dtype",
-                                             "max_letters", "confident_above")}
+                                             "max_letters", "confident_above", "lm_weight")}
+    settings["lm"] = restorer.lm_path() and Path(restorer.lm_path()).name  # the fused n-gram LM, if any
     print(f"default restoration pipeline, {args.threads} thread(s), median of {args.repeat} calls, "
           f"process CPU seconds; settings {settings}")
     print(f"{'no gap':>10}: {base:.3f} CPU-s")

@@ -157,3 +157,43 @@ def test_workers_decode_in_parallel_processes_and_reuse_the_cache(tmp_path: Path
     again = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert again["invocation"]["decoded"] == [] and again["invocation"]["from_earlier_invocations"] == runs
     assert again["widths"] == par["widths"]
+
+
+def test_the_fused_arm_is_the_main_arm_and_beats_the_backbone_on_a_formula(tmp_path: Path) -> None:
+    """--arms fused,finetuned --lm LM: the shipped default (backbone + overlay fused with the
+    character n-gram LM) is the main arm (its widths, prior and calibration); on decrees the LM
+    has read, fusion restores the formula where the tiny backbone alone does not; without --lm
+    the fused arm is refused."""
+    import numpy as np
+
+    from stoicheia_spacy.baselines.ngram import SPACE, CharNgramLM
+    from stoicheia_spacy.codec import encode_planes
+    from stoicheia_spacy.restore.ngram_lm import save_lm
+    from stoicheia_spacy.restore.overlay import save_overlay, trainable_names
+
+    restore_eval, _ = _script("restore_eval"), _script("finetune")
+    samples = _decree_samples(restore_eval, tmp_path)
+    p = encode_planes(DECREE * 2)
+    symbols = np.insert(p.letters.astype(np.int64), np.flatnonzero(p.boundary > 0) + 1, SPACE)
+    save_lm(CharNgramLM(order=6).fit([symbols] * 5), tmp_path / "lm.npz")
+    from stoicheia_spacy.backbone import load_backbone
+
+    backbone = load_backbone(str(TINY))
+    overlay = save_overlay(backbone, trainable_names(backbone, 1), tmp_path / "overlay")
+    common = ["evaluate", "--samples", str(samples), "--mirror", "", "--model", str(TINY), "--overlay", str(overlay),
+              "--beam", "3", "--window", "12", "--chunk", "5", "--max-letters", "4", "--dev-per-length", "1"]
+    try:
+        restore_eval.main([*common, "--arms", "fused,finetuned", "--out", str(tmp_path / "no_lm")])
+    except SystemExit as exc:
+        assert "--lm" in str(exc.code)
+    else:
+        raise AssertionError("the fused arm ran without an LM")
+    out = tmp_path / "fused"
+    assert restore_eval.main([*common, "--arms", "fused,finetuned", "--lm", str(tmp_path / "lm.npz"),
+                              "--out", str(out)]) == 0
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["main_arm"] == "fused" and list(metrics["arms"]) == ["fused", "finetuned"]
+    assert list(metrics["widths"]) == ["known", "hidden", "range", "chat"]
+    fused, alone = metrics["arms"]["fused"]["overall"], metrics["arms"]["finetuned"]["overall"]
+    assert fused["cer"] < alone["cer"] and fused["top1"] > alone["top1"]
+    assert set(json.loads((out / "calibration.json").read_text(encoding="utf-8"))["temperatures"]) >= {"default"}

@@ -5,7 +5,7 @@ and per-bucket temperatures fitted on dev, ECE, speed, a markdown table and plot
     python scripts/restore_eval.py samples --mirror M --fold 3 --per-length 300 --out samples/fold_3
     python scripts/restore_eval.py convert --samples samples/fold_3      # old records -> the formats below
     python scripts/restore_eval.py evaluate --samples samples/fold_3 --mirror M --out results/fold_3
-        [--overlay DIR] [--arms finetuned,pretrained,random_init,ngram] [--per-length N] [--window 32]
+        [--overlay DIR] [--arms fused,finetuned,pretrained,random_init,ngram] [--lm LM.npz] [--per-length N]
         [--only-known | --decode SPLIT:MODE,...] [--shard K/N]   # parallel workers filling OUT/cache
 
 Sample files (per split): ``{split}.jsonl`` in the published Ithaca record format
@@ -16,7 +16,9 @@ and ``{split}.chat.jsonl`` in the chat format of the recently-edited-documents r
 or ``(fold + 1) % 10`` (dev); one gap per document, L = 1…10 in equal numbers, fixed seed; the
 gap is a run of L characters of Greek letters and single spaces (spaces count).
 
-Arms: ``finetuned`` (the backbone with the restoration overlay of ``--overlay``, default the
+Arms: ``fused`` (the finetuned backbone fused with the character n-gram LM of ``--lm`` at
+``--lm-weight``, :class:`~stoicheia_spacy.restore.fusion.FusedScorer`: the shipped default),
+``finetuned`` (the backbone with the restoration overlay of ``--overlay``, default the
 shipped one), ``pretrained`` (the backbone, zero-shot), ``random_init`` (same shape, random
 weights: the control) and ``ngram`` (a 6-gram LM on the training papyri, same beam). Widths:
 ``known`` (L), ``hidden`` (unknown: letter counts 1..max_letters enumerated), ``range`` (L±slack),
@@ -25,7 +27,7 @@ fitted on dev (rank rule and length bonus by dev CER, prior = dev width frequenc
 per width bucket are fitted on dev and ECE is reported on dev and test. Scores: CER on bare
 letters (diacritics stripped, sigma folded, spaces count), and the Levenshtein CER under the
 release's normalisation (``release``). Decodings are cached under OUT/cache, so an interrupted run
-resumes. ``calibration.json`` holds the fitted restorer settings (the shipped restorer's cfg).
+resumes. ``calibration.json`` holds the fitted restorer settings (the shipped restorer's ``[components.stoicheia_restorer.settings]`` in config.cfg).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ from stoicheia_spacy.restore.formats import (
 from stoicheia_spacy.restore.ngram_lm import NgramScorer  # the n-gram arm
 
 GAP_RE = re.compile(r"^[\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f]+(?: [\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f]+)*$")
-ARMS = ("finetuned", "pretrained", "random_init", "ngram")
+ARMS = ("fused", "finetuned", "pretrained", "random_init", "ngram")
 MODES = ("known", "hidden", "range", "chat")
 
 
@@ -307,6 +309,7 @@ def evaluate(args: argparse.Namespace) -> int:
     from stoicheia_spacy.restore.calibration import (
         fit_prior,
         fit_temperatures,
+        fit_threshold,
         rerank,
         top_probability,
     )
@@ -317,7 +320,7 @@ def evaluate(args: argparse.Namespace) -> int:
     samples = Path(args.samples)
     test = load_split(samples, "test", args.per_length)
     dev = load_split(Path(args.dev_samples) if args.dev_samples else samples, "dev", args.dev_per_length)
-    arms = [a for a in (args.arms.split(",") if args.arms else ARMS)]
+    arms = args.arms.split(",") if args.arms else [a for a in ARMS if a != "fused" or args.lm]
     if set(arms) - set(ARMS) or not arms:
         raise SystemExit(f"unknown arms {sorted(set(arms) - set(ARMS))}; choose from {ARMS}")
     out = Path(args.out)
@@ -329,7 +332,10 @@ def evaluate(args: argparse.Namespace) -> int:
     model_hash = sha256_of(*sorted(model_dir.glob("*.safetensors")))  # the model's bytes are read once
     weights = model_hash.hexdigest()[:10]
     with_overlay = sha256_of(overlay_file(overlay), h=model_hash.copy()).hexdigest()[:10]
-    tags = {"finetuned": f"finetuned-{with_overlay}",
+    lm_tag = (sha256_of(Path(args.lm)).hexdigest()[:10] + f"x{args.lm_weight:g}") if args.lm else "none"
+    if "fused" in arms and not args.lm:
+        raise SystemExit("the fused arm needs --lm (the character n-gram LM, `make restore-lm`)")
+    tags = {"fused": f"fused-{with_overlay}-lm{lm_tag}", "finetuned": f"finetuned-{with_overlay}",
             "pretrained": f"pretrained-{weights}", "random_init": f"random_init-{weights}",
             "ngram": f"ngram{args.ngram_docs}"}
     splits = {"test": test, "dev": dev}
@@ -343,16 +349,22 @@ def evaluate(args: argparse.Namespace) -> int:
     def scorer(arm: str):
         if arm == "pretrained":
             return ModelScorer(pretrained.to(dtype))
-        if arm == "finetuned":
+        if arm in ("finetuned", "fused"):
             from stoicheia_spacy.restore.overlay import apply_overlay, read_overlay
 
-            return ModelScorer(apply_overlay(pretrained, *read_overlay(overlay)).to(dtype))
+            model = ModelScorer(apply_overlay(pretrained, *read_overlay(overlay)).to(dtype))
+            if arm == "finetuned":
+                return model
+            from stoicheia_spacy.restore.fusion import FusedScorer
+            from stoicheia_spacy.restore.ngram_lm import load_lm
+
+            return FusedScorer(model, NgramScorer(load_lm(args.lm)), args.lm_weight)
         if arm == "random_init":
             torch.manual_seed(0)
             return ModelScorer(StoicheiaEncoder(pretrained.config).to(dtype))
         return NgramScorer(fit_ngram(args.mirror, args.fold, args.ngram_docs))
 
-    main_arm = next((a for a in arms if a in ("finetuned", "pretrained")), arms[0])
+    main_arm = next((a for a in arms if a in ("fused", "finetuned", "pretrained")), arms[0])
     if args.only_known:  # decode the listed arms' known widths into the cache (a parallel worker), then stop
         for arm in arms:
             decode(lambda arm=arm: scorer(arm), test, "known", args, cache_file("test", arm, "known"))
@@ -435,6 +447,24 @@ def evaluate(args: argparse.Namespace) -> int:
     }
     diagram = reliability_diagram(probs(tk, tb, ts, temps), np.array(tc), 10)
 
+    # ---- abstention: the lowest calibrated top probability with 90 % precision on dev (all width
+    # modes pooled), the restorer's ``confident_above``; its coverage and precision on test
+    dev_p, test_p = probs(dk, db, ds, temps), probs(tk, tb, ts, temps)
+    dev_ok, test_ok = np.array(dc, dtype=bool), np.array(tc, dtype=bool)
+    threshold = fit_threshold(dev_p, dev_ok, precision=0.9)
+
+    def cover(p: np.ndarray, ok: np.ndarray, t: float) -> dict:
+        sel = p >= t
+        return {"coverage": float(sel.mean()), "precision": float(ok[sel].mean()) if sel.any() else None,
+                "n": int(sel.sum())}
+
+    abstention = {"rule": "confident when the top candidate's calibrated probability >= confident_above "
+                          "(fitted for 90 % precision on dev, known/hidden/range pooled)",
+                  "confident_above": threshold, "dev": cover(dev_p, dev_ok, threshold),
+                  "test": cover(test_p, test_ok, threshold),
+                  "accuracy_coverage_test": [{"threshold": float(t), **cover(test_p, test_ok, float(t))}
+                                             for t in np.round(np.arange(0.0, 1.0, 0.05), 2)]}
+
     # ---- scores
     tops = {key: [[c[0] for c in ranked(cands, key[2], prior)] for cands in run["cands"]]
             for key, run in runs.items()}
@@ -449,6 +479,7 @@ def evaluate(args: argparse.Namespace) -> int:
         "prior": {"rank": prior.rank, "length_bonus": prior.length_bonus, "log_prior": list(prior.log_prior),
                   "dev_cer_hidden": 100 * dev_cer},
         "calibration": calibration,
+        "abstention": abstention,
         "speed": {f"{s}/{a}/{m}": {"gaps": r["n"], "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
                                    "cpu_s_per_gap": r["cpu_s"] / max(r["n"], 1),
                                    "gaps_per_cpu_s": r["n"] / max(r["cpu_s"], 1e-9),
@@ -474,7 +505,7 @@ def evaluate(args: argparse.Namespace) -> int:
     restorer_cfg = {"rank": prior.rank, "length_bonus": prior.length_bonus,
                     "width_log_prior": [round(x, 4) for x in prior.log_prior], "max_letters": args.max_letters,
                     "temperatures": {k: round(v, 3) for k, v in temps.items()},
-                    "temperature": round(temps["default"], 3)}
+                    "temperature": round(temps["default"], 3), "confident_above": round(threshold, 4)}
     (out / "calibration.json").write_text(json.dumps(restorer_cfg, indent=1), encoding="utf-8")
     (out / "results.md").write_text(markdown(metrics), encoding="utf-8")
     plots(metrics, diagram, out)
@@ -513,6 +544,12 @@ def markdown(m: dict) -> str:
               f"ECE dev {c['ece_dev_raw']:.3f} → {c['ece_dev']:.3f}, test {c['ece_test_raw']:.3f} → {c['ece_test']:.3f}; "
               f"mean top probability {c['mean_top_probability_test']:.3f} vs top-1 accuracy {c['top1_test']:.3f}.",
               f"Projected CPU time for 3,000 known-width gaps: {m['projected_cpu_hours_3000_known']:.2f} h."]
+    if "abstention" in m:
+        a = m["abstention"]
+        fmt = (lambda x: "n/a" if x is None else f"{100 * x:.1f} %")
+        lines.append(f"Abstention: confident_above {a['confident_above']:.4f} (90 % precision on dev); test coverage "
+                     f"{fmt(a['test']['coverage'])}, precision {fmt(a['test']['precision'])} "
+                     f"(dev {fmt(a['dev']['coverage'])}, {fmt(a['dev']['precision'])}).")
     return "\n".join(lines) + "\n"
 
 
@@ -541,6 +578,19 @@ def plots(m: dict, diagram: object, out: Path) -> None:
     ax.set_ylabel("top-1 accuracy")
     fig.tight_layout()
     fig.savefig(out / "reliability.png", dpi=120)
+    if "abstention" in m:  # accuracy against coverage as the confidence threshold rises
+        curve = [row for row in m["abstention"]["accuracy_coverage_test"] if row["precision"] is not None]
+        fig, ax = plt.subplots(figsize=(4, 4))
+        ax.plot([100 * r["coverage"] for r in curve], [100 * r["precision"] for r in curve], marker="o")
+        chosen = m["abstention"]["test"]
+        if chosen["precision"] is not None:
+            ax.plot([100 * chosen["coverage"]], [100 * chosen["precision"]], "r*", ms=12,
+                    label=f"confident_above = {m['abstention']['confident_above']:.3f}")
+            ax.legend(fontsize=7)
+        ax.set_xlabel("coverage % (gaps answered)")
+        ax.set_ylabel("top-1 accuracy % of those answered")
+        fig.tight_layout()
+        fig.savefig(out / "accuracy_coverage.png", dpi=120)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -576,7 +626,10 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--per-length", type=int, default=None, help="test gaps per L (default: all)")
     e.add_argument("--dev-per-length", type=int, default=None, help="dev gaps per L (default: all)")
     e.add_argument("--overlay", default=None, help="restoration overlay for the finetuned arm (default: the shipped one)")
-    e.add_argument("--arms", default=None, help=f"comma-separated subset of {','.join(ARMS)}")
+    e.add_argument("--arms", default=None, help=f"comma-separated subset of {','.join(ARMS)} (the first of "
+                   "fused/finetuned/pretrained is the main arm: its widths, prior and calibration)")
+    e.add_argument("--lm", default=None, help="the fused arm's character n-gram LM (.npz, `make restore-lm`)")
+    e.add_argument("--lm-weight", type=float, default=1.0, help="the fused arm's LM weight")
     e.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
                    help="model weights' dtype (bfloat16: about 2x faster on CPUs with AVX512-BF16)")
     e.add_argument("--decode", default=None, help="only decode these SPLIT:MODE runs of the main arm, e.g. dev:known,test:chat")
