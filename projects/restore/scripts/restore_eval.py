@@ -546,7 +546,10 @@ def markdown(m: dict) -> str:
               f"Projected CPU time for 3,000 known-width gaps: {m['projected_cpu_hours_3000_known']:.2f} h."]
     if "abstention" in m:
         a = m["abstention"]
-        fmt = (lambda x: "n/a" if x is None else f"{100 * x:.1f} %")
+
+        def fmt(x: float | None) -> str:
+            return "n/a" if x is None else f"{100 * x:.1f} %"
+
         lines.append(f"Abstention: confident_above {a['confident_above']:.4f} (90 % precision on dev); test coverage "
                      f"{fmt(a['test']['coverage'])}, precision {fmt(a['test']['precision'])} "
                      f"(dev {fmt(a['dev']['coverage'])}, {fmt(a['dev']['precision'])}).")
