@@ -241,7 +241,7 @@ def pipeline_bench(args: argparse.Namespace, argv: list[str] | None) -> int:
             float32[notation] = cpu(DECREE.format(notation))[0]
         restorer.configure(dtype="bfloat16")
     settings = {k: restorer.cfg[k] for k in ("beam_width", "context", "unmask", "final_forward", "dtype",
-                                             "max_letters", "confident_above", "lm_weight")}
+                                             "max_letters", "confident_above", "lm_weight", "lm_rescore")}
     settings["lm"] = restorer.lm_path() and Path(restorer.lm_path()).name  # the fused n-gram LM, if any
     print(f"default restoration pipeline, {args.threads} thread(s), median of {args.repeat} calls, "
           f"process CPU seconds; settings {settings}")

@@ -218,19 +218,29 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             return str(self.lexicon_pin.resolve(RESTORE_LM_FILE, self.name))
         return None
 
-    def scorer(self, backbone: Any) -> Any:
-        """The beam's scorer: ``backbone`` alone, or fused with the n-gram LM (:meth:`lm_path`)."""
-        c = self.settings
-        path = self.lm_path() if backbone is not None and float(c.lm_weight) > 0 else None
+    def ngram(self) -> Any:
+        """The n-gram LM of :meth:`lm_path` (loaded once), or None."""
+        path = self.lm_path()
         if path is None:
+            return None
+        if self._lm is None or self._lm[0] != path:
+            from ..restore.ngram_lm import load_lm
+
+            self._lm = (path, load_lm(path, self.settings.lm_sha256 if self.settings.lm else None))
+        return self._lm[1]
+
+    def scorer(self, backbone: Any) -> Any:
+        """The beam's scorer: ``backbone`` alone, or fused with the n-gram LM (:meth:`lm_path`)
+        when ``lm_weight`` > 0."""
+        c = self.settings
+        lm = self.ngram() if backbone is not None and float(c.lm_weight) > 0 else None
+        if lm is None:
             return backbone
         from ..restore.beam import ModelScorer
         from ..restore.fusion import FusedScorer
-        from ..restore.ngram_lm import NgramScorer, load_lm
+        from ..restore.ngram_lm import NgramScorer
 
-        if self._lm is None or self._lm[0] != path:
-            self._lm = (path, load_lm(path, c.lm_sha256 if c.lm else None))
-        return FusedScorer(ModelScorer(backbone), NgramScorer(self._lm[1]), float(c.lm_weight))
+        return FusedScorer(ModelScorer(backbone), NgramScorer(lm), float(c.lm_weight))
 
     def set_overlay(self, path: str | Path | None) -> None:
         """Use the restoration overlay at ``path`` (a file or a directory holding
@@ -311,7 +321,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         else:
             if meta:
                 plans = [_with_metadata(p, region, century) for p, (region, century) in zip(plans, ids, strict=True)]
-            results, forwards = restore_targets(self.scorer(backbone), plans, c, from_spans=flags)
+            lm = self.ngram() if decoding and float(c.lm_rescore) > 0 else None
+            results, forwards = restore_targets(self.scorer(backbone), plans, c, from_spans=flags, lm=lm)
             self.forwards += forwards
         for doc, items in zip(docs, results, strict=True):
             doc._.restorations = items

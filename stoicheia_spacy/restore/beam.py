@@ -314,8 +314,12 @@ def beam_search(
     min_per_template: int = 1,
     unmask: int = 1,
     final_forward: bool = True,
+    rescore: Callable[[GapQuery, list[str]], np.ndarray] | None = None,
 ) -> list[list[Candidate]]:
     """Ranked candidates (best first, at most ``n_best``, distinct texts) for every query.
+
+    ``rescore(query, texts)``: log-scores added to every finished text of a query before ranking
+    (e.g. :class:`~.ngram_lm.LMRescorer`, the n-gram LM's joint probability of the filled window).
 
     A query whose narrowest width exceeds ``max_width`` raises ``DecodingError`` (check
     with :func:`~.widths.too_wide` first to report it instead)."""
@@ -435,7 +439,7 @@ def beam_search(
         blp = edge_breaks(scorer(inputs(f_t, f_fill))[1], f_t)
     else:
         blp = torch.cat(done_blp)
-    return _finish(queries, layouts, f_t, f_fill, f_score, blp, n_best, temperature, prior)
+    return _finish(queries, layouts, f_t, f_fill, f_score, blp, n_best, temperature, prior, rescore)
 
 
 def _final_rows(f_t: torch.Tensor, f_fill: torch.Tensor, f_score: torch.Tensor, t_query: torch.Tensor,
@@ -501,8 +505,9 @@ def _finish(
     n_best: int,
     temperature: float | Mapping[str, float],
     prior: WidthPrior,
+    rescore: Callable[[GapQuery, list[str]], np.ndarray] | None = None,
 ) -> list[list[Candidate]]:
-    """Place word breaks, render texts, dedupe and rank per query."""
+    """Place word breaks, render texts, dedupe, rescore (``rescore``) and rank per query."""
     best: list[dict[str, tuple[float, float, int]]] = [{} for _ in queries]
     fills = h_fill.numpy()
     scores = h_score.numpy()
@@ -538,6 +543,15 @@ def _finish(
         prev = best[lay.query].get(text)
         if prev is None or key > prev[1]:
             best[lay.query][text] = (total, key, width)
+    if rescore is not None:
+        for query, table in zip(queries, best, strict=True):
+            texts = list(table)
+            extras = np.asarray(rescore(query, texts), dtype=np.float64)
+            if len(extras):  # relative to the query's best (ranks and probabilities do not change)
+                extras = extras - extras.max()
+            for text, extra in zip(texts, extras, strict=True):
+                total, _, width = table[text]
+                table[text] = (total + float(extra), prior.key(total + float(extra), width), width)
     out: list[list[Candidate]] = []
     for query, table in zip(queries, best, strict=True):
         ranked = sorted(table.items(), key=lambda item: -item[1][1])[:n_best]

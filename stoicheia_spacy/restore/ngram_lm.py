@@ -10,13 +10,19 @@ over the 24 letters, ``SPACE`` and ``UNK``). This module adds what the restorer 
   sides of every hypothesis by ``masked_logprobs``, word breaks by P(SPACE | left history);
   BLANK is never predicted);
 * :func:`letters_to_symbols` / :func:`window_logprob`: the left-to-right log-probability of a
-  filled window (left context, candidate, right context), used to rescore candidate lists.
+  filled window (left context, candidate, right context), used to rescore candidate lists;
+* :class:`LMRescorer`: that joint log-probability for the finished candidates of a
+  :class:`~.beam.GapQuery` (the candidate and the right context given the left), added to their
+  scores by the beam (``rescore``): inside the beam the LM only sees a slot's neighbours up to the
+  next open slot, so a gap whose word is fixed by the letters right of it (``[.3]ρειν`` →
+  ``χαι``) is found but ranked low until the whole filled window is scored.
 """
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -25,7 +31,7 @@ from ..alphabet import MASK_ID, N_ALPHA, PAD_ID
 from ..baselines.ngram import SPACE, UNK, CharNgramLM, _Table
 from ..errors import CheckpointError
 
-__all__ = ["NgramScorer", "lm_digest", "load_lm", "prune", "save_lm", "text_symbols", "window_logprob"]
+__all__ = ["LMRescorer", "NgramScorer", "lm_digest", "load_lm", "prune", "save_lm", "text_symbols", "window_logprob"]
 
 
 def prune(lm: CharNgramLM, min_count: int = 2) -> CharNgramLM:
@@ -149,3 +155,36 @@ def window_logprob(lm: CharNgramLM, rows: list[np.ndarray], starts: np.ndarray) 
         lp = lm.logprob(np.concatenate(hists), np.concatenate(syms), np.concatenate(lens))
         np.add.at(out, np.concatenate(owner), lp)
     return out
+
+
+_LETTER_SYMBOL = {ch: i for i, ch in enumerate("αβγδεζηθικλμνξοπρστυφχψω")} | {"ς": 17, " ": SPACE}
+
+
+class LMRescorer:
+    """``weight`` × the LM's joint log-probability of each candidate text and the right context
+    after it, given the left context (``context`` letters a side of the gap, other gaps ``UNK``):
+    the beam's ``rescore`` hook (:func:`~.beam.beam_search`)."""
+
+    def __init__(self, lm: CharNgramLM, weight: float, context: int = 24) -> None:
+        self.lm = lm
+        self.weight = float(weight)
+        self.context = int(context)
+
+    def __call__(self, query: Any, texts: list[str]) -> np.ndarray:
+        if not texts or self.weight == 0:
+            return np.zeros(len(texts))
+        ctx, at = query.context, int(query.insert_at)
+        lo, hi = max(0, at - self.context), min(len(ctx), at + self.context)
+        left, _ = text_symbols(ctx.letters[lo:at].astype(np.int64), ctx.boundary[lo:at])
+        right, _ = text_symbols(ctx.letters[at:hi].astype(np.int64), ctx.boundary[at:hi])
+        if query.left_open and len(left) and left[-1] == SPACE:
+            left = left[:-1]  # the candidate says whether a break falls at the left edge
+        if not query.left_open and (not len(left) or left[-1] != SPACE):
+            left = np.append(left, SPACE)
+        rows = []
+        for text in texts:
+            cand = np.array([_LETTER_SYMBOL[ch] for ch in text if ch in _LETTER_SYMBOL], dtype=np.int64)
+            if not query.right_open and (not len(cand) or cand[-1] != SPACE):
+                cand = np.append(cand, SPACE)
+            rows.append(np.concatenate([left, cand, right]))
+        return self.weight * window_logprob(self.lm, rows, np.full(len(rows), len(left)))

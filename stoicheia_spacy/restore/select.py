@@ -109,8 +109,10 @@ def _item(target: GapTarget, from_spans: bool, status: str, cands: list[Any], ab
 
 
 def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: RestorerSettings | Mapping[str, Any],
-                    *, from_spans: Sequence[bool] | None = None) -> tuple[list[list[dict[str, Any]]], int]:
-    """Result dicts (document order) for each plan, and the forwards made.
+                    *, from_spans: Sequence[bool] | None = None, lm: Any = None) -> tuple[list[list[dict[str, Any]]], int]:
+    """Result dicts (document order) for each plan, and the forwards made. ``lm``: the n-gram LM
+    whose joint probability of each filled window rescores the finished candidates (weight
+    ``lm_rescore``; :class:`~.ngram_lm.LMRescorer`).
 
     ``cfg`` is the restorer's :class:`~.settings.RestorerSettings` (or a mapping of its
     options, validated here: ``beam_width``, ``n_candidates``, ``context``, ``mode``,
@@ -131,12 +133,17 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: R
         if isinstance(temps, dict):
             temps.setdefault("default", float(c.temperature))
         prior = WidthPrior(c.rank, float(c.length_bonus), tuple(c.width_log_prior))
+        rescore = None
+        if lm is not None and float(c.lm_rescore) > 0:
+            from .ngram_lm import LMRescorer
+
+            rescore = LMRescorer(lm, float(c.lm_rescore), int(c.context))
         results = beam_search(scorer, queries, beam=c.beam_width, n_best=c.n_candidates,
                               context=c.context, mode=cast(Any, c.mode), space_ratio=c.space_ratio,
                               elastic_slots=c.elastic_slots, temperature=temps,
                               unknown=c.unknown, max_letters=c.max_letters,
                               max_width=c.max_width, prior=prior,
-                              unmask=c.unmask, final_forward=c.final_forward)
+                              unmask=c.unmask, final_forward=c.final_forward, rescore=rescore)
         forwards = int(scorer.forwards)
     out, cursor = [], 0
     flags = list(from_spans) if from_spans is not None else [False] * len(plans)

@@ -32,7 +32,10 @@ Options (defaults in brackets):
 * ``lm`` [null], ``lm_sha256`` [null], ``lm_weight`` [1.0]: a character n-gram LM (``.npz`` of
   :mod:`.ngram_lm`, built by ``make restore-lm``, loaded lazily, checked against ``lm_sha256`` when
   set) fused into the beam at ``lm_weight`` (:class:`.fusion.FusedScorer`; 1.0 fitted on dev for
-  the embedded model). ``lm = null`` or ``lm_weight = 0``: the backbone alone.
+  the embedded model). ``lm = null`` or ``lm_weight = 0``: the backbone alone. ``lm_rescore``
+  [1.0]: with the LM fused, every finished candidate's score also gets ``lm_rescore`` × the LM's
+  joint log-probability of the filled window (:class:`.ngram_lm.LMRescorer`; fitted on dev by
+  ``restore-eval``); 0: none.
 """
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ class RestorerSettings:
     lm: str | None = None
     lm_sha256: str | None = None
     lm_weight: float = 1.0
+    lm_rescore: float = 1.0
 
     def __post_init__(self) -> None:
         # frozen containers: the object never changes after validation
@@ -115,8 +119,8 @@ class RestorerSettings:
             raise ConfigError(f"dtype must be one of {list(DTYPES)}, got {self.dtype!r}")
         if not 0.0 <= float(self.confident_above) <= 1.0:
             raise ConfigError("confident_above must be in [0, 1]")
-        if float(self.lm_weight) < 0:
-            raise ConfigError("lm_weight must be >= 0")
+        if float(self.lm_weight) < 0 or float(self.lm_rescore) < 0:
+            raise ConfigError("lm_weight and lm_rescore must be >= 0")
         if self.notation not in ("leiden", "ddbdp"):
             raise ConfigError(f"notation must be 'leiden' or 'ddbdp', got {self.notation!r}")
 

@@ -219,3 +219,22 @@ def test_restorer_fuses_the_lm_of_its_pinned_data_package(lm: CharNgramLM, tmp_p
     lexasset._sha256.cache_clear()
     with pytest.raises(LexiconMissingError, match="stoicheia-lexicon-lm-test.*not the file"):
         spacy.load(tmp_path / "p")
+
+
+def test_lm_rescorer_scores_the_filled_window_from_both_sides(lm: CharNgramLM) -> None:
+    """The joint log-probability of candidate + right context given the left: the decree's καί
+    beats letters the LM has not seen there, and a gap inside a word is scored joined to it."""
+    from stoicheia_spacy.leiden import parse_gaps
+    from stoicheia_spacy.restore import build_queries
+    from stoicheia_spacy.restore.ngram_lm import LMRescorer
+
+    [target] = [t for t in build_queries(parse_gaps("ἔδοξεν τῆι βουλῆι [.3] τῶι δήμωι")) if t.gap.kind in ("target", "lacuna")]
+    rescorer = LMRescorer(lm, 1.0, context=24)
+    kai, other = rescorer(target.query, ["και", "ουλ"])
+    assert kai > other + 5.0
+    assert (LMRescorer(lm, 2.0)(target.query, ["και", "ουλ"]) == 2 * np.array([kai, other])).all()
+    [inside] = [t for t in build_queries(parse_gaps("ἔδοξεν τῆι β[.3]ῆι καὶ τῶι δήμωι")) if t.gap.kind in ("target", "lacuna")]
+    assert inside.query.left_open and inside.query.right_open
+    ουλ, και = rescorer(inside.query, ["ουλ", "και"])
+    assert ουλ > και  # βουλῆι, not βκαιῆι
+    assert len(LMRescorer(lm, 0.0)(target.query, ["και"])) == 1

@@ -120,9 +120,15 @@ def test_default_package_restorer_carries_its_papyrus_overlay() -> None:
     assert meta["top_layers"] == "4" and any(name.startswith("blocks.11.") for name in tensors)
     tuned = restorer.backbone()  # the fingerprint of the shipped backbone matches
     assert tuned is not nlp.get_pipe("stoicheia_encoder").model
+    # the overlay alone (exact beam, no n-gram LM): χαίρειν, the letter's greeting
+    restorer.configure(lm_weight=0.0, lm_rescore=0.0, unmask=1, final_forward=True)
     doc = nlp("Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι Ὥρου [.3]ρειν.")
     [item] = doc._.restorations
     assert len(item["candidates"]) > 1 and all(len(c[0]) == 3 for c in item["candidates"])
-    assert "χαι" in [c[0] for c in item["candidates"][:3]]  # χαίρειν, the letter's greeting
+    assert "χαι" in [c[0] for c in item["candidates"][:3]]
+    # the default settings (the 7-gram fused and rescoring): the decree formula's καί among the top 3
+    restorer.configure(lm_weight=1.0, lm_rescore=1.0, unmask=2, final_forward=False)
+    [item] = nlp("ἔδοξε τῇ βουλῇ [.3] τῷ δήμῳ")._.restorations
+    assert "και" in [c[0] for c in item["candidates"][:3]]
     probs = [c[2] for c in item["candidates"]]
     assert abs(sum(probs) - 1.0) < 1e-6 and probs == sorted(probs, reverse=True)  # normalised over the list

@@ -189,6 +189,34 @@ def decode(scorer, records: list[dict], mode: str, args: argparse.Namespace, cac
     return data
 
 
+def rescore_fused(runs: dict, splits: dict, args: argparse.Namespace) -> dict:
+    """Add ``--lm-rescore`` × the n-gram LM's joint log-probability of each filled window to the
+    fused arm's candidates (as the restorer does, :class:`~stoicheia_spacy.restore.ngram_lm.LMRescorer`),
+    in place; returns the dev CER per width mode for weights 0, 0.5, 1, 2 (the check of the weight)."""
+    from stoicheia_spacy.restore import WidthPrior
+    from stoicheia_spacy.restore.calibration import rerank
+    from stoicheia_spacy.restore.ngram_lm import LMRescorer, load_lm
+
+    joint = LMRescorer(load_lm(args.lm), 1.0, args.window)
+    grid: dict = {}
+    for (split, arm, mode), run in runs.items():
+        if arm != "fused":
+            continue
+        records = splits[split]
+        extra = [joint(query(r, mode, args.slack), [c[0] for c in cands]) if cands else []
+                 for r, cands in zip(records, run["cands"], strict=True)]
+        if split == "dev":
+            prior = WidthPrior("total", 0.2, ()) if mode in ("hidden", "range") else WidthPrior()
+            for w in (0.0, 0.5, 1.0, 2.0):
+                tops = [rerank([(c[0], c[1] + w * e, c[2]) for c, e in zip(cands, ex, strict=True)], prior)[:1]
+                        for cands, ex in zip(run["cands"], extra, strict=True)]
+                grid.setdefault(mode, {})[str(w)] = 100 * float(np.mean(
+                    [ours_cer(t[0][0] if t else "", r["gold"]) for t, r in zip(tops, records, strict=True)]))
+        run["cands"] = [[(c[0], c[1] + args.lm_rescore * e, c[2]) for c, e in zip(cands, ex, strict=True)]
+                        for cands, ex in zip(run["cands"], extra, strict=True)]
+    return grid
+
+
 def merge_shards(cache: Path, n_records: int) -> dict | None:
     """The shard files ``{stem}.shard{K}of{N}.json`` of one run merged back into record order and
     written to ``cache`` (CPU seconds summed, wall seconds the slowest shard's), or None when the
@@ -353,7 +381,7 @@ def evaluate(args: argparse.Namespace) -> int:
             from stoicheia_spacy.restore.overlay import apply_overlay, read_overlay
 
             model = ModelScorer(apply_overlay(pretrained, *read_overlay(overlay)).to(dtype))
-            if arm == "finetuned":
+            if arm == "finetuned" or args.lm_weight == 0:  # (fused at weight 0: the LM only rescores)
                 return model
             from stoicheia_spacy.restore.fusion import FusedScorer
             from stoicheia_spacy.restore.ngram_lm import load_lm
@@ -393,6 +421,7 @@ def evaluate(args: argparse.Namespace) -> int:
         factory = sc if arm == main_arm else (lambda arm=arm: scorer(arm))
         runs[(split, arm, mode)] = decode(factory, splits[split], mode, args, cache_file(split, arm, mode))
     runs = {k: v for k, v in runs.items() if v is not None}  # --cached-only: what was measured
+    rescore_grid = rescore_fused(runs, splits, args) if "fused" in arms and args.lm_rescore > 0 else None
     invocation = {"wall_s": time.perf_counter() - wall0, "cpu_s": cpu_seconds() - cpu0, "workers": args.workers,
                   "decoded": ["/".join(p) for p in plan if p not in earlier and p in runs],
                   "from_earlier_invocations": ["/".join(p) for p in earlier]}
@@ -480,6 +509,7 @@ def evaluate(args: argparse.Namespace) -> int:
                   "dev_cer_hidden": 100 * dev_cer},
         "calibration": calibration,
         "abstention": abstention,
+        "lm_rescore": {"weight": args.lm_rescore if "fused" in arms else 0.0, "dev_cer_by_weight": rescore_grid},
         "speed": {f"{s}/{a}/{m}": {"gaps": r["n"], "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
                                    "cpu_s_per_gap": r["cpu_s"] / max(r["n"], 1),
                                    "gaps_per_cpu_s": r["n"] / max(r["cpu_s"], 1e-9),
@@ -632,7 +662,10 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--arms", default=None, help=f"comma-separated subset of {','.join(ARMS)} (the first of "
                    "fused/finetuned/pretrained is the main arm: its widths, prior and calibration)")
     e.add_argument("--lm", default=None, help="the fused arm's character n-gram LM (.npz, `make restore-lm`)")
-    e.add_argument("--lm-weight", type=float, default=1.0, help="the fused arm's LM weight")
+    e.add_argument("--lm-weight", type=float, default=1.0, help="the fused arm's LM weight inside the beam")
+    e.add_argument("--lm-rescore", type=float, default=1.0,
+                   help="the fused arm's finished candidates also get this × the LM's joint log-probability "
+                        "of the filled window (the restorer's lm_rescore; 0: none)")
     e.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
                    help="model weights' dtype (bfloat16: about 2x faster on CPUs with AVX512-BF16)")
     e.add_argument("--decode", default=None, help="only decode these SPLIT:MODE runs of the main arm, e.g. dev:known,test:chat")
