@@ -64,7 +64,7 @@ def gaps_json(doc: Any, top: int) -> list[dict[str, Any]]:
     """The ``--format json`` list of one Doc's gaps (module doc)."""
     return [{"gap": number, "start": item["start"], "end": item["end"],
              "markup": doc.text[item["start"]:item["end"]], "status": item.get("status", "restored"),
-             "confident": bool(item.get("confident", False)),
+             "confident": bool(item.get("confident", False)), "confidence": float(item.get("confidence", 0.0)),
              "candidates": [{"text": cand, "score": float(score), **_accented(item, k)}
                             for k, (cand, score, _) in enumerate(item["candidates"][:top])]}
             for number, item in enumerate(doc._.restorations, start=1)]
@@ -91,12 +91,13 @@ def _candidates(doc: Any, restorer: Any, top: int, msg: Printer) -> None:
             header = ("#", "candidate", "accented", "p", "log p")
         msg.table(rows, header=header, divider=True)
         top_p = item["candidates"][0][2] if item["candidates"] else 0.0
+        confidence = float(item.get("confidence", top_p))  # the top candidate's calibrated chance of being right
         threshold = float(restorer.cfg["confident_above"])
         if item.get("confident"):
-            msg.good(f"confident: top p {top_p:.3f} >= {threshold:.3f}")
+            msg.good(f"confident: {confidence:.0%} that the top candidate is right (>= {threshold:.0%})")
         else:
-            msg.warn(f"not confident: top p {top_p:.3f} < {threshold:.3f} (fitted for 90 % precision on dev "
-                     "gaps): the model does not know this gap")
+            msg.warn(f"not confident: {confidence:.0%} that the top candidate is right (< {threshold:.0%}, "
+                     "fitted for 90 % precision on dev gaps)")
 
 
 @friendly

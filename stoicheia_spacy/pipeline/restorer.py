@@ -24,7 +24,8 @@ hidden and become a gap of ``len(span.text)`` characters).
      "min_width": int, "max_width": int | None, "kind": str,
      "candidates": [(text, logprob, probability), ...],   # up to n_candidates, best first
      "abstain": bool,                 # top probability < abstain_below, or not restored
-     "confident": bool,               # top probability >= confident_above (fitted for 90 % precision on dev)
+     "confidence": float,             # the top candidate's calibrated chance of being right (Platt on dev)
+     "confident": bool,               # confidence >= confident_above (fitted for 90 % precision on dev)
      "status": "restored" | "too_wide"}   # too_wide: narrowest width > max_width, no candidates
 
 Which gaps: all target gaps; only those whose markup overlaps a span of

@@ -5,8 +5,11 @@ of the dev gaps serves every setting: :func:`rerank` applies a
 :class:`~.widths.WidthPrior`; :func:`fit_prior` picks the ranking rule and the length
 bonus with the lowest dev CER (averaged over neighbouring bonuses) (the width prior itself is the dev widths' frequencies);
 :func:`fit_temperatures` fits one temperature per width bucket by the binary NLL of the
-top candidate's probability against top-1 correctness, so that the probability the
-restorer reports for its first candidate is its chance of being right.
+top candidate's probability against top-1 correctness; :func:`fit_confidence` then maps that
+probability through ``sigmoid(slope * logit(p) + bias)`` (Platt scaling, two numbers fitted on
+dev), the top candidate's ``confidence``: its chance of being right, where one temperature per
+bucket cannot bend the reliability curve (scores rescored by the n-gram LM are over-confident at
+low probabilities and under-confident at high ones).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import numpy as np
 
 from .widths import WidthPrior
 
-__all__ = ["rerank", "top_probability", "fit_prior", "fit_temperatures", "fit_threshold", "TEMPERATURE_GRID"]
+__all__ = ["rerank", "top_probability", "top_confidence", "fit_confidence", "fit_prior", "fit_temperatures",
+           "fit_threshold", "TEMPERATURE_GRID"]
 
 Cands = Sequence[tuple[str, float, int]]
 TEMPERATURE_GRID = np.exp(np.linspace(np.log(0.05), np.log(1000.0), 300))
@@ -111,3 +115,25 @@ def fit_threshold(top_probs: Sequence[float] | np.ndarray, correct: Sequence[boo
         if n[i] >= min_count and hits[i] / n[i] >= precision:
             best = float(p[order[i]])
     return best
+
+
+def top_confidence(top_prob: float | np.ndarray, slope: float = 1.0, bias: float = 0.0) -> float | np.ndarray:
+    """``sigmoid(slope * logit(top_prob) + bias)``: the top candidate's calibrated chance of being
+    right (slope 1, bias 0: the probability itself)."""
+    p = np.clip(np.asarray(top_prob, dtype=float), 1e-9, 1 - 1e-9)
+    out = 1.0 / (1.0 + np.exp(-(slope * (np.log(p) - np.log1p(-p)) + bias)))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def fit_confidence(top_probs: Sequence[float] | np.ndarray, correct: Sequence[bool] | np.ndarray) -> tuple[float, float]:
+    """The ``(slope, bias)`` of :func:`top_confidence` with the lowest binary NLL on dev (grid:
+    slope 0.25-5, bias -4-4)."""
+    p = np.asarray(top_probs, dtype=float)
+    y = np.asarray(correct, dtype=float)
+    best = (np.inf, 1.0, 0.0)
+    for slope in np.round(np.arange(0.25, 5.001, 0.05), 2):
+        for bias in np.round(np.arange(-4.0, 4.001, 0.05), 2):
+            loss = _nll(np.asarray(top_confidence(p, float(slope), float(bias))), y)
+            if loss < best[0]:
+                best = (loss, float(slope), float(bias))
+    return best[1], best[2]

@@ -40,7 +40,8 @@ def _gap_span(doc_text: str, item: dict[str, Any], number: int) -> str:
         top, _, prob = cands[0]
         label = f"[{html.escape(top)}]"
         sure = item.get("confident", True)
-        title = f"gap {number}: {prob:.0%}" + ("" if sure else ", not confident")
+        title = (f"gap {number}: {item.get('confidence', prob):.0%} that [{top}] is right"
+                 + ("" if sure else ", not confident"))
         cls = "gap" if sure else "gap unsure"
     else:
         why = "too wide" if item.get("status") == "too_wide" else "abstained"
@@ -68,8 +69,8 @@ def _table(item: dict[str, Any], number: int, doc_text: str) -> str:
     head = (f"<p><b>gap {number}</b> {html.escape(doc_text[item['start']:item['end']])} "
             f"(width {width}{note})</p>")
     if item.get("status") == "restored" and not item["abstain"] and not item.get("confident", True):
-        head += ('<p class="unsure-note">not confident: the top candidate\'s calibrated probability is below '
-                 "the threshold fitted for 90 % precision on dev gaps</p>")
+        head += (f'<p class="unsure-note">not confident: {item.get("confidence", 0.0):.0%} that the top candidate '
+                 "is right, below the threshold fitted for 90 % precision on dev gaps</p>")
     cls = "cands abstain" if item["abstain"] else "cands"
     return head + (f"<table class='{cls}'><tr><th>#</th><th>candidate</th><th>p (calibrated)</th><th></th>"
                    f"<th>log p</th></tr>{rows}</table>")

@@ -94,14 +94,17 @@ def _split(out: Plan, targets: list[GapTarget], max_width: int) -> Plan:
 
 
 def _item(target: GapTarget, from_spans: bool, status: str, cands: list[Any], abstain_below: float,
-          confident_above: float = 0.0) -> dict[str, Any]:
+          confident_above: float = 0.0, slope: float = 1.0, bias: float = 0.0) -> dict[str, Any]:
+    from .calibration import top_confidence
+
     gap = target.gap
-    top = cands[0].probability if cands else 0.0
+    top = float(top_confidence(cands[0].probability, slope, bias)) if cands else 0.0
     return {
         "start": int(gap.source_start), "end": int(gap.source_end),
         "gap_index": None if from_spans else target.index,
         "min_width": int(gap.min_width), "max_width": gap.max_width, "kind": gap.kind,
         "candidates": [cand.as_tuple() for cand in cands],
+        "confidence": top,  # the top candidate's calibrated chance of being right
         "abstain": bool(status != "restored" or top < abstain_below),
         "confident": bool(status == "restored" and cands and top >= confident_above),
         "status": status,
@@ -152,7 +155,8 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: R
     for p, spans_mode in zip(plans, flags, strict=True):
         items = []
         for target in p.decode:
-            items.append(_item(target, spans_mode, "restored", results[cursor], below, above))
+            items.append(_item(target, spans_mode, "restored", results[cursor], below, above,
+                               float(c.confidence_slope), float(c.confidence_bias)))
             cursor += 1
         items += [_item(t, spans_mode, "too_wide", [], below, above) for t in p.too_wide]
         out.append(sorted(items, key=lambda it: it["start"]))

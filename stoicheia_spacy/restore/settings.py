@@ -25,6 +25,10 @@ Options (defaults in brackets):
 * ``dtype`` [bfloat16 | float32]: the weights the beam's forwards run in (a cached bf16 copy of
   the backbone, 1.5-1.7x faster on CPUs with AVX512-BF16; the encoder and the other components
   keep float32, and protocol scoring always runs float32);
+* ``confidence_slope`` [1.0], ``confidence_bias`` [0.0]: ``doc._.restorations[i]["confidence"]``,
+  the top candidate's calibrated chance of being right, is ``sigmoid(slope * logit(p) + bias)`` of
+  its probability ``p`` among the candidates (Platt scaling fitted on dev by ``restore-eval``,
+  :func:`.calibration.fit_confidence`);
 * ``confident_above`` [0.6212]: ``doc._.restorations[i]["confident"]`` is True when the top
   candidate's calibrated probability reaches it (fitted for 90 % precision on dev gaps by
   ``projects/restore``'s ``restore-eval-quick``, :func:`.calibration.fit_threshold`; the default is
@@ -87,6 +91,8 @@ class RestorerSettings:
     scoring: str = "beam"
     dtype: str = "bfloat16"
     confident_above: float = 0.6212
+    confidence_slope: float = 1.0
+    confidence_bias: float = 0.0
     lm: str | None = None
     lm_sha256: str | None = None
     lm_weight: float = 1.0

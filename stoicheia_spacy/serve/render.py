@@ -84,7 +84,8 @@ def _restorations(doc: Any) -> str:
         out.append(e(text[cursor:item["start"]]))
         cands = item["candidates"]
         restored = bool(cands) and not item["abstain"]
-        title = f"gap {number}: {cands[0][2]:.0%}" if restored else f"gap {number}: not restored"
+        title = (f"gap {number}: {item.get('confidence', cands[0][2]):.0%} that the top candidate is right"
+                 if restored else f"gap {number}: not restored")
         label = f"[{e(cands[0][0])}]" if restored else e(text[item["start"]:item["end"]])
         cls = "gap" if restored else "gap abstain"
         out.append(f'<a class="{cls}" href="#gap-{number}" title="{e(title)}">{label}<sup>{number}</sup></a>')

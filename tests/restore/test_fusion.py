@@ -238,3 +238,25 @@ def test_lm_rescorer_scores_the_filled_window_from_both_sides(lm: CharNgramLM) -
     ουλ, και = rescorer(inside.query, ["ουλ", "και"])
     assert ουλ > και  # βουλῆι, not βκαιῆι
     assert len(LMRescorer(lm, 0.0)(target.query, ["και"])) == 1
+
+
+def test_confidence_is_platt_scaling_of_the_top_probability_fitted_on_dev(nlp: spacy.Language) -> None:
+    from stoicheia_spacy.restore.calibration import fit_confidence, top_confidence
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.05, 0.95, 4000)
+    truth = top_confidence(p, 2.0, 0.5)  # over-confident low, under-confident high: what rescoring gives
+    y = rng.uniform(size=p.size) < truth
+    slope, bias = fit_confidence(p, y)
+    assert abs(slope - 2.0) < 0.3 and abs(bias - 0.5) < 0.3
+    assert top_confidence(0.5) == pytest.approx(0.5) and top_confidence(0.5, 2.0, 0.0) == pytest.approx(0.5)
+    pipe = nlp.get_pipe("stoicheia_restorer")
+    [item] = nlp("τῆι βουλῆι [.3] δήμωι")._.restorations
+    assert item["confidence"] == pytest.approx(item["candidates"][0][2])  # slope 1, bias 0: the probability
+    pipe.configure(confidence_slope=2.0, confidence_bias=1.0)
+    try:
+        [item] = nlp("τῆι βουλῆι [.3] δήμωι")._.restorations
+    finally:
+        pipe.configure(confidence_slope=1.0, confidence_bias=0.0)
+    assert item["confidence"] == pytest.approx(top_confidence(item["candidates"][0][2], 2.0, 1.0))
+    assert item["confident"] == (item["confidence"] >= pipe.cfg["confident_above"])

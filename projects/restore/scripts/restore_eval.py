@@ -335,10 +335,12 @@ def evaluate(args: argparse.Namespace) -> int:
     from stoicheia_spacy.backbone import StoicheiaEncoder, load_backbone
     from stoicheia_spacy.restore import ModelScorer, WidthPrior
     from stoicheia_spacy.restore.calibration import (
+        fit_confidence,
         fit_prior,
         fit_temperatures,
         fit_threshold,
         rerank,
+        top_confidence,
         top_probability,
     )
     from stoicheia_spacy.scoring.calibration import expected_calibration_error, reliability_diagram
@@ -461,25 +463,31 @@ def evaluate(args: argparse.Namespace) -> int:
                          for k, b, s in zip(keys, buckets, scales, strict=True)])
 
     tk, tc, tb, ts = calib_rows("test", test, tuple(m for m in ("known", "hidden", "range") if m in modes), prior)
+    # the top candidate's confidence: Platt scaling of its temperature-scaled probability, fitted on dev
+    slope, bias = fit_confidence(probs(dk, db, ds, temps), dc)
+
+    def confidence(keys: list, buckets: list, scales: list) -> np.ndarray:
+        return np.asarray(top_confidence(probs(keys, buckets, scales, temps), slope, bias))
+
+    dev_p, test_p = confidence(dk, db, ds), confidence(tk, tb, ts)
+    dev_ok, test_ok = np.array(dc, dtype=bool), np.array(tc, dtype=bool)
     calibration = {
-        "temperatures": temps,
-        "ece_dev_raw": expected_calibration_error(probs(dk, db, ds, None), np.array(dc), 10),
-        "ece_dev": expected_calibration_error(probs(dk, db, ds, temps), np.array(dc), 10),
-        "ece_test_raw": expected_calibration_error(probs(tk, tb, ts, None), np.array(tc), 10),
-        "ece_test": expected_calibration_error(probs(tk, tb, ts, temps), np.array(tc), 10),
-        "ece_test_by_bucket": {b: expected_calibration_error(
-            probs([k for k, x in zip(tk, tb, strict=True) if x == b], [b] * tb.count(b),
-                  [s for s, x in zip(ts, tb, strict=True) if x == b], temps),
-            np.array([c for c, x in zip(tc, tb, strict=True) if x == b]), 10) for b in sorted(set(tb))},
-        "mean_top_probability_test": float(probs(tk, tb, ts, temps).mean()),
+        "temperatures": temps, "confidence_slope": slope, "confidence_bias": bias,
+        "ece_dev_raw": expected_calibration_error(probs(dk, db, ds, None), dev_ok, 10),
+        "ece_dev_temperatures": expected_calibration_error(probs(dk, db, ds, temps), dev_ok, 10),
+        "ece_dev": expected_calibration_error(dev_p, dev_ok, 10),
+        "ece_test_raw": expected_calibration_error(probs(tk, tb, ts, None), test_ok, 10),
+        "ece_test_temperatures": expected_calibration_error(probs(tk, tb, ts, temps), test_ok, 10),
+        "ece_test": expected_calibration_error(test_p, test_ok, 10),
+        "ece_test_by_bucket": {b: expected_calibration_error(test_p[np.array(tb) == b], test_ok[np.array(tb) == b], 10)
+                               for b in sorted(set(tb))},
+        "mean_top_probability_test": float(test_p.mean()),
         "top1_test": float(np.mean(tc)),
     }
-    diagram = reliability_diagram(probs(tk, tb, ts, temps), np.array(tc), 10)
+    diagram = reliability_diagram(test_p, test_ok, 10)
 
-    # ---- abstention: the lowest calibrated top probability with 90 % precision on dev (all width
-    # modes pooled), the restorer's ``confident_above``; its coverage and precision on test
-    dev_p, test_p = probs(dk, db, ds, temps), probs(tk, tb, ts, temps)
-    dev_ok, test_ok = np.array(dc, dtype=bool), np.array(tc, dtype=bool)
+    # ---- abstention: the lowest confidence with 90 % precision on dev (all width modes pooled),
+    # the restorer's ``confident_above``; its coverage and precision on test
     threshold = fit_threshold(dev_p, dev_ok, precision=0.9)
 
     def cover(p: np.ndarray, ok: np.ndarray, t: float) -> dict:
@@ -487,7 +495,7 @@ def evaluate(args: argparse.Namespace) -> int:
         return {"coverage": float(sel.mean()), "precision": float(ok[sel].mean()) if sel.any() else None,
                 "n": int(sel.sum())}
 
-    abstention = {"rule": "confident when the top candidate's calibrated probability >= confident_above "
+    abstention = {"rule": "confident when the top candidate's confidence >= confident_above "
                           "(fitted for 90 % precision on dev, known/hidden/range pooled)",
                   "confident_above": threshold, "dev": cover(dev_p, dev_ok, threshold),
                   "test": cover(test_p, test_ok, threshold),
@@ -535,7 +543,8 @@ def evaluate(args: argparse.Namespace) -> int:
     restorer_cfg = {"rank": prior.rank, "length_bonus": prior.length_bonus,
                     "width_log_prior": [round(x, 4) for x in prior.log_prior], "max_letters": args.max_letters,
                     "temperatures": {k: round(v, 3) for k, v in temps.items()},
-                    "temperature": round(temps["default"], 3), "confident_above": round(threshold, 4)}
+                    "temperature": round(temps["default"], 3), "confident_above": round(threshold, 4),
+                    "confidence_slope": slope, "confidence_bias": bias}
     (out / "calibration.json").write_text(json.dumps(restorer_cfg, indent=1), encoding="utf-8")
     (out / "results.md").write_text(markdown(metrics), encoding="utf-8")
     plots(metrics, diagram, out)
@@ -570,9 +579,10 @@ def markdown(m: dict) -> str:
     p, c = m["prior"], m["calibration"]
     lines += ["", f"Width prior (dev): rank `{p['rank']}`, length bonus {p['length_bonus']:+.2f} nats/char "
               f"(dev hidden CER {p['dev_cer_hidden']:.1f} %).",
-              f"Calibration: temperatures {json.dumps({k: round(v, 2) for k, v in c['temperatures'].items()})}; "
+              f"Calibration: temperatures {json.dumps({k: round(v, 2) for k, v in c['temperatures'].items()})}, "
+              f"confidence slope {c.get('confidence_slope', 1.0):.2f} bias {c.get('confidence_bias', 0.0):+.2f}; "
               f"ECE dev {c['ece_dev_raw']:.3f} → {c['ece_dev']:.3f}, test {c['ece_test_raw']:.3f} → {c['ece_test']:.3f}; "
-              f"mean top probability {c['mean_top_probability_test']:.3f} vs top-1 accuracy {c['top1_test']:.3f}.",
+              f"mean confidence {c['mean_top_probability_test']:.3f} vs top-1 accuracy {c['top1_test']:.3f}.",
               f"Projected CPU time for 3,000 known-width gaps: {m['projected_cpu_hours_3000_known']:.2f} h."]
     if "abstention" in m:
         a = m["abstention"]
