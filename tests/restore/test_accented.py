@@ -42,10 +42,7 @@ def test_context_window_keeps_whole_words_and_stops_at_other_markup() -> None:
 
 @pytest.fixture(scope="module")
 def nlp() -> spacy.Language:
-    try:
-        return spacy.load("grc_stoicheia_doc_clean")
-    except OSError:
-        pytest.skip("the default package is not installed (make default-package)")
+    return spacy.load("grc_stoicheia_doc_clean")  # installed by make test (make default-package)
 
 
 def test_the_default_pipeline_accents_the_top_candidates_in_context(nlp: spacy.Language) -> None:
