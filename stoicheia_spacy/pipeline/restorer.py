@@ -230,11 +230,13 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             self._lm = (path, load_lm(path, self.settings.lm_sha256 if self.settings.lm else None))
         return self._lm[1]
 
-    def scorer(self, backbone: Any) -> Any:
-        """The beam's scorer: ``backbone`` alone, or fused with the n-gram LM (:meth:`lm_path`)
-        when ``lm_weight`` > 0."""
+    def scorer(self, backbone: Any, lm: Any = None) -> Any:
+        """The beam's scorer: ``backbone`` alone, or fused with the n-gram LM (``lm``, default
+        :meth:`ngram`) when ``lm_weight`` > 0."""
         c = self.settings
-        lm = self.ngram() if backbone is not None and float(c.lm_weight) > 0 else None
+        if backbone is None or float(c.lm_weight) <= 0:
+            return backbone
+        lm = lm if lm is not None else self.ngram()
         if lm is None:
             return backbone
         from ..restore.beam import ModelScorer
@@ -322,8 +324,10 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         else:
             if meta:
                 plans = [_with_metadata(p, region, century) for p, (region, century) in zip(plans, ids, strict=True)]
-            lm = self.ngram() if decoding and float(c.lm_rescore) > 0 else None
-            results, forwards = restore_targets(self.scorer(backbone), plans, c, from_spans=flags, lm=lm)
+            uses_lm = decoding and (float(c.lm_weight) > 0 or float(c.lm_rescore) > 0)
+            lm = self.ngram() if uses_lm else None  # resolved once per batch: fusion and rescoring
+            results, forwards = restore_targets(self.scorer(backbone, lm), plans, c, from_spans=flags,
+                                                lm=lm if float(c.lm_rescore) > 0 else None)
             self.forwards += forwards
         for doc, items in zip(docs, results, strict=True):
             doc._.restorations = items

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..alphabet import MASK_ID, N_ALPHA, PAD_ID
+from ..alphabet import ALPHABET, MASK_ID, N_ALPHA, PAD_ID
 from ..baselines.ngram import SPACE, UNK, CharNgramLM, _Table
 from ..errors import CheckpointError
 
@@ -157,7 +157,8 @@ def window_logprob(lm: CharNgramLM, rows: list[np.ndarray], starts: np.ndarray) 
     return out
 
 
-_LETTER_SYMBOL = {ch: i for i, ch in enumerate("αβγδεζηθικλμνξοπρστυφχψω")} | {"ς": 17, " ": SPACE}
+#: a candidate text's characters as LM symbols (the codec's letter ids; final sigma is sigma)
+_LETTER_SYMBOL = {ch: i for i, ch in enumerate(ALPHABET)} | {"ς": ALPHABET.index("σ"), " ": SPACE}
 
 
 class LMRescorer:
