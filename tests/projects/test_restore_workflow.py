@@ -197,3 +197,16 @@ def test_the_fused_arm_is_the_main_arm_and_beats_the_backbone_on_a_formula(tmp_p
     fused, alone = metrics["arms"]["fused"]["overall"], metrics["arms"]["finetuned"]["overall"]
     assert fused["cer"] < alone["cer"] and fused["top1"] > alone["top1"]
     assert set(json.loads((out / "calibration.json").read_text(encoding="utf-8"))["temperatures"]) >= {"default"}
+    # the in-beam weight fitted on dev: each weight decodes the dev gaps, the lowest dev CER wins,
+    # the test runs use it and calibration.json hands it to the restorer
+    fitted = tmp_path / "fitted"
+    assert restore_eval.main([*common, "--arms", "fused,finetuned", "--lm", str(tmp_path / "lm.npz"),
+                              "--lm-weights", "0,1", "--out", str(fitted)]) == 0
+    fit = json.loads((fitted / "metrics.json").read_text(encoding="utf-8"))["lm_weight"]
+    by_weight = fit["dev_cer_known_by_weight"]
+    assert fit["fitted_on_dev"] and set(by_weight) == {"0.0", "1.0"}
+    assert by_weight[str(fit["weight"])] == min(by_weight.values())
+    assert json.loads((fitted / "calibration.json").read_text(encoding="utf-8"))["lm_weight"] == fit["weight"]
+    cached = {f.name for f in (fitted / "cache").rglob("*.json")}
+    assert any(f"x{fit['weight']:g}_known" in n and n.startswith("test") for n in cached)
+    assert sum(n.startswith("dev") and n.endswith("_known.json") and "_fused-" in n for n in cached) == 2

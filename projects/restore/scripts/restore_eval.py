@@ -189,32 +189,42 @@ def decode(scorer, records: list[dict], mode: str, args: argparse.Namespace, cac
     return data
 
 
-def rescore_fused(runs: dict, splits: dict, args: argparse.Namespace) -> dict:
+def rerank_top(cands: list) -> str:
+    """The top candidate's text of a known-width run (plain ranking), "" when there is none."""
+    from stoicheia_spacy.restore import WidthPrior
+    from stoicheia_spacy.restore.calibration import rerank
+
+    top = rerank([tuple(c) for c in cands], WidthPrior())[:1]
+    return top[0][0] if top else ""
+
+
+def rescore_fused(runs: dict, splits: dict, args: argparse.Namespace, grid: bool = True) -> dict:
     """Add ``--lm-rescore`` × the n-gram LM's joint log-probability of each filled window to the
     fused arm's candidates (as the restorer does, :class:`~stoicheia_spacy.restore.ngram_lm.LMRescorer`),
-    in place; returns the dev CER per width mode for weights 0, 0.5, 1, 2 (the check of the weight)."""
+    in place; returns the dev CER per width mode for weights 0, 0.5, 1, 2 (the check of the weight),
+    or with ``grid=False`` the runs themselves."""
     from stoicheia_spacy.restore import WidthPrior
     from stoicheia_spacy.restore.calibration import rerank
     from stoicheia_spacy.restore.ngram_lm import LMRescorer, load_lm
 
     joint = LMRescorer(load_lm(args.lm), 1.0, args.window)
-    grid: dict = {}
+    table: dict = {}
     for (split, arm, mode), run in runs.items():
         if arm != "fused":
             continue
         records = splits[split]
         extra = [joint(query(r, mode, args.slack), [c[0] for c in cands]) if cands else []
                  for r, cands in zip(records, run["cands"], strict=True)]
-        if split == "dev":
+        if split == "dev" and grid:
             prior = WidthPrior("total", 0.2, ()) if mode in ("hidden", "range") else WidthPrior()
             for w in (0.0, 0.5, 1.0, 2.0):
                 tops = [rerank([(c[0], c[1] + w * e, c[2]) for c, e in zip(cands, ex, strict=True)], prior)[:1]
                         for cands, ex in zip(run["cands"], extra, strict=True)]
-                grid.setdefault(mode, {})[str(w)] = 100 * float(np.mean(
+                table.setdefault(mode, {})[str(w)] = 100 * float(np.mean(
                     [ours_cer(t[0][0] if t else "", r["gold"]) for t, r in zip(tops, records, strict=True)]))
         run["cands"] = [[(c[0], c[1] + args.lm_rescore * e, c[2]) for c, e in zip(cands, ex, strict=True)]
                         for cands, ex in zip(run["cands"], extra, strict=True)]
-    return grid
+    return table if grid else runs
 
 
 def merge_shards(cache: Path, n_records: int) -> dict | None:
@@ -362,10 +372,14 @@ def evaluate(args: argparse.Namespace) -> int:
     model_hash = sha256_of(*sorted(model_dir.glob("*.safetensors")))  # the model's bytes are read once
     weights = model_hash.hexdigest()[:10]
     with_overlay = sha256_of(overlay_file(overlay), h=model_hash.copy()).hexdigest()[:10]
-    lm_tag = (sha256_of(Path(args.lm)).hexdigest()[:10] + f"x{args.lm_weight:g}") if args.lm else "none"
+    lm_hash = sha256_of(Path(args.lm)).hexdigest()[:10] if args.lm else ""
     if "fused" in arms and not args.lm:
         raise SystemExit("the fused arm needs --lm (the character n-gram LM, `make restore-lm`)")
-    tags = {"fused": f"fused-{with_overlay}-lm{lm_tag}", "finetuned": f"finetuned-{with_overlay}",
+
+    def fused_tag(weight: float) -> str:
+        return f"fused-{with_overlay}-lm{lm_hash}x{weight:g}" if args.lm else f"fused-{with_overlay}-lmnone"
+
+    tags = {"fused": fused_tag(args.lm_weight), "finetuned": f"finetuned-{with_overlay}",
             "pretrained": f"pretrained-{weights}", "random_init": f"random_init-{weights}",
             "ngram": f"ngram{args.ngram_docs}"}
     splits = {"test": test, "dev": dev}
@@ -395,6 +409,25 @@ def evaluate(args: argparse.Namespace) -> int:
         return NgramScorer(fit_ngram(args.mirror, args.fold, args.ngram_docs))
 
     main_arm = next((a for a in arms if a in ("fused", "finetuned", "pretrained")), arms[0])
+    weight_fit = None
+    if args.lm_weights and "fused" in arms and not (args.decode or args.only_known):
+        # the in-beam weight, fitted on dev (known widths, rescored as the restorer does); the
+        # workers below are then told the chosen weight
+        weight_fit = {}
+        for w in sorted({float(x) for x in args.lm_weights.split(",")}):
+            args.lm_weight, tags["fused"] = w, fused_tag(w)
+            run = decode(lambda: scorer("fused"), dev, "known", args, cache_file("dev", "fused", "known"))
+            if run is None:  # --cached-only and not decoded yet
+                continue
+            rescored = rescore_fused({("dev", "fused", "known"): dict(run)}, splits, args, grid=False)
+            tops = [rerank_top(c) for c in rescored[("dev", "fused", "known")]["cands"]]
+            weight_fit[str(w)] = 100 * float(np.mean([ours_cer(t, r["gold"]) for t, r in zip(tops, dev, strict=True)]))
+            print(f"in-beam LM weight {w:g}: dev CER {weight_fit[str(w)]:.2f}", file=sys.stderr, flush=True)
+        if not weight_fit:
+            raise SystemExit("--lm-weights: no dev decoding to fit the weight on")
+        best = min(weight_fit, key=lambda k: (weight_fit[k], abs(float(k) - 1.0)))
+        args.lm_weight, tags["fused"] = float(best), fused_tag(float(best))
+        args.argv = [*args.argv, "--lm-weight", best]  # the workers decode at the fitted weight
     if args.only_known:  # decode the listed arms' known widths into the cache (a parallel worker), then stop
         for arm in arms:
             decode(lambda arm=arm: scorer(arm), test, "known", args, cache_file("test", arm, "known"))
@@ -518,6 +551,8 @@ def evaluate(args: argparse.Namespace) -> int:
         "calibration": calibration,
         "abstention": abstention,
         "lm_rescore": {"weight": args.lm_rescore if "fused" in arms else 0.0, "dev_cer_by_weight": rescore_grid},
+        "lm_weight": {"weight": args.lm_weight if "fused" in arms else 0.0,
+                      "fitted_on_dev": weight_fit is not None, "dev_cer_known_by_weight": weight_fit},
         "speed": {f"{s}/{a}/{m}": {"gaps": r["n"], "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
                                    "cpu_s_per_gap": r["cpu_s"] / max(r["n"], 1),
                                    "gaps_per_cpu_s": r["n"] / max(r["cpu_s"], 1e-9),
@@ -545,6 +580,8 @@ def evaluate(args: argparse.Namespace) -> int:
                     "temperatures": {k: round(v, 3) for k, v in temps.items()},
                     "temperature": round(temps["default"], 3), "confident_above": round(threshold, 4),
                     "confidence_slope": slope, "confidence_bias": bias}
+    if "fused" in arms:  # the fused default's LM weights (the restorer's lm_weight, lm_rescore)
+        restorer_cfg.update(lm_weight=args.lm_weight, lm_rescore=args.lm_rescore)
     (out / "calibration.json").write_text(json.dumps(restorer_cfg, indent=1), encoding="utf-8")
     (out / "results.md").write_text(markdown(metrics), encoding="utf-8")
     plots(metrics, diagram, out)
@@ -576,6 +613,11 @@ def markdown(m: dict) -> str:
                      + f" | {w('hidden', L)} | {w('range', L)} |")
     lines += ["", "McNemar (exact, top-1): " + "; ".join(f"{k}: {v['a_only']}/{v['b_only']}, p = {v['p']:.3g}"
                                                          for k, v in m["mcnemar"].items())]
+    fit = m.get("lm_weight") or {}
+    if fit.get("fitted_on_dev"):
+        lines += ["", "In-beam LM weight fitted on dev (known widths, top-1 CER %): "
+                  + ", ".join(f"{w}: {c:.1f}" for w, c in fit["dev_cer_known_by_weight"].items())
+                  + f"; used {fit['weight']:g}."]
     p, c = m["prior"], m["calibration"]
     lines += ["", f"Width prior (dev): rank `{p['rank']}`, length bonus {p['length_bonus']:+.2f} nats/char "
               f"(dev hidden CER {p['dev_cer_hidden']:.1f} %).",
@@ -673,6 +715,10 @@ def main(argv: list[str] | None = None) -> int:
                    "fused/finetuned/pretrained is the main arm: its widths, prior and calibration)")
     e.add_argument("--lm", default=None, help="the fused arm's character n-gram LM (.npz, `make restore-lm`)")
     e.add_argument("--lm-weight", type=float, default=1.0, help="the fused arm's LM weight inside the beam")
+    e.add_argument("--lm-weights", default=None,
+                   help="fit the in-beam LM weight on dev instead: decode the dev gaps (known widths) at each of "
+                        "these comma-separated weights and keep the one with the lowest dev CER (refit whenever "
+                        "the weights change); --lm-weight is then ignored")
     e.add_argument("--lm-rescore", type=float, default=1.0,
                    help="the fused arm's finished candidates also get this × the LM's joint log-probability "
                         "of the filled window (the restorer's lm_rescore; 0: none)")
