@@ -117,7 +117,8 @@ def fit_threshold(top_probs: Sequence[float] | np.ndarray, correct: Sequence[boo
     return best
 
 
-def top_confidence(top_prob: float | np.ndarray, slope: float = 1.0, bias: float = 0.0) -> float | np.ndarray:
+def top_confidence(top_prob: float | np.ndarray, slope: float | np.ndarray = 1.0,
+                   bias: float | np.ndarray = 0.0) -> float | np.ndarray:
     """``sigmoid(slope * logit(top_prob) + bias)``: the top candidate's calibrated chance of being
     right (slope 1, bias 0: the probability itself)."""
     p = np.clip(np.asarray(top_prob, dtype=float), 1e-9, 1 - 1e-9)

@@ -19,7 +19,7 @@ import torch
 from ..codec import CharPlanes
 from ..leiden import GappedText
 from ..models.gaps import GapRun
-from .beam import ModelScorer, beam_search
+from .beam import ModelScorer, beam_search, width_bucket
 from .queries import GapTarget, build_queries, queries_from_runs
 from .widths import MAX_WIDTH, WidthPrior, too_wide
 
@@ -156,7 +156,7 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: R
         items = []
         for target in p.decode:
             items.append(_item(target, spans_mode, "restored", results[cursor], below, above,
-                               float(c.confidence_slope), float(c.confidence_bias)))
+                               *c.confidence_scaling(width_bucket(target.query.widths))))
             cursor += 1
         items += [_item(t, spans_mode, "too_wide", [], below, above) for t in p.too_wide]
         out.append(sorted(items, key=lambda it: it["start"]))

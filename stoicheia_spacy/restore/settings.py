@@ -28,11 +28,12 @@ Options (defaults in brackets):
 * ``confidence_slope`` [1.0], ``confidence_bias`` [0.0]: ``doc._.restorations[i]["confidence"]``,
   the top candidate's calibrated chance of being right, is ``sigmoid(slope * logit(p) + bias)`` of
   its probability ``p`` among the candidates (Platt scaling fitted on dev by ``restore-eval``,
-  :func:`.calibration.fit_confidence`);
+  :func:`.calibration.fit_confidence`); ``confidence_slopes`` / ``confidence_biases`` [{}] hold
+  the pair per width bucket (as ``temperatures``), a bucket without its own pair uses those two;
 * ``confident_above`` [0.6212]: ``doc._.restorations[i]["confident"]`` is True when the top
   candidate's calibrated probability reaches it (fitted for 90 % precision on dev gaps by
-  ``projects/restore``'s ``restore-eval-quick``, :func:`.calibration.fit_threshold`; the default is
-  the embedded model's, ``projects/restore/metrics_run8_quick.json``);
+  ``projects/restore``'s ``restore-eval``, :func:`.calibration.fit_threshold`; the embedded model's
+  config sets its own, ``projects/restore/calibration_run10.json``);
 * ``lm`` [null], ``lm_sha256`` [null], ``lm_weight`` [1.0]: a character n-gram LM (``.npz`` of
   :mod:`.ngram_lm`, built by ``make restore-lm``, loaded lazily, checked against ``lm_sha256`` when
   set) fused into the beam at ``lm_weight`` (:class:`.fusion.FusedScorer`; 1.0 fitted on dev for
@@ -93,6 +94,8 @@ class RestorerSettings:
     confident_above: float = 0.6212
     confidence_slope: float = 1.0
     confidence_bias: float = 0.0
+    confidence_slopes: Mapping[str, float] | None = None
+    confidence_biases: Mapping[str, float] | None = None
     lm: str | None = None
     lm_sha256: str | None = None
     lm_weight: float = 1.0
@@ -103,6 +106,9 @@ class RestorerSettings:
         object.__setattr__(self, "temperatures",
                            MappingProxyType({str(k): float(v) for k, v in dict(self.temperatures or {}).items()}))
         object.__setattr__(self, "width_log_prior", tuple(float(x) for x in self.width_log_prior or ()))
+        for name in ("confidence_slopes", "confidence_biases"):
+            object.__setattr__(self, name, MappingProxyType({str(k): float(v)
+                                                             for k, v in dict(getattr(self, name) or {}).items()}))
         if self.mode not in ("any", "confident"):
             raise ConfigError(f"mode must be 'any' or 'confident', got {self.mode!r}")
         if int(self.beam_width) < 1 or int(self.n_candidates) < 1:
@@ -125,6 +131,8 @@ class RestorerSettings:
             raise ConfigError(f"dtype must be one of {list(DTYPES)}, got {self.dtype!r}")
         if not 0.0 <= float(self.confident_above) <= 1.0:
             raise ConfigError("confident_above must be in [0, 1]")
+        if set(self.confidence_slopes or {}) != set(self.confidence_biases or {}):
+            raise ConfigError("confidence_slopes and confidence_biases must name the same width buckets")
         if float(self.lm_weight) < 0 or float(self.lm_rescore) < 0:
             raise ConfigError("lm_weight and lm_rescore must be >= 0")
         if self.notation not in ("leiden", "ddbdp"):
@@ -162,6 +170,8 @@ class RestorerSettings:
         """Plain JSON values (what ``to_disk`` writes and the config block holds)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["temperatures"] = dict(self.temperatures or {})
+        out["confidence_slopes"] = dict(self.confidence_slopes or {})
+        out["confidence_biases"] = dict(self.confidence_biases or {})
         out["width_log_prior"] = list(self.width_log_prior)
         return out
 
@@ -173,6 +183,14 @@ class RestorerSettings:
 
     def get(self, name: str, default: Any = None) -> Any:
         return getattr(self, name) if name in self.names() else default
+
+    def confidence_scaling(self, bucket: str) -> tuple[float, float]:
+        """The ``(slope, bias)`` of the top candidate's confidence for a width bucket
+        (:func:`.beam.width_bucket`): the bucket's own pair, else the pooled one."""
+        slopes, biases = self.confidence_slopes or {}, self.confidence_biases or {}
+        if bucket in slopes:
+            return float(slopes[bucket]), float(biases[bucket])
+        return float(self.confidence_slope), float(self.confidence_bias)
 
 
 #: The ``[components.stoicheia_restorer.settings]`` block: the class itself, so that its

@@ -201,7 +201,7 @@ def test_the_fused_arm_is_the_main_arm_and_beats_the_backbone_on_a_formula(tmp_p
     # the test runs use it and calibration.json hands it to the restorer
     fitted = tmp_path / "fitted"
     assert restore_eval.main([*common, "--arms", "fused,finetuned", "--lm", str(tmp_path / "lm.npz"),
-                              "--lm-weights", "0,1", "--out", str(fitted)]) == 0
+                              "--lm-weights", "0,1", "--confidence-min-gaps", "3", "--out", str(fitted)]) == 0
     fit = json.loads((fitted / "metrics.json").read_text(encoding="utf-8"))["lm_weight"]
     by_weight = fit["dev_cer_known_by_weight"]
     assert fit["fitted_on_dev"] and set(by_weight) == {"0.0", "1.0"}
@@ -210,3 +210,11 @@ def test_the_fused_arm_is_the_main_arm_and_beats_the_backbone_on_a_formula(tmp_p
     cached = {f.name for f in (fitted / "cache").rglob("*.json")}
     assert any(f"x{fit['weight']:g}_known" in n and n.startswith("test") for n in cached)
     assert sum(n.startswith("dev") and n.endswith("_known.json") and "_fused-" in n for n in cached) == 2
+    # the confidence's Platt pair per width bucket with >= 3 dev gaps (all five here); the file is a
+    # valid settings block of the restorer
+    from stoicheia_spacy.restore.settings import RestorerSettings
+
+    settings = RestorerSettings.from_dict(json.loads((fitted / "calibration.json").read_text(encoding="utf-8")))
+    assert set(settings.confidence_slopes) == set(settings.confidence_biases) == {"1-3", "4-6", "7-10", "range", "unknown"}
+    by_bucket = json.loads((fitted / "metrics.json").read_text(encoding="utf-8"))["calibration"]["confidence_by_bucket"]
+    assert {b: v["slope"] for b, v in by_bucket.items()} == dict(settings.confidence_slopes)

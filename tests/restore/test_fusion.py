@@ -17,7 +17,7 @@ from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.backbone import planes_to_tensors
 from stoicheia_spacy.baselines.ngram import SPACE, UNK, CharNgramLM
 from stoicheia_spacy.codec import encode_planes
-from stoicheia_spacy.errors import CheckpointError
+from stoicheia_spacy.errors import CheckpointError, ConfigError
 from stoicheia_spacy.restore import GapQuery, ModelScorer, beam_search
 from stoicheia_spacy.restore.calibration import fit_threshold
 from stoicheia_spacy.restore.fusion import FusedScorer, union_rescore
@@ -260,3 +260,13 @@ def test_confidence_is_platt_scaling_of_the_top_probability_fitted_on_dev(nlp: s
         pipe.configure(confidence_slope=1.0, confidence_bias=0.0)
     assert item["confidence"] == pytest.approx(top_confidence(item["candidates"][0][2], 2.0, 1.0))
     assert item["confident"] == (item["confidence"] >= pipe.cfg["confident_above"])
+    # a pair per width bucket: the 3-letter gap takes the 1-3 pair, the range gap the pooled one
+    pipe.configure(confidence_slopes={"1-3": 0.5}, confidence_biases={"1-3": -1.0})
+    try:
+        short, wide = nlp("τῆι βουλῆι [.3] δήμωι [ca. 5] καὶ")._.restorations
+    finally:
+        pipe.configure(confidence_slopes={}, confidence_biases={})
+    assert short["confidence"] == pytest.approx(top_confidence(short["candidates"][0][2], 0.5, -1.0))
+    assert wide["confidence"] == pytest.approx(wide["candidates"][0][2])
+    with pytest.raises(ConfigError):
+        pipe.configure(confidence_slopes={"1-3": 0.5})  # a slope without its bias

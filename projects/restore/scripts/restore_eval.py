@@ -24,7 +24,8 @@ weights: the control) and ``ngram`` (a 6-gram LM on the training papyri, same be
 ``known`` (L), ``hidden`` (unknown: letter counts 1..max_letters enumerated), ``range`` (L±slack),
 ``chat`` (N letters, word breaks free). Hidden and range candidates are ranked with the width prior
 fitted on dev (rank rule and length bonus by dev CER, prior = dev width frequencies); temperatures
-per width bucket are fitted on dev and ECE is reported on dev and test. Scores: CER on bare
+and the top candidate's confidence (Platt scaling) per width bucket are fitted on dev and ECE is
+reported on dev and test; ``--lm-weights`` refits the fused arm's in-beam LM weight on dev. Scores: CER on bare
 letters (diacritics stripped, sigma folded, spaces count), and the Levenshtein CER under the
 release's normalisation (``release``). Decodings are cached under OUT/cache, so an interrupted run
 resumes. ``calibration.json`` holds the fitted restorer settings (the shipped restorer's ``[components.stoicheia_restorer.settings]`` in config.cfg).
@@ -496,16 +497,23 @@ def evaluate(args: argparse.Namespace) -> int:
                          for k, b, s in zip(keys, buckets, scales, strict=True)])
 
     tk, tc, tb, ts = calib_rows("test", test, tuple(m for m in ("known", "hidden", "range") if m in modes), prior)
-    # the top candidate's confidence: Platt scaling of its temperature-scaled probability, fitted on dev
-    slope, bias = fit_confidence(probs(dk, db, ds, temps), dc)
+    # the top candidate's confidence: Platt scaling of its temperature-scaled probability, fitted on dev,
+    # pooled and per width bucket (a bucket with fewer than --confidence-min-gaps dev gaps uses the pooled pair)
+    dev_probs, dev_buckets = probs(dk, db, ds, temps), np.array(db)
+    slope, bias = fit_confidence(dev_probs, dc)
+    per_bucket = {b: fit_confidence(dev_probs[dev_buckets == b], np.array(dc)[dev_buckets == b])
+                  for b in sorted(set(db)) if (dev_buckets == b).sum() >= args.confidence_min_gaps}
 
     def confidence(keys: list, buckets: list, scales: list) -> np.ndarray:
-        return np.asarray(top_confidence(probs(keys, buckets, scales, temps), slope, bias))
+        pairs = np.array([per_bucket.get(b, (slope, bias)) for b in buckets]).reshape(-1, 2)
+        return np.asarray(top_confidence(probs(keys, buckets, scales, temps), pairs[:, 0], pairs[:, 1]))
 
     dev_p, test_p = confidence(dk, db, ds), confidence(tk, tb, ts)
     dev_ok, test_ok = np.array(dc, dtype=bool), np.array(tc, dtype=bool)
     calibration = {
         "temperatures": temps, "confidence_slope": slope, "confidence_bias": bias,
+        "confidence_by_bucket": {b: {"slope": sl, "bias": bi, "dev_gaps": int((dev_buckets == b).sum())}
+                                 for b, (sl, bi) in per_bucket.items()},
         "ece_dev_raw": expected_calibration_error(probs(dk, db, ds, None), dev_ok, 10),
         "ece_dev_temperatures": expected_calibration_error(probs(dk, db, ds, temps), dev_ok, 10),
         "ece_dev": expected_calibration_error(dev_p, dev_ok, 10),
@@ -579,7 +587,9 @@ def evaluate(args: argparse.Namespace) -> int:
                     "width_log_prior": [round(x, 4) for x in prior.log_prior], "max_letters": args.max_letters,
                     "temperatures": {k: round(v, 3) for k, v in temps.items()},
                     "temperature": round(temps["default"], 3), "confident_above": round(threshold, 4),
-                    "confidence_slope": slope, "confidence_bias": bias}
+                    "confidence_slope": slope, "confidence_bias": bias,
+                    "confidence_slopes": {b: sl for b, (sl, _) in per_bucket.items()},
+                    "confidence_biases": {b: bi for b, (_, bi) in per_bucket.items()}}
     if "fused" in arms:  # the fused default's LM weights (the restorer's lm_weight, lm_rescore)
         restorer_cfg.update(lm_weight=args.lm_weight, lm_rescore=args.lm_rescore)
     (out / "calibration.json").write_text(json.dumps(restorer_cfg, indent=1), encoding="utf-8")
@@ -622,7 +632,9 @@ def markdown(m: dict) -> str:
     lines += ["", f"Width prior (dev): rank `{p['rank']}`, length bonus {p['length_bonus']:+.2f} nats/char "
               f"(dev hidden CER {p['dev_cer_hidden']:.1f} %).",
               f"Calibration: temperatures {json.dumps({k: round(v, 2) for k, v in c['temperatures'].items()})}, "
-              f"confidence slope {c.get('confidence_slope', 1.0):.2f} bias {c.get('confidence_bias', 0.0):+.2f}; "
+              f"confidence slope {c.get('confidence_slope', 1.0):.2f} bias {c.get('confidence_bias', 0.0):+.2f}"
+              + "".join(f", {b} {v['slope']:.2f} {v['bias']:+.2f}" for b, v in c.get("confidence_by_bucket", {}).items())
+              + "; "
               f"ECE dev {c['ece_dev_raw']:.3f} → {c['ece_dev']:.3f}, test {c['ece_test_raw']:.3f} → {c['ece_test']:.3f}; "
               f"mean confidence {c['mean_top_probability_test']:.3f} vs top-1 accuracy {c['top1_test']:.3f}.",
               f"Projected CPU time for 3,000 known-width gaps: {m['projected_cpu_hours_3000_known']:.2f} h."]
@@ -722,6 +734,8 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--lm-rescore", type=float, default=1.0,
                    help="the fused arm's finished candidates also get this × the LM's joint log-probability "
                         "of the filled window (the restorer's lm_rescore; 0: none)")
+    e.add_argument("--confidence-min-gaps", type=int, default=60,
+                   help="a width bucket gets its own confidence scaling when dev has this many of its gaps")
     e.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
                    help="model weights' dtype (bfloat16: about 2x faster on CPUs with AVX512-BF16)")
     e.add_argument("--decode", default=None, help="only decode these SPLIT:MODE runs of the main arm, e.g. dev:known,test:chat")
