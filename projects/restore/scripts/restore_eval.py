@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import hashlib
 import json
 import random
@@ -199,6 +200,14 @@ def rerank_top(cands: list) -> str:
     return top[0][0] if top else ""
 
 
+@functools.lru_cache(maxsize=2)
+def joint_rescorer(lm: str, window: int) -> Any:
+    """The n-gram LM's joint log-probability of a filled window (weight 1), loaded once per run."""
+    from stoicheia_spacy.restore.ngram_lm import LMRescorer, load_lm
+
+    return LMRescorer(load_lm(lm), 1.0, window)
+
+
 def rescore_fused(runs: dict, splits: dict, args: argparse.Namespace, grid: bool = True) -> dict:
     """Add ``--lm-rescore`` × the n-gram LM's joint log-probability of each filled window to the
     fused arm's candidates (as the restorer does, :class:`~stoicheia_spacy.restore.ngram_lm.LMRescorer`),
@@ -206,9 +215,7 @@ def rescore_fused(runs: dict, splits: dict, args: argparse.Namespace, grid: bool
     or with ``grid=False`` the runs themselves."""
     from stoicheia_spacy.restore import WidthPrior
     from stoicheia_spacy.restore.calibration import rerank
-    from stoicheia_spacy.restore.ngram_lm import LMRescorer, load_lm
-
-    joint = LMRescorer(load_lm(args.lm), 1.0, args.window)
+    joint = joint_rescorer(args.lm, args.window)
     table: dict = {}
     for (split, arm, mode), run in runs.items():
         if arm != "fused":
