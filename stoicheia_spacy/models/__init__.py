@@ -6,6 +6,7 @@
   (misc, :mod:`.loader`);
 - ``stoicheia.TokenHeads.v1`` and ``stoicheia.BiaffineParser.v1`` (:mod:`.morphosyntax`);
 - ``stoicheia.ScannerHeads.v1`` (:mod:`.scanner`);
+- ``stoicheia.WordFeatures.v1`` (backbone vectors + form embeddings, :mod:`.word_features`);
 - ``stoicheia.ReleasedWordPooler.v1`` (:mod:`.released_pooler`).
 """
 
@@ -18,6 +19,7 @@ from .loader import create_backbone_loader
 from .pooler import build_word_pooler
 from .reference import BackboneReference, build_backbone_reference
 from .types import StoicheiaDocData
+from .word_features import build_word_features
 
 __all__ = [
     "MAX_GAP_WIDTH",
@@ -29,6 +31,7 @@ __all__ = [
     "build_backbone_reference",
     "build_char_encoder",
     "build_stoicheia_listener",
+    "build_word_features",
     "build_word_pooler",
     "create_backbone_loader",
     "doc_inputs",
