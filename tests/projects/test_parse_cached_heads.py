@@ -21,6 +21,7 @@ from stoicheia_spacy.assembly import build_pipeline
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "projects" / "parse" / "scripts"
 CONFIG = REPO / "assets" / "configs" / "parse_heads_cached.cfg"
+HYBRID = REPO / "assets" / "configs" / "parse_heads_hybrid.cfg"
 TINY = REPO / "tests" / "fixtures" / "char_bert_tiny"
 HEADS = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
 torch.set_num_threads(1)
@@ -77,13 +78,44 @@ def test_cache_then_train_in_legs_then_load(docbin: Path, tmp_path: Path, capsys
     assert state["step"] == 4 and [e["step"] for e in state["evals"]] == [0, 2, 4]
 
     # the saved heads are component folders the pipeline reads with from_disk
-    config = spacy.util.load_config(CONFIG)
-    for name in HEADS:
-        block = dict(config["components"][name])
-        block.pop("factory")
-        if "encode" in block["model"]["tok2vec"]:
-            block["model"]["tok2vec"]["encode"]["width"] = 64
-        nlp.add_pipe(name, config=block).from_disk(out / "best" / name)
+    _add_heads(nlp, CONFIG, out / "best")
     doc = nlp("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος")
     assert all(t.pos_ and t.tag_ and t.lemma_ for t in doc)
     assert sum(t.head.i == t.i for t in doc) == 1  # one tree with one root (mst_single_root)
+
+
+def _add_heads(nlp: spacy.Language, config_path: Path, folder: Path, width: int = 64) -> None:
+    """The heads of ``config_path`` at the tiny backbone's width, weights read from ``folder``."""
+    config = spacy.util.load_config(config_path)
+    for name in HEADS:
+        block = dict(config["components"][name])
+        block.pop("factory")
+        tok2vec = block["model"]["tok2vec"]
+        if "encode" in tok2vec:
+            tok2vec["encode"]["width"] = width
+        for sub in (tok2vec, tok2vec.get("embed", {})):
+            if sub.get("@architectures") == "stoicheia.WordFeatures.v1":
+                sub["width"] = width
+        nlp.add_pipe(name, config=block).from_disk(folder / name)
+
+
+def test_heads_with_form_embeddings_train_on_the_cache_and_load(docbin: Path, tmp_path: Path) -> None:
+    """parse_heads_hybrid.cfg: the cached backbone vectors beside trainable form embeddings."""
+    cache = tmp_path / "features"
+    for split in ("train", "dev"):
+        assert cache_features.main([str(TINY), str(docbin), str(cache), "--split", split, "--chunk", "6",
+                                    "--quiet"]) == 0
+    (key,) = [p for p in cache.iterdir() if p.is_dir()]
+    out = tmp_path / "heads"
+    overrides = json.dumps({"eval_every": 3, "checkpoint_every": 3, "batch_size": 4})
+    assert train_cached.main([str(HYBRID), str(key), str(docbin), str(docbin), str(out), "--train-split", "train",
+                              "--dev-split", "dev", "--overrides", overrides, "--max-steps", "3"]) == 0
+    nlp = build_pipeline(str(TINY), components=False)
+    _add_heads(nlp, HYBRID, out / "best")
+    doc = nlp("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος")
+    assert all(t.pos_ and t.tag_ and t.lemma_ for t in doc)
+    assert sum(t.head.i == t.i for t in doc) == 1
+    # the form embeddings are part of the saved heads: another form, another input row
+    embed = nlp.get_pipe("stoicheia_parser").model.get_ref("tok2vec").get_ref("embed").get_ref("embed")
+    rows = embed.predict([doc])[0]
+    assert rows.shape == (len(doc), 96) and not np.allclose(rows[0], rows[1])

@@ -6,7 +6,8 @@ and is scored with the same CoNLL 2018 scorer (``evaluate.py``'s sentences and
 ``score_conll``). ``shipped`` is the default pipeline's own heads; each ``--heads
 NAME=DIR`` is a folder of component folders (``DIR/<component>/``, as
 ``morphosyntax/`` or ``train_cached.py``'s ``best/``) read with ``from_disk`` into the
-components of CONFIG (``assets/configs/parse_heads_cached.cfg``).
+components of CONFIG (``assets/configs/parse_heads_cached.cfg``, or the set's own
+``--config-for NAME=CONFIG``).
 
     python scripts/compare_heads.py DATA.spacy OUT.json --heads cached=training/cached/best
         [--config ../../assets/configs/parse_heads_cached.cfg] [--limit 300] [--split dev]
@@ -34,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--heads", action="append", default=[], help="NAME=DIR (repeatable)")
     ap.add_argument("--config", type=Path, default=Path(__file__).parents[3] / "assets/configs/parse_heads_cached.cfg")
+    ap.add_argument("--config-for", action="append", default=[],
+                    help="NAME=CONFIG: the head set NAME's own config (default --config)")
     ap.add_argument("--backbone", default="embedded:grc_stoicheia_doc_clean")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--split", default="")
@@ -51,9 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     nlp = build_pipeline(args.backbone)
     sets: dict[str, list[Any]] = {"shipped": [nlp.get_pipe(n) for n in HEADS if n in nlp.pipe_names]}
-    config = Config().from_disk(args.config)
+    configs = {name: Path(path) for name, path in (c.split("=", 1) for c in args.config_for)}
     for spec in args.heads:
         name, folder = spec.split("=", 1)
+        config = Config().from_disk(configs.get(name, args.config))
         other = spacy.blank("grc")
         for comp in HEADS:
             block = dict(config["components"][comp])

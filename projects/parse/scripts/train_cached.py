@@ -134,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         tok2vec = comp.get("model", {}).get("tok2vec", {})
         if "encode" in tok2vec:
             tok2vec["encode"]["width"] = width
+        for block in (tok2vec, tok2vec.get("embed", {})):  # form embeddings mixed to the same width
+            if block.get("@architectures") == "stoicheia.WordFeatures.v1":
+                block["width"] = width
         nlp.add_pipe(name, config=comp)
     if resumed:
         state = json.loads((ckpt / "state.json").read_text())
