@@ -99,8 +99,10 @@ def _add_heads(nlp: spacy.Language, config_path: Path, folder: Path, width: int 
         nlp.add_pipe(name, config=block).from_disk(folder / name)
 
 
-def test_heads_with_form_embeddings_train_on_the_cache_and_load(docbin: Path, tmp_path: Path) -> None:
-    """parse_heads_hybrid.cfg: the cached backbone vectors beside trainable form embeddings."""
+def test_heads_with_form_embeddings_train_on_the_cache_and_load(docbin: Path, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture) -> None:
+    """parse_heads_hybrid.cfg: the cached backbone vectors beside trainable form embeddings,
+    on the first 6 cached sentences only (--train-limit, the random-init control's sample)."""
     cache = tmp_path / "features"
     for split in ("train", "dev"):
         assert cache_features.main([str(TINY), str(docbin), str(cache), "--split", split, "--chunk", "6",
@@ -109,7 +111,9 @@ def test_heads_with_form_embeddings_train_on_the_cache_and_load(docbin: Path, tm
     out = tmp_path / "heads"
     overrides = json.dumps({"eval_every": 3, "checkpoint_every": 3, "batch_size": 4})
     assert train_cached.main([str(HYBRID), str(key), str(docbin), str(docbin), str(out), "--train-split", "train",
-                              "--dev-split", "dev", "--overrides", overrides, "--max-steps", "3"]) == 0
+                              "--dev-split", "dev", "--overrides", overrides, "--max-steps", "3",
+                              "--train-limit", "6"]) == 0
+    assert "6 cached train sentences" in capsys.readouterr().out
     nlp = build_pipeline(str(TINY), components=False)
     _add_heads(nlp, HYBRID, out / "best")
     doc = nlp("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος")

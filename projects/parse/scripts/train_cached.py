@@ -19,11 +19,17 @@ layout of ``assets/models/grc_stoicheia_doc_clean/morphosyntax``).
 
     python scripts/train_cached.py CONFIG CACHE_DIR TRAIN.spacy DEV.spacy OUT
         [--train-split fold0_train] [--dev-split fold0_dev] [--max-steps N] [--minutes M]
+        [--train-limit N]
+
+``--train-limit N`` trains on the first N cached sentences only (chunk order, i.e. the
+seeded order of ``cache_features.py``): two caches of the same sentences, e.g. the default
+backbone's and a random-init one's, then train on exactly the same sample.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import shutil
@@ -76,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("dev", type=Path)
     ap.add_argument("out", type=Path)
     ap.add_argument("--train-split", default="fold0_train")
+    ap.add_argument("--train-limit", type=int, default=0, help="the first N cached train sentences only (0: all)")
     ap.add_argument("--dev-split", default="fold0_dev")
     ap.add_argument("--max-steps", type=int, default=0, help="end this leg after N steps in all (0: no limit)")
     ap.add_argument("--minutes", type=float, default=0.0, help="end this leg after M minutes (0: no limit)")
@@ -109,7 +116,11 @@ def main(argv: list[str] | None = None) -> int:
         Doc.set_extension("stoicheia", default=None)
 
     t_start = time.perf_counter()
-    cache = load_cache(args.cache / args.train_split)
+    def train_cache() -> dict[int, dict[str, Any]]:
+        rows = load_cache(args.cache / args.train_split)
+        return dict(itertools.islice(rows.items(), args.train_limit)) if args.train_limit else rows
+
+    cache = train_cache()
     dev_cache = load_cache(args.cache / args.dev_split)
     if not cache or not dev_cache:
         raise SystemExit(f"no cached sentences under {args.cache} ({args.train_split}, {args.dev_split})")
@@ -273,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             if step % int(tcfg["checkpoint_every"]) == 0 or stop:
                 checkpoint()
             if args.reload_every and step % args.reload_every == 0:
-                cache = load_cache(args.cache / args.train_split)
+                cache = train_cache()
             out_of_time = args.minutes and time.perf_counter() - leg_t0 > 60 * args.minutes
             asked = (args.out / "STOP").exists()  # touch OUT/STOP to end the leg cleanly
             if stop or (args.max_steps and step >= args.max_steps) or out_of_time or asked:
