@@ -29,6 +29,7 @@ torch.set_num_threads(1)
 H = load_script(REPO / "tests" / "morph" / "helpers.py", "morph_helpers")
 cache_features = load_script(SCRIPTS / "cache_features.py", "parse_cache_features")
 train_cached = load_script(SCRIPTS / "train_cached.py", "parse_train_cached")
+training_cost = load_script(SCRIPTS / "training_cost.py", "parse_training_cost")
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +115,11 @@ def test_heads_with_form_embeddings_train_on_the_cache_and_load(docbin: Path, tm
                               "--dev-split", "dev", "--overrides", overrides, "--max-steps", "3",
                               "--train-limit", "6"]) == 0
     assert "6 cached train sentences" in capsys.readouterr().out
+    cost = tmp_path / "cost.json"
+    assert training_cost.main([str(cost), "--run", f"hybrid={out}", "--cache", str(key / "train")]) == 0
+    costs = json.loads(cost.read_text())
+    assert costs["runs"]["hybrid"]["steps"] == 3 and costs["runs"]["hybrid"]["cpu_seconds"] > 0
+    assert costs["caches"][0]["chunks_logged"] == 2 and costs["caches"][0]["cpu_seconds"] > 0
     nlp = build_pipeline(str(TINY), components=False)
     _add_heads(nlp, HYBRID, out / "best")
     doc = nlp("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος")
