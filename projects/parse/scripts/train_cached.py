@@ -209,8 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             pipe: Any = nlp.get_pipe(name)
             for node in pipe.model.walk():
-                if node.name == "stoicheia_word_pooler":
-                    node.set_param("mix", mixes[name])
+                if node.name == "stoicheia_word_pooler":  # a copy: Adam updates params in place
+                    node.set_param("mix", mixes[name].copy())
             tmp = folder / f".{name}.tmp"
             if tmp.exists():
                 shutil.rmtree(tmp)
