@@ -89,15 +89,7 @@ def _add_heads(nlp: spacy.Language, config_path: Path, folder: Path, width: int 
     """The heads of ``config_path`` at the tiny backbone's width, weights read from ``folder``."""
     config = spacy.util.load_config(config_path)
     for name in HEADS:
-        block = dict(config["components"][name])
-        block.pop("factory")
-        tok2vec = block["model"]["tok2vec"]
-        if "encode" in tok2vec:
-            tok2vec["encode"]["width"] = width
-        for sub in (tok2vec, tok2vec.get("embed", {})):
-            if sub.get("@architectures") == "stoicheia.WordFeatures.v1":
-                sub["width"] = width
-        nlp.add_pipe(name, config=block).from_disk(folder / name)
+        nlp.add_pipe(name, config=train_cached.head_block(config, name, width)).from_disk(folder / name)
 
 
 def test_heads_with_form_embeddings_train_on_the_cache_and_load(docbin: Path, tmp_path: Path,

@@ -58,6 +58,20 @@ def load_cache(split_dir: Path) -> dict[int, dict[str, Any]]:
     return out
 
 
+def head_block(config: Any, name: str, width: int) -> dict[str, Any]:
+    """Component ``name``'s block of a heads config, without its factory, at the cache's ``width``
+    (the BiLSTM's and the form-embedding mix's, which must equal the cached vectors')."""
+    block = dict(config["components"][name])
+    block.pop("factory")
+    tok2vec = block.get("model", {}).get("tok2vec", {})
+    if "encode" in tok2vec:
+        tok2vec["encode"]["width"] = width
+    for sub in (tok2vec, tok2vec.get("embed", {})):
+        if sub.get("@architectures") == "stoicheia.WordFeatures.v1":
+            sub["width"] = width
+    return block
+
+
 def fake_data(feats: np.ndarray, lengths: np.ndarray, n_layers: int) -> Any:
     """Encoder output that makes the word pooler return ``feats`` (see the module doc)."""
     from stoicheia_spacy.models.types import StoicheiaDocData
@@ -140,15 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                              "seconds": 0.0}
     resumed = (ckpt / "state.json").is_file()
     for name in HEADS:
-        comp = dict(config["components"][name])
-        comp.pop("factory")
-        tok2vec = comp.get("model", {}).get("tok2vec", {})
-        if "encode" in tok2vec:
-            tok2vec["encode"]["width"] = width
-        for block in (tok2vec, tok2vec.get("embed", {})):  # form embeddings mixed to the same width
-            if block.get("@architectures") == "stoicheia.WordFeatures.v1":
-                block["width"] = width
-        nlp.add_pipe(name, config=comp)
+        nlp.add_pipe(name, config=head_block(config, name, width))
     if resumed:
         state = json.loads((ckpt / "state.json").read_text())
         for name in HEADS:
