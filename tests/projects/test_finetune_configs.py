@@ -68,8 +68,10 @@ def test_joint_config_stops_resumes_exports_and_scores(treebank: Path, tmp_path:
     assert result["sentences"] == 12 and all(0.0 <= result[m] <= 100.0 for m in ("UPOS", "Lemma", "LAS"))
 
 
-def test_scanner_config_trains_on_silver(shared_data: Path, tmp_path: Path) -> None:
+def test_scanner_config_trains_on_silver(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from stoicheia_spacy.scan.norma import read_norma
+
+    monkeypatch.setenv("STOICHEIA_ASSET_MIRROR", str(shared_data))  # meter_arms.py reads the mirror from it
     from stoicheia_spacy.scan.silver import build_silver
 
     norma = read_norma(shared_data / "scansion" / "norma_syllabarum_graecarum.tar.xz")
