@@ -9,7 +9,7 @@ traced processes (e.g. ``spacy train``, which records no CPU time itself).
   (utime + stime, ``CLK_TCK`` = 100) while a process ran.
 
     python scripts/training_cost.py OUT.json --run hybrid=training/cached_hybrid/fold0__seed0 \\
-        --cache corpus/features/KEY/fold0_train --trace cnn=training/logs/cnn_cpu.txt
+        --cache corpus/features/KEY/fold0_train --trace cnn=training/logs/cnn_cpu.txt,training/logs/cnn2_cpu.txt
 """
 
 from __future__ import annotations
@@ -46,11 +46,16 @@ def cache_cost(split_dir: Path) -> dict[str, Any]:
             "cpu_seconds": round(total, 1)}
 
 
-def trace_cost(path: Path, ticks_per_second: int = 100) -> dict[str, Any]:
-    rows = [line.split() for line in path.read_text().splitlines() if line.strip()]
-    t0, t1 = int(rows[0][0]), int(rows[-1][0])
-    return {"trace": str(path), "wall_seconds_traced": t1 - t0,
-            "cpu_seconds": round(int(rows[-1][1]) / ticks_per_second, 1), "samples": len(rows)}
+def trace_cost(paths: list[Path], ticks_per_second: int = 100) -> dict[str, Any]:
+    """CPU of a run traced in one file per leg (each leg a new process, its ticks from 0)."""
+    wall = ticks = samples = 0
+    for path in paths:
+        rows = [line.split() for line in path.read_text().splitlines() if line.strip()]
+        wall += int(rows[-1][0]) - int(rows[0][0])
+        ticks += int(rows[-1][1])
+        samples += len(rows)
+    return {"trace": ",".join(map(str, paths)), "legs": len(paths), "wall_seconds_traced": wall,
+            "cpu_seconds": round(ticks / ticks_per_second, 1), "samples": samples}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,12 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--run", action="append", default=[], help="NAME=DIR (train_cached.py output)")
     ap.add_argument("--cache", action="append", default=[], type=Path, help="cache split folder")
-    ap.add_argument("--trace", action="append", default=[], help="NAME=FILE (sampled CPU ticks)")
+    ap.add_argument("--trace", action="append", default=[], help="NAME=FILE[,FILE...] (sampled CPU ticks, one file per leg)")
     args = ap.parse_args(argv)
     result: dict[str, Any] = {
         "runs": {name: run_cost(Path(d)) for name, d in (s.split("=", 1) for s in args.run)},
         "caches": [cache_cost(d) for d in args.cache],
-        "traces": {name: trace_cost(Path(f)) for name, f in (s.split("=", 1) for s in args.trace)},
+        "traces": {name: trace_cost([Path(f) for f in files.split(",")])
+                   for name, files in (s.split("=", 1) for s in args.trace)},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
