@@ -30,6 +30,7 @@ H = load_script(REPO / "tests" / "morph" / "helpers.py", "morph_helpers")
 cache_features = load_script(SCRIPTS / "cache_features.py", "parse_cache_features")
 train_cached = load_script(SCRIPTS / "train_cached.py", "parse_train_cached")
 training_cost = load_script(SCRIPTS / "training_cost.py", "parse_training_cost")
+compare_heads = load_script(SCRIPTS / "compare_heads.py", "parse_compare_heads")
 
 
 @pytest.fixture(scope="module")
@@ -121,3 +122,35 @@ def test_heads_with_form_embeddings_train_on_the_cache_and_load(docbin: Path, tm
     embed = nlp.get_pipe("stoicheia_parser").model.get_ref("tok2vec").get_ref("embed").get_ref("embed")
     rows = embed.predict([doc])[0]
     assert rows.shape == (len(doc), 96) and not np.allclose(rows[0], rows[1])
+
+
+def test_random_init_control_is_scored_on_the_backbone_it_was_cached_from(docbin: Path, tmp_path: Path) -> None:
+    """cache_features.py --random-init and compare_heads.py --random-init re-initialise the same
+    seeded backbone: the scored encoder's sha256 is the one the cache names."""
+    cache = tmp_path / "features"
+    for split in ("train", "dev"):
+        assert cache_features.main([str(TINY), str(docbin), str(cache), "--split", split, "--chunk", "6",
+                                    "--quiet", "--random-init"]) == 0
+    (key,) = [p for p in cache.iterdir() if p.is_dir()]
+    meta = json.loads((key / "meta.json").read_text())
+    assert meta["random_init"] is True
+    out = tmp_path / "heads"
+    overrides = json.dumps({"eval_every": 2, "checkpoint_every": 2, "batch_size": 4})
+    assert train_cached.main([str(HYBRID), str(key), str(docbin), str(docbin), str(out), "--train-split", "train",
+                              "--dev-split", "dev", "--overrides", overrides, "--max-steps", "2"]) == 0
+
+    def scored(*extra: str) -> dict:
+        path = tmp_path / f"compare{len(extra)}.json"
+        assert compare_heads.main([str(docbin), str(path), "--backbone", str(TINY), "--limit", "6",
+                                   "--heads", f"control={out / 'best'}", "--config-for", f"control={HYBRID}",
+                                   *extra]) == 0
+        return json.loads(path.read_text())
+
+    random_arm = scored("--random-init")
+    assert random_arm["random_init"] is True and random_arm["backbone_sha256"] == meta["backbone_sha256"]
+    assert list(random_arm["heads"]) == ["control"]  # the pipeline's own heads belong to another backbone
+    row = random_arm["heads"]["control"]
+    assert random_arm["sentences"] == 6 and row["words_per_s"] > 0
+    assert all(0.0 <= row[m] <= 100.0 for m in ("UPOS", "XPOS", "Lemma", "UAS", "LAS"))
+    pretrained = scored()
+    assert pretrained["random_init"] is False and pretrained["backbone_sha256"] != meta["backbone_sha256"]

@@ -55,6 +55,18 @@ def backbone_sha256(nlp: Any) -> str:
     return digest.hexdigest()
 
 
+def randomize_backbone(nlp: Any, seed: int = 0) -> None:
+    """Re-initialise the encoder's backbone in place: the seeded random backbone of the same
+    shape that the random-init control arm is cached from (and scored on)."""
+    import torch
+
+    from stoicheia_spacy.models.encoder import torch_backbone
+
+    torch.manual_seed(seed)
+    for p in torch_backbone(nlp.get_pipe("stoicheia_encoder").model).parameters():
+        torch.nn.init.normal_(p, std=0.02)
+
+
 def head_mixes(heads: Any, n_layers: int) -> dict[str, list[float]]:
     """Each head component's scalar-mix logits (zeros, i.e. uniform, without a head pipeline)."""
     out = {name: [0.0] * n_layers for name in HEADS}
@@ -129,12 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"no head pipeline from {heads_src} ({exc.__class__.__name__}): uniform mixes",
                       file=sys.stderr)
     if args.random_init:
-        from stoicheia_spacy.models.encoder import torch_backbone
-
-        torch.manual_seed(0)
-        module = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)
-        for p in module.parameters():
-            torch.nn.init.normal_(p, std=0.02)
+        randomize_backbone(nlp)
     encoder = nlp.get_pipe("stoicheia_encoder")
     encoder.configure(store_logits=False, store_hidden=True)
     probe = Doc(nlp.vocab, words=["λόγος"])

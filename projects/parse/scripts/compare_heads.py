@@ -7,10 +7,14 @@ and is scored with the same CoNLL 2018 scorer (``evaluate.py``'s sentences and
 NAME=DIR`` is a folder of component folders (``DIR/<component>/``, as
 ``morphosyntax/`` or ``train_cached.py``'s ``best/``) read with ``from_disk`` into the
 components of CONFIG (``assets/configs/parse_heads_cached.cfg``, or the set's own
-``--config-for NAME=CONFIG``).
+``--config-for NAME=CONFIG``). ``--random-init`` scores head sets trained on the cache of the
+seeded random backbone (``cache_features.py --random-init``) on that same backbone; the
+default pipeline's own heads are then left out, and the output names the backbone's sha256
+(the cache's ``meta.json`` names the one it was cached from).
 
     python scripts/compare_heads.py DATA.spacy OUT.json --heads cached=training/cached/best
         [--config ../../assets/configs/parse_heads_cached.cfg] [--limit 300] [--split dev]
+        [--random-init]
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import evaluate
+from cache_features import backbone_sha256, randomize_backbone
+from train_cached import head_block
 
 HEADS = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
 
@@ -41,8 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--split", default="")
     ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--random-init", action="store_true",
+                    help="the seeded random backbone of the same shape (the random-init control)")
     args = ap.parse_args(argv)
 
+    import numpy as np
     import spacy
     import torch
     from spacy.tokens import Doc
@@ -53,18 +62,21 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(1)
     nlp = build_pipeline(args.backbone)
-    sets: dict[str, list[Any]] = {"shipped": [nlp.get_pipe(n) for n in HEADS if n in nlp.pipe_names]}
+    sets: dict[str, list[Any]] = {}
+    if args.random_init:
+        randomize_backbone(nlp)
+    else:
+        sets["shipped"] = [nlp.get_pipe(n) for n in HEADS if n in nlp.pipe_names]
+    encoder = nlp.get_pipe("stoicheia_encoder")
+    width = int(np.asarray(encoder.predict([Doc(nlp.vocab, words=["λόγος"])])[0].hidden).shape[-1])
     configs = {name: Path(path) for name, path in (c.split("=", 1) for c in args.config_for)}
     for spec in args.heads:
         name, folder = spec.split("=", 1)
         config = Config().from_disk(configs.get(name, args.config))
         other = spacy.blank("grc")
         for comp in HEADS:
-            block = dict(config["components"][comp])
-            block.pop("factory")
-            other.add_pipe(comp, config=block).from_disk(Path(folder) / comp)
+            other.add_pipe(comp, config=head_block(config, comp, width)).from_disk(Path(folder) / comp)
         sets[name] = [other.get_pipe(n) for n in HEADS]
-    encoder = nlp.get_pipe("stoicheia_encoder")
     sents = evaluate.gold_sentences(nlp, args.data, args.limit)
     gold = [span_words(s) for s in sents]
     pred: dict[str, list[Any]] = {k: [] for k in sets}
@@ -84,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{min(a + args.batch, len(sents))}/{len(sents)} sentences", flush=True)
     words = sum(len(s) for s in sents)
     result: dict[str, Any] = {"data": str(args.data), "split": args.split, "sentences": len(sents), "words": words,
+                              "backbone": args.backbone, "random_init": args.random_init,
+                              "backbone_sha256": backbone_sha256(nlp),
                               "encoder_seconds": round(seconds["encoder"], 2), "heads": {}}
     for name in sets:
         scores = score_conll(gold, pred[name])
