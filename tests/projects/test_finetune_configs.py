@@ -13,7 +13,7 @@ import pytest
 import spacy
 import torch
 from safetensors.torch import load_file
-from scriptload import load_script, write_sample_treebank
+from scriptload import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "assets" / "configs" / "finetune"
@@ -33,14 +33,9 @@ QUICK = {"training.max_steps": 3, "training.eval_frequency": 3, "training.patien
          "system.gpu_allocator": None, **TINY_ENCODER}
 
 
-@pytest.fixture(scope="module")
-def treebank(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_sample_treebank(tmp_path_factory.mktemp("corpus") / "sample.spacy", H)
-
-
-def test_joint_config_stops_resumes_exports_and_scores(treebank: Path, tmp_path: Path) -> None:
+def test_joint_config_stops_resumes_exports_and_scores(docbin: Path, tmp_path: Path) -> None:
     out = tmp_path / "joint"
-    data = {"paths.train": str(treebank), "paths.dev": str(treebank), **QUICK}
+    data = {"paths.train": str(docbin), "paths.dev": str(docbin), **QUICK}
     first = chain.run_call(CONFIGS / "joint.cfg", out, data, call_s=0.0, gpu=-1)
     assert first["calls"] == 1 and not first["done"] and (out / "model-last").is_dir()
     second = chain.run_call(CONFIGS / "joint.cfg", out, data, call_s=600.0, gpu=-1)
@@ -64,7 +59,7 @@ def test_joint_config_stops_resumes_exports_and_scores(treebank: Path, tmp_path:
     assert (folder / "dev_sample.jsonl").is_file()
     trained = load_backbone(str(folder))
     assert trained.config.d_model == H.TINY_MODEL["d_model"]
-    result = evaluate.evaluate_pipeline(nlp, treebank)
+    result = evaluate.evaluate_pipeline(nlp, docbin)
     assert result["sentences"] == 12 and all(0.0 <= result[m] <= 100.0 for m in ("UPOS", "Lemma", "LAS"))
 
 
@@ -127,12 +122,12 @@ def test_restore_config_of_record_sets_the_finetune_options(shared_data: Path, t
         finetune.main(["--config", str(bad), "--mirror", str(shared_data), "--out", str(out)])
 
 
-def test_gpu_step_trains_arms_in_order_and_returns_parts(treebank: Path, tmp_path: Path) -> None:
+def test_gpu_step_trains_arms_in_order_and_returns_parts(docbin: Path, tmp_path: Path) -> None:
     gpu_step = load_script(SCRIPTS / "gpu_step.py", "finetune_gpu_step")
     work = tmp_path / "work"
     (work / "corpus" / "fold0").mkdir(parents=True)
     for split in ("train", "dev"):
-        (work / "corpus" / "fold0" / f"{split}.spacy").write_bytes(treebank.read_bytes())
+        (work / "corpus" / "fold0" / f"{split}.spacy").write_bytes(docbin.read_bytes())
     assert gpu_step.arm_spec("frozen_s2")[1]["system.seed"] == 2
     with pytest.raises(SystemExit, match="unknown name"):
         gpu_step.arm_spec("bogus_s0")

@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 import torch
-from scriptload import load_script, write_sample_treebank
+from scriptload import load_script
 from spacy.cli.train import train
 
 from stoicheia_spacy.bench.parse import gold_run, gold_sentences
@@ -32,10 +31,6 @@ tiny_trf = load_script(SCRIPTS / "make_tiny_transformer.py", "parse_make_tiny_tr
 TINY_ENCODER = {f"components.stoicheia_encoder.model.{k}": v for k, v in H.TINY_MODEL.items() if k != "@architectures"}
 QUICK = {"training.max_steps": 5, "training.eval_frequency": 5, "training.patience": 0}
 
-
-@pytest.fixture(scope="module")
-def docbin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_sample_treebank(tmp_path_factory.mktemp("corpus") / "sample.spacy", H)
 
 
 def test_every_arm_trains_scores_and_compares(docbin: Path, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import spacy
 import torch
-from scriptload import load_script, write_sample_treebank
+from scriptload import load_script
 from spacy.tokens import Doc, DocBin
 
 from stoicheia_spacy.assembly import build_pipeline
@@ -26,16 +26,11 @@ TINY = REPO / "tests" / "fixtures" / "char_bert_tiny"
 HEADS = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
 torch.set_num_threads(1)
 
-H = load_script(REPO / "tests" / "morph" / "helpers.py", "morph_helpers")
 cache_features = load_script(SCRIPTS / "cache_features.py", "parse_cache_features")
 train_cached = load_script(SCRIPTS / "train_cached.py", "parse_train_cached")
 training_cost = load_script(SCRIPTS / "training_cost.py", "parse_training_cost")
 compare_heads = load_script(SCRIPTS / "compare_heads.py", "parse_compare_heads")
 
-
-@pytest.fixture(scope="module")
-def docbin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_sample_treebank(tmp_path_factory.mktemp("corpus") / "sample.spacy", H)
 
 
 def test_cache_then_train_in_legs_then_load(docbin: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
-from scriptload import load_script, write_sample_treebank
+from scriptload import load_script
 from spacy.cli.train import train
 from spacy.training.initialize import init_nlp
 from thinc.api import Config
@@ -21,15 +20,10 @@ SCRIPTS = REPO / "projects" / "parse" / "scripts"
 CNN = REPO / "assets" / "configs" / "parse_cnn.cfg"
 QUICK = {"training.max_steps": 4, "training.eval_frequency": 4, "training.patience": 0}
 
-H = load_script(REPO / "tests" / "morph" / "helpers.py", "morph_helpers")
 resume = load_script(SCRIPTS / "resume_config.py", "parse_resume_config")
 training_cost = load_script(SCRIPTS / "training_cost.py", "parse_training_cost_legs")
 evaluate = load_script(SCRIPTS / "evaluate.py", "parse_evaluate_resume")
 
-
-@pytest.fixture(scope="module")
-def docbin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_sample_treebank(tmp_path_factory.mktemp("corpus") / "sample.spacy", H)
 
 
 def _tok2vec_params(nlp) -> list[np.ndarray]:
