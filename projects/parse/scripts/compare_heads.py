@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.heads:
         name, folder = spec.split("=", 1)
         config = Config().from_disk(configs.get(name, args.config))
-        other = spacy.blank("grc")
+        other = spacy.blank("grc", vocab=nlp.vocab)  # its labels are strings of the Docs it annotates
         for comp in HEADS:
             other.add_pipe(comp, config=head_block(config, comp, width)).from_disk(Path(folder) / comp)
         sets[name] = [other.get_pipe(n) for n in HEADS]
