@@ -50,10 +50,18 @@ def test_second_leg_starts_from_the_first_legs_weights(docbin: Path, tmp_path: P
     nlp = init_nlp(Config().from_disk(cfg_path, overrides=paths))
     assert all(np.array_equal(a, b) for a, b in zip(_tok2vec_params(nlp), _tok2vec_params(leg1), strict=True))
     assert nlp.get_pipe("parser").labels == leg1.get_pipe("parser").labels
+    # the lemmatizer trains towards its own trees' labels (spaCy leaves this table empty when
+    # a trainable_lemmatizer is read from disk: every token's target was label 0)
+    lemmatizer = nlp.get_pipe("trainable_lemmatizer")
+    assert len(lemmatizer.labels) > 1
+    assert lemmatizer.tree2label == {tree: i for i, tree in enumerate(leg1.get_pipe("trainable_lemmatizer").labels)}
+    plain = Config().from_disk(cfg_path, overrides=paths)
+    plain["initialize"]["after_init"] = None
+    assert init_nlp(plain).get_pipe("trainable_lemmatizer").tree2label == {}  # spaCy's own resume
     fresh = init_nlp(Config().from_disk(CNN, overrides=paths))
     assert not all(np.array_equal(a, b) for a, b in zip(_tok2vec_params(fresh), _tok2vec_params(leg1), strict=True))
 
-    train(cfg_path, tmp_path / "leg2", overrides={**data, **QUICK})
+    train(cfg_path, tmp_path / "leg2", overrides={**data, **QUICK})  # the callback is registered (--code)
     leg2 = evaluate.load_model(tmp_path / "leg2" / "model-best")
     doc = leg2("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος")
     assert all(t.tag_ and t.dep_ for t in doc)
