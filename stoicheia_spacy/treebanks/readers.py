@@ -54,6 +54,7 @@ class SourceSpec:
     archive: str
     pattern: str
     version: str
+    layer: str = ""  # a PapyGreek annotation layer ("reg" or "orig"); "" for plain AGDT XML
 
 
 #: The four training treebanks, relative to the asset mirror (``STOICHEIA_ASSET_MIRROR``).
@@ -68,6 +69,21 @@ SOURCES: dict[str, SourceSpec] = {
     ),
 }
 
+
+#: Treebanks held out of every training fold: scored only, as data no recipe was tuned on.
+#: PapyGreek: documentary papyri (Roman and Byzantine Egypt), its regularised (``reg``) layer.
+HELD_OUT: dict[str, SourceSpec] = {
+    "papygreek": SourceSpec(
+        "papygreek", "treebanks/papygreek_treebanks_xml.tar.xz", "documentary/*/*.xml", "papygreek", layer="reg"
+    ),
+}
+
+#: The word attributes of each annotation layer: form, lemma, postag, relation, head.
+_LAYER_ATTRS: dict[str, tuple[str, str, str, str, str]] = {
+    "": ("form", "lemma", "postag", "relation", "head"),
+    "reg": ("form_reg", "lemma_reg", "postag_reg", "relation_reg", "head_reg"),
+    "orig": ("orig_form", "lemma_orig", "postag_orig", "relation_orig", "head_orig"),
+}
 
 _PEDALION_WORK = re.compile(r"^(\d{4})-(\d{3})$")
 
@@ -99,8 +115,14 @@ def _work_id(document_id: str, fallback: str) -> str:
     return fallback
 
 
-def iter_xml_sentences(stream: IO[bytes] | str | Path, *, source: str, doc_id: str) -> Iterator[RawSentence]:
-    """Sentences of one AGDT-style XML file (``<sentence><word .../></sentence>``)."""
+def iter_xml_sentences(
+    stream: IO[bytes] | str | Path, *, source: str, doc_id: str, layer: str = ""
+) -> Iterator[RawSentence]:
+    """Sentences of one AGDT-style XML file (``<sentence><word .../></sentence>``); ``layer``
+    picks a PapyGreek annotation layer's attributes (``reg``: ``form_reg``, ``postag_reg``, ...)."""
+    if layer not in _LAYER_ATTRS:
+        raise TreebankError(f"unknown annotation layer {layer!r}; known: {sorted(_LAYER_ATTRS)}")
+    form, lemma, postag, relation, head = _LAYER_ATTRS[layer]
     try:
         for _event, elem in ET.iterparse(stream, events=("end",)):
             if elem.tag != "sentence":
@@ -108,12 +130,12 @@ def iter_xml_sentences(stream: IO[bytes] | str | Path, *, source: str, doc_id: s
             sent = RawSentence(source=source, doc_id=doc_id, sent_id=elem.get("id", ""))
             sent.work_id = _work_id(elem.get("document_id") or "", doc_id)
             for word in elem.iter("word"):
-                sent.forms.append(_nfc(word.get("form")))
-                sent.lemmas.append(_nfc(word.get("lemma")))
-                sent.tags.append(word.get("postag") or "")
-                sent.relations.append((word.get("relation") or "").strip())
+                sent.forms.append(_nfc(word.get(form)))
+                sent.lemmas.append(_nfc(word.get(lemma)))
+                sent.tags.append(word.get(postag) or "")
+                sent.relations.append((word.get(relation) or "").strip())
                 sent.ids.append(_int(word.get("id")))
-                sent.heads.append(_int(word.get("head")))
+                sent.heads.append(_int(word.get(head)))
                 sent.artificial.append(
                     word.get("artificial") is not None or word.get("insertion_id") is not None
                 )
@@ -155,15 +177,17 @@ def iter_treebank(
     source: str,
     pattern: str = "*.xml",
     documents: list[str] | None = None,
+    layer: str = "",
 ) -> Iterator[RawSentence]:
     """Sentences of every XML document under ``path`` (archive or directory) matching
-    ``pattern``, in sorted document order; ``documents`` restricts to those member names."""
+    ``pattern``, in sorted document order; ``documents`` restricts to those member names;
+    ``layer`` as in :func:`iter_xml_sentences`."""
     path = Path(path)
     wanted = set(documents) if documents is not None else None
     if path.is_dir():
         for rel in list_documents(path, pattern):
             if wanted is None or rel in wanted:
-                yield from iter_xml_sentences(path / rel, source=source, doc_id=document_id(rel))
+                yield from iter_xml_sentences(path / rel, source=source, doc_id=document_id(rel), layer=layer)
         return
     if not path.exists():
         raise TreebankError(f"treebank not found: {path}")
@@ -179,15 +203,16 @@ def iter_treebank(
             if handle is None:  # pragma: no cover - isfile() members always have data
                 continue
             with handle:
-                yield from iter_xml_sentences(handle, source=source, doc_id=document_id(member.name))
+                yield from iter_xml_sentences(handle, source=source, doc_id=document_id(member.name), layer=layer)
 
 
 def source_path(root: str | Path, name: str) -> Path:
     """Archive of source ``name`` under an asset mirror / assets folder ``root``; if the
     archive was extracted into a folder of the same name without ``.tar.xz``, that folder."""
-    if name not in SOURCES:
-        raise TreebankError(f"unknown treebank source {name!r}; known: {sorted(SOURCES)}")
-    archive = Path(root) / SOURCES[name].archive
+    spec = SOURCES.get(name) or HELD_OUT.get(name)
+    if spec is None:
+        raise TreebankError(f"unknown treebank source {name!r}; known: {sorted(SOURCES | HELD_OUT)}")
+    archive = Path(root) / spec.archive
     extracted = archive.with_name(archive.name.removesuffix(".tar.xz"))
     if archive.exists():
         return archive
@@ -197,11 +222,13 @@ def source_path(root: str | Path, name: str) -> Path:
 
 
 def iter_source(root: str | Path, name: str, *, documents: list[str] | None = None) -> Iterator[RawSentence]:
-    """Sentences of one of :data:`SOURCES` (``agdt``, ``homer``, ``gorman``, ``pedalion``)."""
-    spec = SOURCES.get(name)
+    """Sentences of one of :data:`SOURCES` (``agdt``, ``homer``, ``gorman``, ``pedalion``) or
+    :data:`HELD_OUT` (``papygreek``)."""
+    spec = SOURCES.get(name) or HELD_OUT.get(name)
     if spec is None:
-        raise TreebankError(f"unknown treebank source {name!r}; known: {sorted(SOURCES)}")
-    yield from iter_treebank(source_path(root, name), source=name, pattern=spec.pattern, documents=documents)
+        raise TreebankError(f"unknown treebank source {name!r}; known: {sorted(SOURCES | HELD_OUT)}")
+    yield from iter_treebank(source_path(root, name), source=name, pattern=spec.pattern, documents=documents,
+                             layer=spec.layer)
 
 
 def iter_conllu(path: str | Path, *, source: str = "ud") -> Iterator[RawSentence]:

@@ -71,3 +71,24 @@ def test_conllu_reader(shared_data: Path) -> None:
     assert feats[0] == "Case=Acc|Gender=Neut|Number=Plur"
     assert first.tags[0] == "l-p---na-" and first.heads[0] == 11
     assert sum(len(s) for s, _, _ in sents) == 22135
+
+
+def test_papygreek_is_read_in_its_regularised_layer_and_held_out_of_the_folds(shared_data: Path) -> None:
+    from stoicheia_spacy.treebanks.readers import HELD_OUT, source_path
+
+    assert "papygreek" in HELD_OUT and "papygreek" not in SOURCES  # convert.py's folds iterate SOURCES
+    doc = ["documentary/bgu/bgu.1.261.xml"]
+    (first, *_) = iter_source(shared_data, "papygreek", documents=doc)
+    assert first.forms[:3] == ["Θερμουθᾶς", "Ἀπολιναρίῳ", "τῷ"]
+    assert first.lemmas[:2] == ["Θερμουθᾶς", "Ἀπολλινάριος"]  # lemma_reg, the normalised name
+    assert first.tags[:2] == ["n-s---fn-", "n-s---md-"] and first.relations[:2] == ["SBJ", "OBJ"]
+    assert first.heads[:3] == [8, 8, 4]
+    # the scribe's spelling is the orig layer's; the editors' regularisation the reg layer's
+    reg = list(iter_source(shared_data, "papygreek", documents=doc))
+    orig = list(iter_treebank(source_path(shared_data, "papygreek"), source="papygreek", documents=doc,
+                              pattern="documentary/*/*.xml", layer="orig"))
+    assert len(orig) == len(reg) == 14
+    assert reg[1].forms[0] == "γιγνώσκειν" and orig[1].forms[0] == "γεινώσκειν"
+    with pytest.raises(TreebankError, match="layer"):
+        next(iter_treebank(source_path(shared_data, "papygreek"), source="papygreek", documents=doc,
+                           pattern="documentary/*/*.xml", layer="diplomatic"))
