@@ -5,13 +5,23 @@
 annotation, the training folds' convention) and ``corpus/stats.json``.
 
 ``convert.py --ud-agdt ASSETS CORPUS`` (step ``ud-agdt``) writes only the two ``_agdt`` files,
-reading just the AGDT 2.1 documents UD Perseus comes from, and updates ``stats.json``."""
+reading just the AGDT 2.1 documents UD Perseus comes from, and updates ``stats.json``.
+
+``convert.py --held-out MIRROR CORPUS`` (step ``held-out``) writes ``corpus/papygreek_reg.spacy``:
+the PapyGreek documentary treebank (regularised layer), which no fold trains on, as a held-out
+test. Leiden marks are taken out of its forms (brackets of every kind, the underdot of an
+uncertain letter, interlinear and erasure marks; letters in braces, which the editors call
+superfluous, go with them), and only sentences annotated throughout are kept: every word with a
+head, every word but punctuation with a tag, no gap marker (``[_.?]``) among the words."""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
+import unicodedata
+from dataclasses import replace
 from pathlib import Path
 
 from spacy.tokens import DocBin
@@ -26,6 +36,11 @@ from stoicheia_spacy.treebanks.to_docbin import sentences_to_docbin
 from stoicheia_spacy.treebanks.ud_match import match_ud_from_source, match_ud_to_agdt
 
 UD = "ud/UD_Ancient_Greek-Perseus/grc_perseus-ud-{}.conllu.xz"
+HELD_OUT_FILE = "papygreek_reg.spacy"
+# Leiden+ / papyrological marks around or on letters (the letters stay): lost, restored,
+# abbreviation, added, erased, interlinear, uncertain, ...; braces' content is superfluous text
+LEIDEN_MARKS = str.maketrans("", "", "[]⟦⟧〚〛()<>|/\\⧙⧘¯*^❛❜↕⸍‧?¨\u0323")
+SUPERFLUOUS = re.compile(r"\{[^{}]*\}")
 UD_AGDT = "ud_perseus_{}_agdt.spacy"
 
 
@@ -71,6 +86,37 @@ def ud_agdt_only(assets: str, corpus: str) -> int:
     stats = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     stats["ud_perseus_agdt"] = counts
     path.write_text(json.dumps(stats, ensure_ascii=False, indent=1), encoding="utf-8")
+    return 0
+
+
+def held_out_sentence(raw: RawSentence) -> RawSentence | None:
+    """``raw`` with Leiden marks out of its forms, or None unless it is annotated throughout."""
+    forms = [unicodedata.normalize("NFC", SUPERFLUOUS.sub("", f).translate(LEIDEN_MARKS)) for f in raw.forms]
+    for form, tag, head, artificial in zip(forms, raw.tags, raw.heads, raw.artificial, strict=True):
+        if artificial:
+            continue
+        punct = bool(form) and all(unicodedata.category(c).startswith("P") for c in form)
+        if head < 0 or not form or "_" in form or not (tag or punct):
+            return None
+    return replace(raw, forms=forms)
+
+
+def held_out(mirror: str, corpus: str) -> int:
+    """Step ``held-out``: the held-out treebanks' DocBins, their counts merged into ``stats.json``."""
+    out = Path(corpus)
+    out.mkdir(parents=True, exist_ok=True)
+    st = HarmoniseStats()
+    raws = list(iter_source(mirror, "papygreek"))
+    kept = [c for r in raws if (c := held_out_sentence(r)) is not None]
+    sents = [h for r in kept if (h := harmonise(r, stats=st)) is not None]
+    sentences_to_docbin(sents).to_disk(out / HELD_OUT_FILE)
+    counts = {"sentences_read": len(raws), "sentences": len(sents), "words": st.words_out,
+              "documents": len({s.doc_id for s in sents}), "events": dict(st.events)}
+    path = out / "stats.json"
+    stats = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    stats["papygreek_reg"] = counts
+    path.write_text(json.dumps(stats, ensure_ascii=False, indent=1), encoding="utf-8")
+    print("PapyGreek (reg layer), held out:", counts, flush=True)
     return 0
 
 
@@ -158,4 +204,6 @@ def main(assets: str, corpus: str, seed: str = "0", n_folds: str = "5") -> int:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--ud-agdt"]:
         sys.exit(ud_agdt_only(*sys.argv[2:4]))
+    if sys.argv[1:2] == ["--held-out"]:
+        sys.exit(held_out(*sys.argv[2:4]))
     sys.exit(main(*sys.argv[1:5]))
