@@ -43,3 +43,17 @@ def test_held_out_docbin_from_the_mirror(shared_data: Path, tmp_path: Path) -> N
     assert not any(set(t.text) & set("[]()<>{}|\u0323") for t in tokens)
     assert all(t.tag_ for t in tokens if not t.is_punct) and all(t.dep_ for t in tokens)
     assert {"Περικλῆς", "χαίρειν"} <= {t.text for t in tokens}
+
+    # a sentence the converted corpus already holds (here: a training fold) is not held out
+    first = docs[0][:]
+    sent = next(first.sents)
+    fold = tmp_path / "fold0"
+    fold.mkdir()
+    DocBin(docs=[sent.as_doc()]).to_disk(fold / "train.spacy")
+    assert convert.held_out(str(shared_data), str(tmp_path)) == 0
+    again = json.loads((tmp_path / "stats.json").read_text())["papygreek_reg"]
+    assert again["also_in_corpus"] >= stats["also_in_corpus"] + 1
+    assert again["sentences"] == stats["sentences"] - (again["also_in_corpus"] - stats["also_in_corpus"])
+    key = convert.sentence_key([t.text for t in sent])
+    held = DocBin().from_disk(tmp_path / convert.HELD_OUT_FILE).get_docs(nlp.vocab)
+    assert all(convert.sentence_key([t.text for t in s]) != key for d in held for s in d.sents)
