@@ -104,10 +104,11 @@ def held_out_sentence(raw: RawSentence) -> RawSentence | None:
 
 
 def corpus_keys(corpus: Path) -> set[str]:
-    """:func:`sentence_key` of every sentence in the converted corpus's DocBins (none if unbuilt)."""
+    """:func:`sentence_key` of every sentence in the converted corpus (none if unbuilt): the
+    shared test and UD files, and fold 0's train + dev, which together hold every fold's part."""
     vocab = Vocab()
-    return {sentence_key([t.text for t in sent]) for path in sorted(corpus.glob("**/*.spacy"))
-            if path.name != HELD_OUT_FILE and "features" not in path.parts
+    paths = [*sorted(corpus.glob("*.spacy")), *sorted(corpus.glob("fold0/*.spacy"))]
+    return {sentence_key([t.text for t in sent]) for path in paths if path.name != HELD_OUT_FILE
             for doc in DocBin().from_disk(path).get_docs(vocab) for sent in doc.sents}
 
 
