@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
         ap.error("no command given")
+    if cmd[0] == "python":  # as spacy project does for a command's own "python": this interpreter
+        cmd = [sys.executable, *cmd[1:]]
     code, used, stopped = run_with_budget(cmd, args.cpu_seconds, args.trace, args.every, args.grace)
     how = "stopped at its CPU budget" if stopped else f"exited with {code}"
     print(f"{cmd[0]} {how} after {used:.1f} CPU seconds (trace {args.trace})", file=sys.stderr)
