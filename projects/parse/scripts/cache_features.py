@@ -67,6 +67,15 @@ def randomize_backbone(nlp: Any, seed: int = 0) -> None:
         torch.nn.init.normal_(p, std=0.02)
 
 
+def hidden_shape(nlp: Any) -> tuple[int, int]:
+    """(layers, width) of the hidden states the encoder of ``nlp`` stores for each letter."""
+    from spacy.tokens import Doc
+
+    data = nlp.get_pipe("stoicheia_encoder").predict([Doc(nlp.vocab, words=["λόγος"])])[0]
+    layers, _letters, width = np.asarray(data.hidden).shape
+    return int(layers), int(width)
+
+
 def head_mixes(heads: Any, n_layers: int) -> dict[str, list[float]]:
     """Each head component's scalar-mix logits (zeros, i.e. uniform, without a head pipeline)."""
     out = {name: [0.0] * n_layers for name in HEADS}
@@ -144,8 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         randomize_backbone(nlp)
     encoder = nlp.get_pipe("stoicheia_encoder")
     encoder.configure(store_logits=False, store_hidden=True)
-    probe = Doc(nlp.vocab, words=["λόγος"])
-    n_layers = int(np.asarray(encoder.predict([probe])[0].hidden).shape[0])
+    n_layers, _width = hidden_shape(nlp)
     mixes = head_mixes(heads, n_layers)
     del heads
     sha = backbone_sha256(nlp)

@@ -29,7 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import evaluate
-from cache_features import backbone_sha256, randomize_backbone
+from cache_features import backbone_sha256, hidden_shape, randomize_backbone
 from train_cached import head_block
 
 HEADS = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
@@ -51,7 +51,6 @@ def main(argv: list[str] | None = None) -> int:
                     help="the seeded random backbone of the same shape (the random-init control)")
     args = ap.parse_args(argv)
 
-    import numpy as np
     import spacy
     import torch
     from spacy.tokens import Doc
@@ -68,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sets["shipped"] = [nlp.get_pipe(n) for n in HEADS if n in nlp.pipe_names]
     encoder = nlp.get_pipe("stoicheia_encoder")
-    width = int(np.asarray(encoder.predict([Doc(nlp.vocab, words=["λόγος"])])[0].hidden).shape[-1])
+    _layers, width = hidden_shape(nlp)
     configs = {name: Path(path) for name, path in (c.split("=", 1) for c in args.config_for)}
     for spec in args.heads:
         name, folder = spec.split("=", 1)

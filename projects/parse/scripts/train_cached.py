@@ -29,6 +29,7 @@ backbone's and a random-init one's, then train on exactly the same sample.
 from __future__ import annotations
 
 import argparse
+import copy
 import itertools
 import json
 import random
@@ -61,7 +62,7 @@ def load_cache(split_dir: Path) -> dict[int, dict[str, Any]]:
 def head_block(config: Any, name: str, width: int) -> dict[str, Any]:
     """Component ``name``'s block of a heads config, without its factory, at the cache's ``width``
     (the BiLSTM's and the form-embedding mix's, which must equal the cached vectors')."""
-    block = dict(config["components"][name])
+    block = copy.deepcopy(dict(config["components"][name]))  # the config itself stays as read
     block.pop("factory")
     tok2vec = block.get("model", {}).get("tok2vec", {})
     if "encode" in tok2vec:
