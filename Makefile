@@ -10,13 +10,14 @@ export STOICHEIA_ASSET_MIRROR ?= $(abspath ../shared/data)
 
 .PHONY: install lexicon default-package demo test lint typecheck pytest browser clean gpu-data gpu-prep gpu-train gpu-install
 
-$(VENV)/.installed: requirements/lock.txt setup.cfg pyproject.toml
+$(VENV)/.installed: requirements/lock.txt setup.cfg pyproject.toml lab/setup.cfg
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -r requirements/lock.txt
-	# the lock pins the runtime, [lab] and [dev] dependencies; `pip install .` alone gets the runtime
-	$(PY) -m pip install -q --no-deps --no-build-isolation -e ".[lab,dev]"
+	# the lock pins the runtime, lab and [dev] dependencies; `pip install .` alone gets the runtime,
+	# the lab (benchmarks, corpus, scoring, treebank conversion: lab/) is its own package
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e ".[dev]" -e lab
 	touch $@
 
 install: $(VENV)/.installed
@@ -77,10 +78,10 @@ restore-lm: install
 		--fold 3 --docs 1000000 --order 7 --samples samples/fold_3 --out training/ngram_lm7.npz
 
 lint: install
-	$(VENV)/bin/ruff check stoicheia_spacy pretrain tests projects
+	$(VENV)/bin/ruff check stoicheia_spacy lab pretrain tests projects
 
 typecheck: install
-	$(VENV)/bin/mypy stoicheia_spacy pretrain
+	$(VENV)/bin/mypy stoicheia_spacy lab/stoicheia_lab pretrain
 
 # Headless Chromium for tests/serve (Debian's packages); only as root with apt, and never fatal:
 # without a browser those tests skip and say why.

@@ -33,7 +33,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from stoicheia_spacy.corpus.fetch import sha256_of
+from stoicheia_lab.corpus.fetch import sha256_of
+
 from stoicheia_spacy.errors import CorpusError, StoicheiaError
 
 from .config import TIER_NAMES
@@ -49,7 +50,7 @@ HOLDOUT_N = 8
 
 
 def _ngrams(text: str, n: int = HOLDOUT_N) -> set[tuple[str, ...]]:
-    from stoicheia_spacy.corpus.textnorm import word_keys
+    from stoicheia_spacy.textnorm import word_keys
 
     keys = word_keys(text)
     return {tuple(keys[i : i + n]) for i in range(len(keys) - n + 1)}
@@ -170,7 +171,7 @@ def _write_jsonl_xz(rows: Iterator[dict[str, Any]], path: Path) -> int:
 
 def build_papyri(mirror: Path, out: Path, *, limit: int | None = None) -> dict[str, Any]:
     """DDbDP records of the mirror as JSON lines (xz)."""
-    from stoicheia_spacy.corpus import iter_records
+    from stoicheia_lab.corpus import iter_records
 
     letters = 0
 
@@ -185,9 +186,9 @@ def build_papyri(mirror: Path, out: Path, *, limit: int | None = None) -> dict[s
 
 
 def build_scansion(mirror: Path, out: Path, *, limit: int | None = None) -> dict[str, Any]:
-    """Norma-screened silver scansion lines (``stoicheia_spacy.scan.silver``)."""
-    from stoicheia_spacy.scan.norma import read_norma
-    from stoicheia_spacy.scan.silver import build_silver
+    """Norma-screened silver scansion lines (``stoicheia_lab.scan.silver``)."""
+    from stoicheia_lab.scan.norma import read_norma
+    from stoicheia_lab.scan.silver import build_silver
 
     norma = read_norma(mirror / "scansion" / "norma_syllabarum_graecarum.tar.xz")
     lines, counts = build_silver(mirror, norma, max_lines=limit)

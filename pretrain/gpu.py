@@ -24,7 +24,7 @@ turns them into one call (``projects/pretrain/GPU.md``):
     a second call resumes: the returned snapshot becomes the bundle's ``init/`` (weights
     packed as above, loop state in ``init/state.pt``).
 ``install`` (``make gpu-install FILES=DIR``)
-    verifies and reassembles the parts, runs ``python -m stoicheia_spacy.bench quality``
+    verifies and reassembles the parts, runs ``python -m stoicheia_lab.bench quality``
     before and after (with its random-init control), installs ``config.json`` and
     ``model.safetensors`` (+ ``.sha256``) into the model folder only if the masked bpc
     improves, and writes the metrics JSON.
@@ -289,7 +289,7 @@ def main_prep(argv: Sequence[str]) -> int:
 def device_command(bundle: str, *, budget_s: float, call_s: float, snapshot_s: float, extra: Sequence[str] = ()) -> str:
     sets = f" --set {' '.join(extra)}" if extra else ""
     return (
-        "export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD; set -o pipefail; "
+        "export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:$PWD/lab; set -o pipefail; "
         f"python3 -m pretrain gpu train --bundle {bundle} --out $OUT --device cuda "
         f"--budget-s {budget_s:g} --call-s {call_s:g} --snapshot-s {snapshot_s:g}{sets} 2>&1 | tee $OUT/train.log"
     )
@@ -602,7 +602,7 @@ def main_repack(argv: Sequence[str]) -> int:
 
 # ------------------------------------------------------------------ install (CPU)
 def _quality(source: Path, dev: Path, json_path: Path, *, dev_letters: int, ngram_train: Path | None) -> dict[str, Any]:
-    from stoicheia_spacy.bench.quality import main as quality
+    from stoicheia_lab.bench.quality import main as quality
 
     argv = ["--source", str(source), "--dev", str(dev), "--dev-letters", str(dev_letters),
             "--train", str(ngram_train) if ngram_train else "", "--json", str(json_path)]

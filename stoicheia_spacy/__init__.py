@@ -24,21 +24,20 @@ _EXPORTS: dict[str, str] = {
     "elision_mask": "stoicheia_spacy.codec",
     "validate_text": "stoicheia_spacy.textcheck",
     "Span": "stoicheia_spacy.leiden",
-    "iter_records": "stoicheia_spacy.corpus",
-    "chu_liu_edmonds": "stoicheia_spacy.decoders",
-    "load_meters": "stoicheia_spacy.decoders",
-    "gated_decode": "stoicheia_spacy.decoders",
-    "detect_meter": "stoicheia_spacy.decoders",
-    "StoicheiaDocData": "stoicheia_spacy.models",
-    "StoicheiaListener": "stoicheia_spacy.models",
-    "StoicheiaEncoderPipe": "stoicheia_spacy.pipeline",
+    "chu_liu_edmonds": "stoicheia_spacy.morph.mst",
+    "load_meters": "stoicheia_spacy.scan.meters",
+    "gated_decode": "stoicheia_spacy.scan.viterbi",
+    "detect_meter": "stoicheia_spacy.scan.viterbi",
+    "StoicheiaDocData": "stoicheia_spacy.encoder.types",
+    "StoicheiaListener": "stoicheia_spacy.encoder.listener",
+    "StoicheiaEncoderPipe": "stoicheia_spacy.encoder.pipe",
     "parse_gaps": "stoicheia_spacy.leiden",
     "render_restorations": "stoicheia_spacy.leiden",
     "GappedText": "stoicheia_spacy.leiden",
     "Gap": "stoicheia_spacy.leiden",
     "read_epidoc": "stoicheia_spacy.leiden",
     "write_epidoc": "stoicheia_spacy.leiden",
-    "restore_epidoc": "stoicheia_spacy.leiden",
+    "restore_epidoc": "stoicheia_spacy.restore.epidoc",
     "StoicheiaConfig": "stoicheia_spacy.backbone",
     "StoicheiaEncoder": "stoicheia_spacy.backbone",
     "load_backbone": "stoicheia_spacy.backbone",
@@ -63,7 +62,6 @@ __all__ = [
     "elision_mask",
     "encode_planes",
     "gated_decode",
-    "iter_records",
     "load_backbone",
     "load_meters",
     "parse_gaps",
@@ -92,8 +90,9 @@ if TYPE_CHECKING:  # pragma: no cover
         unmodelled_offsets,
         word_spans,
     )
-    from .corpus import iter_records
-    from .decoders import chu_liu_edmonds, detect_meter, gated_decode, load_meters
+    from .encoder.listener import StoicheiaListener
+    from .encoder.pipe import StoicheiaEncoderPipe
+    from .encoder.types import StoicheiaDocData
     from .leiden import (
         Gap,
         GappedText,
@@ -101,12 +100,13 @@ if TYPE_CHECKING:  # pragma: no cover
         parse_gaps,
         read_epidoc,
         render_restorations,
-        restore_epidoc,
         write_epidoc,
     )
-    from .models import StoicheiaDocData, StoicheiaListener
-    from .pipeline import StoicheiaEncoderPipe
+    from .morph.mst import chu_liu_edmonds
     from .provenance import which_model
+    from .restore.epidoc import restore_epidoc
+    from .scan.meters import load_meters
+    from .scan.viterbi import detect_meter, gated_decode
     from .textcheck import validate_text
 
 

@@ -82,7 +82,8 @@ def checkpoint_config(
     (``stoicheia.ReleasedHeads.v1``). ``max_length``/``overlap``: the long-document windows
     of one forward (:mod:`stoicheia_spacy.backbone.windows`)."""
     from .backbone.loading import resolve_source
-    from .release import AS_WRITTEN_KINDS, backbone_prefix, detect_kind
+    from .backbone.released import backbone_prefix, detect_kind
+    from .released_heads import AS_WRITTEN_KINDS
 
     directory = resolve_source(source, revision)  # a local snapshot for hub ids
     if prefix is None:

@@ -22,8 +22,8 @@ from .errors import ConfigError
 def _blocks() -> dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]:
     """factory -> (the settings block's function, its option names, the factory's own arguments)."""
     from .accent.settings import AccentuatorSettings
+    from .encoder.pipe import EncoderSettings
     from .morph.settings import LemmatizerSettings, MorphologizerSettings, ParserSettings
-    from .pipeline.encoder import EncoderSettings
     from .scan.settings import ScannerSettings
 
     def names(cls: Any) -> tuple[str, ...]:

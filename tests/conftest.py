@@ -5,17 +5,25 @@ golden tiny backbone and its ``stoicheia.CharEncoder.v1`` settings."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from stoicheia_spacy.registrations import register_all
 
 # The suite runs against this checkout, whose entry points may not be the installed ones.
 register_all()
+# torch on one thread: the cores are shared with the rest of the suite.
+torch.set_num_threads(1)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# The lab's tests import stoicheia_lab; `make install` installs it, a bare checkout finds it here.
+if importlib.util.find_spec("stoicheia_lab") is None:
+    sys.path.append(str(REPO_ROOT / "lab"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
@@ -84,3 +92,23 @@ def tiny_checkpoint(fixtures_dir: Path) -> Path:
 @pytest.fixture()
 def tiny_model_config() -> dict:
     return dict(TINY_MODEL)
+
+
+@pytest.fixture()
+def tiny_nlp(tiny_model_config, tiny_checkpoint):  # type: ignore[no-untyped-def]
+    """Build blank grc + stoicheia_encoder holding the golden tiny checkpoint (initialized)
+    + the named components (``configs``: their configs)."""
+    import spacy
+
+    def build(*components: str, configs: dict | None = None, initialize: bool = True) -> spacy.Language:
+        nlp = spacy.blank("grc")
+        nlp.add_pipe("stoicheia_encoder", config={"model": dict(tiny_model_config)})
+        nlp.config["initialize"]["components"]["stoicheia_encoder"] = {
+            "loader": {"@misc": "stoicheia.BackboneLoader.v1", "source": str(tiny_checkpoint)}}
+        for name in components:
+            nlp.add_pipe(name, config=(configs or {}).get(name, {}))
+        if initialize:
+            nlp.initialize()
+        return nlp
+
+    return build

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from stoicheia_spacy.errors import StoicheiaError
 from stoicheia_spacy.leiden import parse_gaps
-from stoicheia_spacy.models.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH
+from stoicheia_spacy.restore.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH
 
 torch.set_num_threads(1)
 

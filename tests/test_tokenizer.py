@@ -94,7 +94,7 @@ def test_gap_placeholders_on_a_parse() -> None:
     attached to the previous word of its sentence (the next one at its start)."""
     import numpy as np
 
-    from stoicheia_spacy.pipeline.parser import _tree_without_gaps
+    from stoicheia_spacy.morph.parser import _tree_without_gaps
 
     rng = np.random.default_rng(0)
     scores = rng.normal(size=(6, 6))

@@ -19,7 +19,7 @@ import torch
 import stoicheia_spacy as st
 from stoicheia_spacy import alphabet as A
 from stoicheia_spacy.backbone import planes_to_tensors
-from stoicheia_spacy.models.encoder import torch_backbone
+from stoicheia_spacy.encoder.model import torch_backbone
 
 torch.set_num_threads(2)
 try:
@@ -90,11 +90,11 @@ ax.set_ylabel("confidence")
 ax.legend(ncol=4)
 fig.tight_layout()
 {name: round(float(v.mean()), 3) for name, v in conf.items()}"""),
-md("## Date, genre and dialect\n\n`stoicheia_attributor` (beside the default pipeline, not in it: it calls the Odyssey lyric) reads the text's character n-grams and `stoicheia_dater` the words of the text (no second forward): `doc._.date` is a distribution over 25-year bins with a 90 % interval (the weighted median of the most similar PaDoC papyri), `doc._.genre` / `doc._.dialect` calibrated label probabilities (fitted on GLAUx). `stoicheia_spacy.date_render` draws the same as HTML/SVG."),
+md("## Date, genre and dialect\n\n`stoicheia_attributor` (beside the default pipeline, not in it: it calls the Odyssey lyric) reads the text's character n-grams and `stoicheia_dater` the words of the text (no second forward): `doc._.date` is a distribution over 25-year bins with a 90 % interval (the weighted median of the most similar PaDoC papyri), `doc._.genre` / `doc._.dialect` calibrated label probabilities (fitted on GLAUx). `stoicheia_spacy.date.render` draws the same as HTML/SVG."),
 code("""from stoicheia_spacy.assembly import build_pipeline
-from stoicheia_spacy.date_render import render_date_html
-from stoicheia_spacy.pipeline.attributor import add_attributor
-from stoicheia_spacy.pipeline.dater import add_dater
+from stoicheia_spacy.date.render import render_date_html
+from stoicheia_spacy.date.attributor import add_attributor
+from stoicheia_spacy.date.dater import add_dater
 
 dating = build_pipeline("embedded:grc_stoicheia_doc_clean", components=False)
 add_dater(dating)

@@ -2,7 +2,7 @@
 word segmenter (unigram language model over bare forms).
 
 Built from training text (e.g. the literary pretraining sources through
-:func:`stoicheia_spacy.corpus.iter_records`).  A *bare form* is the word's letter ids
+:func:`stoicheia_lab.corpus.iter_records`).  A *bare form* is the word's letter ids
 (lower case, no diacritics); the lexicon stores, per bare form, its count and the most
 frequent (diacritics, capitals) pattern.  Segmentation maximises the sum of unigram
 log-probabilities; a letter string not in the lexicon costs ``oov_penalty`` nats per letter

@@ -62,8 +62,8 @@ from ..alphabet import (
 from ..codec import PUNCT_OUT, CharPlanes, decode_planes
 from ..errors import CheckpointError, ConfigError, InvalidTextError
 from ..leiden import Gap
-from ..models.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH, GapRun, encode_text
-from ..models.gaps import gap_width as _gap_width
+from ..restore.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH, GapRun, encode_text
+from ..restore.gaps import gap_width as _gap_width
 from ..textcheck import validate_text
 from . import docview  # noqa: F401  (registers doc._.accent_doc)
 from .align import Alignment, align, rendered_letter_offsets
@@ -106,7 +106,7 @@ def gap_width(gap: Gap, unknown_slots: int = UNKNOWN_GAP_WIDTH) -> int:
 def gapped_planes(source: str, *, notation: str | None = "leiden",
                   unknown_slots: int = UNKNOWN_GAP_WIDTH) -> tuple[CharPlanes, list[GapRun]]:
     """Planes of ``source`` (offsets into ``source``) with every Leiden gap replaced by
-    MASK letters whose other planes are UNKNOWN (:func:`stoicheia_spacy.models.gaps.encode_text`,
+    MASK letters whose other planes are UNKNOWN (:func:`stoicheia_spacy.restore.gaps.encode_text`,
     the encoder pipe's own route); malformed markup raises ``LeidenSyntaxError``."""
     planes, runs, _ = encode_text(source, notation=notation, unknown_width=unknown_slots,
                                   max_width=max(unknown_slots, MAX_GAP_WIDTH), strict=True)

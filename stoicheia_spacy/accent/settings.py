@@ -1,7 +1,7 @@
 """The accentuator's settings: one validated, frozen object, registered as a config block.
 
 ``[components.stoicheia_accentuator.settings]`` (``@misc = "stoicheia.AccentuatorSettings.v1"``)
-holds the plane modes of :class:`~stoicheia_spacy.pipeline.accentuator.StoicheiaAccentuator`:
+holds the plane modes of :class:`~stoicheia_spacy.accent.accentuator.StoicheiaAccentuator`:
 ``boundary`` [auto | keep | predict | copy | drop], ``diacritics``, ``punctuation`` and
 ``capitals`` [keep | predict | copy | drop; ``unknown`` is read as ``drop``], ``lowercase``
 [false] and ``orthography`` [true] (see :mod:`stoicheia_spacy.accent.predict`); ``candidates`` [5]:

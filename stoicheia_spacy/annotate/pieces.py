@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from ..corpus.textnorm import sentence_spans
+from ..textnorm import sentence_spans
 
 _SPACE = re.compile(r"\s+")
 

@@ -98,7 +98,7 @@ def accentuate_command(
     """
     from ..accent.predict import PlaneControl
     from ..accent.segment import StoicheiaSegmenter
-    from ..models import torch_backbone
+    from ..encoder.model import torch_backbone
 
     fmt = deprecated_json(output_format.value, as_json)
     gaps = None if notation is Notation.none else notation.value

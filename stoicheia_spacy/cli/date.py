@@ -2,7 +2,7 @@
 
 Loads the encoder and ``stoicheia_dater`` only (:func:`.loading.load_for`; ``--weights``
 replaces the dater's fit); ``--html`` also writes
-:func:`stoicheia_spacy.date_render.render_date_html` of the Doc."""
+:func:`stoicheia_spacy.date.render.render_date_html` of the Doc."""
 
 from __future__ import annotations
 
@@ -75,6 +75,6 @@ def date_command(
         lines.append(json.dumps(estimate.to_dict()) if fmt == "json" else str(estimate))
     write_output("\n".join(lines) + "\n", output)
     if html_out is not None:
-        from ..date_render import render_date_html
+        from ..date.render import render_date_html
 
         render_date_html(docs[0], path=html_out)

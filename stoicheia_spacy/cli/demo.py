@@ -161,7 +161,7 @@ def show_masked_letters(nlp: object, text: str, msg: Printer, every: int = 9, to
     from .. import alphabet as A
     from ..backbone import planes_to_tensors
     from ..codec import encode_planes
-    from ..models.encoder import torch_backbone
+    from ..encoder.model import torch_backbone
 
     planes = encode_planes(text)[:400]
     hidden = planes.copy()

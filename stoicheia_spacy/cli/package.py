@@ -47,9 +47,8 @@ def package_pipeline(
     from spacy import util as spacy_util
     from spacy.cli.package import package
 
-    from .. import __version__
+    from .. import __version__, register_components
     from ..assembly import assemble, checkpoint_config, model_config_path
-    from ..pipeline import register_components
 
     if not name.isidentifier() or not name.isascii():
         raise ConfigError(f"pipeline name {name!r} must be an ASCII Python identifier (e.g. doc_clean)")

@@ -5,7 +5,7 @@ Each non-empty line (``--unit paragraph``: blank-line paragraph; ``--unit file``
 whole file) is one Doc; sentences come from the parser's trees. With ``--pretokenized``
 (the research tools' input) each non-empty line is one sentence whose words are split on
 whitespace, kept as given. ``--decode research|paper`` switches a packaged released
-tagger-parser's decoders (:func:`stoicheia_spacy.release.tagger_parser.set_decode`;
+tagger-parser's decoders (:func:`stoicheia_spacy.morph.released.set_decode`;
 packages decode ``research`` by default).
 """
 
@@ -84,7 +84,7 @@ def parse_command(
     Example (the research tools' input): stoicheia parse words.txt --pretokenized --decode paper
     """
     from ..errors import ConfigError
-    from ..scoring.conll import to_conllu
+    from ..morph.conllu import to_conllu
 
     if paragraphs:
         warn("--paragraphs is deprecated: use --unit paragraph")
@@ -96,7 +96,7 @@ def parse_command(
     stem = path.stem if path is not None else "text"
     nlp = load("parse", model)
     if decode is not None:
-        from ..release.tagger_parser import set_decode
+        from ..morph.released import set_decode
 
         try:
             set_decode(nlp, decode.value)

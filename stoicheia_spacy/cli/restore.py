@@ -227,7 +227,7 @@ def _write_epidoc(path: Path, out: Path | None, model: str | None, beam: int, to
     """Restore the lost gaps of the EpiDoc file ``path`` and write it to ``out`` (or stdout)."""
     import sys
 
-    from ..leiden.epidoc import restore_epidoc
+    from ..restore.epidoc import restore_epidoc
 
     if restore:
         nlp = load("restore", model)

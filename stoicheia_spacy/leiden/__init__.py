@@ -1,7 +1,8 @@
 """Leiden / Ithaca / DDbDP gap markup: parse to a cleaned text with gaps, render back.
 
 EpiDoc TEI XML is read into Leiden text and restorations written back into the file by
-:mod:`stoicheia_spacy.leiden.epidoc` (``read_epidoc`` / ``write_epidoc`` / ``restore_epidoc``).
+:mod:`stoicheia_spacy.leiden.epidoc` (``read_epidoc`` / ``write_epidoc``;
+``restore_epidoc`` is the restorer's: :mod:`stoicheia_spacy.restore.epidoc`).
 
 ``parse_gaps(text)`` returns a :class:`GappedText` whose ``text`` holds no gap
 characters (a :class:`Gap` is an insertion point) and whose ``source_offsets`` map
@@ -10,13 +11,7 @@ every cleaned character back to the input; ``render_restorations`` is the invers
 
 from __future__ import annotations
 
-from stoicheia_spacy.leiden.epidoc import (
-    EpiDocGap,
-    EpiDocText,
-    read_epidoc,
-    restore_epidoc,
-    write_epidoc,
-)
+from stoicheia_spacy.leiden.epidoc import EpiDocGap, EpiDocText, read_epidoc, write_epidoc
 from stoicheia_spacy.leiden.model import GAP_KINDS, SPAN_KINDS, Gap, GappedText, Restoration, Span
 from stoicheia_spacy.leiden.parser import Notation, parse_gaps
 from stoicheia_spacy.leiden.render import format_gap, render_restorations
@@ -35,6 +30,5 @@ __all__ = [
     "parse_gaps",
     "read_epidoc",
     "render_restorations",
-    "restore_epidoc",
     "write_epidoc",
 ]

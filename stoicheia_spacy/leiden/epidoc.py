@@ -53,16 +53,13 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 
 from stoicheia_spacy.errors import ConfigError, EpiDocError
 from stoicheia_spacy.leiden.model import LACUNA, LINES, Gap, GappedText
 from stoicheia_spacy.leiden.render import format_gap
-
-if TYPE_CHECKING:
-    from spacy.language import Language
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -73,7 +70,7 @@ __all__ = [
     "EpiDocText",
     "epidoc_gapped",
     "read_epidoc",
-    "restore_epidoc",
+    "read_epidoc_bytes",
     "write_epidoc",
 ]
 
@@ -803,6 +800,14 @@ def read_epidoc(source: bytes | str | Path, *, supplied: Supplied = "text", regu
     return _read(_load(source, max_bytes), supplied, regularised)
 
 
+def read_epidoc_bytes(source: bytes | str | Path, *, supplied: Supplied = "text", regularised: Regularised = "reg",
+                      max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes, EpiDocText]:
+    """:func:`read_epidoc`, with the file's bytes as read (what a file that passes through
+    unchanged comes back as), from one parse."""
+    loaded = _load(source, max_bytes)
+    return loaded.data, _read(loaded, supplied, regularised)
+
+
 # ----------------------------------------------------------------------------- writing
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -949,41 +954,6 @@ def write_epidoc(source: bytes | str | Path, restorations: Sequence[Any] | Mappi
         cursor = end
     out.append(loaded.source[cursor:])
     return loaded.bom + "".join(out).encode(loaded.codec, errors="xmlcharrefreplace")
-
-
-def restore_epidoc(nlp: Language, source: bytes | str | Path, *, supplied: Supplied = "text",
-                   regularised: Regularised = "reg", max_bytes: int = DEFAULT_MAX_BYTES,
-                   reasons: Iterable[str] = ("lost",), top: int | None = None) -> bytes:
-    """Read ``source``, restore its gaps (those of ``reasons``) with ``nlp``'s encoder and
-    ``stoicheia_restorer``, and write them back (:func:`write_epidoc`). A file that passes
-    through (another language, no edition, nothing to restore) comes back unchanged."""
-    loaded = _load(source, max_bytes)
-    view = _read(loaded, supplied, regularised)
-    wanted = set(reasons)
-    only = [i for i, gap in enumerate(view.gaps) if gap.reason in wanted and gap.unit == "character"]
-    if not only or not view.text.strip():
-        return loaded.data
-    if "stoicheia_restorer" not in nlp.pipe_names:
-        raise ConfigError(f"restore_epidoc needs a stoicheia_restorer pipe (pipeline: {nlp.pipe_names})")
-    restorer: Any = nlp.get_pipe("stoicheia_restorer")
-    if restorer.cfg.get("notation", "leiden") != "leiden":
-        raise ConfigError("restore_epidoc writes Leiden text: the restorer's notation must be 'leiden'")
-    upstream = restorer.reference.upstream_name
-    doc = nlp.make_doc(view.text)
-    for name, proc in nlp.pipeline:
-        if name == upstream:
-            doc = proc(doc)
-    data = doc._.stoicheia
-    if data is not None and data.markup_error is not None:
-        raise EpiDocError(f"the Leiden text read from the file did not parse: {data.markup_error}")
-    strip = restorer.settings.strip_restorations
-    restorer.configure(strip_restorations=False)
-    try:
-        doc = restorer(doc, restore_only=only)
-    finally:
-        restorer.configure(strip_restorations=strip)
-    return write_epidoc(source, doc._.restorations or [], supplied=supplied, regularised=regularised,
-                        max_bytes=max(max_bytes, len(loaded.data)), reasons=wanted, top=top)
 
 
 def epidoc_gapped(xml: str | bytes | Path, *, strip_restorations: bool = False,

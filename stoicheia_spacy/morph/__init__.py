@@ -1,7 +1,7 @@
 """Morphosyntax heads on the Stoicheia encoder: factored AGDT tagging with decoding
 constrained to attested tags, edit-script lemmatisation and a Dozat-Manning biaffine
-parser (torch modules wrapped for thinc; the spaCy factories live in
-:mod:`stoicheia_spacy.pipeline`)."""
+parser (torch modules wrapped for thinc), the spaCy factories (:mod:`.morphologizer`,
+:mod:`.lemmatizer`, :mod:`.parser`), the AGDT tag inventory and CoNLL-U writing."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Word vectors ``x (B, n, d)`` get a learned ROOT vector prepended (position 0). F
 MLPs (one layer each, LeakyReLU 0.1, dropout 0.33) give arc-dependent/arc-head
 representations (500) and label-dependent/label-head ones (150). Arc scores are
 ``s[b, i, j] = h_dep_i W h_head_j + h_head_j . u`` (``i`` the dependent, ``j`` the head,
-the ``scores[dep, head]`` layout of :func:`stoicheia_spacy.decoders.chu_liu_edmonds`);
+the ``scores[dep, head]`` layout of :func:`stoicheia_spacy.morph.mst.chu_liu_edmonds`);
 label scores of a dependent and a given head are ``[r_dep; 1] U_l [r_head; 1]``.
 Padding heads and self-loops get a large negative score.
 """

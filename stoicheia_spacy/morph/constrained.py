@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..treebanks.agdt_tags import N_CLASSES, TAG_LENGTH, is_valid_tag, tags_to_ids
+from .agdt_tags import N_CLASSES, TAG_LENGTH, is_valid_tag, tags_to_ids
 
 
 def attested_ids(tags: Iterable[str]) -> tuple[list[str], np.ndarray]:

@@ -14,7 +14,7 @@ Options (defaults in brackets):
 
 * every component: ``decode``, its own decoder [morphologizer ``joint``, lemmatizer
   ``topk_lexicon``, parser ``mst_single_root``] or, for a released tagger-parser
-  checkpoint, ``research`` | ``paper`` (:mod:`stoicheia_spacy.release.research_decode`);
+  checkpoint, ``research`` | ``paper`` (:mod:`stoicheia_spacy.morph.research_decode`);
 * lemmatizer: ``min_count`` [1] (scripts seen fewer times at ``initialize`` are dropped),
   ``use_lexicon`` [true] (lexicon rescoring of the ``top_k`` best scripts), ``top_k`` [5].
 """

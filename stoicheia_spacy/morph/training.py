@@ -1,6 +1,6 @@
 """Shared pieces of the morphosyntax pipes: grouped softmax losses, sentence cuts and the
 default token-heads model (the pipes' base class is
-:class:`stoicheia_spacy.pipeline.base.HeadPipe`)."""
+:class:`stoicheia_spacy.component.HeadPipe`)."""
 
 from __future__ import annotations
 

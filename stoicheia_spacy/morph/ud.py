@@ -1,11 +1,11 @@
 """AGDT <-> UD glue for the morphologizer: the output groups of the tagging heads and
 the UD UPOS/FEATS of a predicted AGDT tag (the mapping itself is
-:mod:`stoicheia_spacy.treebanks.agdt_to_ud`)."""
+:mod:`stoicheia_spacy.morph.agdt_to_ud`)."""
 
 from __future__ import annotations
 
-from ..treebanks.agdt_tags import N_CLASSES, XPOS_ALPHABETS
-from ..treebanks.agdt_to_ud import UPOS_TAGS, agdt_to_feats, agdt_to_upos
+from .agdt_tags import N_CLASSES, XPOS_ALPHABETS
+from .agdt_to_ud import UPOS_TAGS, agdt_to_feats, agdt_to_upos
 
 #: Class counts of the nine factored XPOS heads (pos, person, ..., degree).
 XPOS_GROUPS: tuple[int, ...] = N_CLASSES

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..corpus.flat import mix64
 from ..errors import ConfigError
+from .hashing import mix64
 
 _SALT = np.uint64(0x6A09E667F3BCC909)
 

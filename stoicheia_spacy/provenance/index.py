@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..corpus.flat import mix64
 from ..errors import CorpusError
 from .bloom import BloomFilter, optimal_shape
+from .hashing import mix64
 from .ngrams import CorpusNgrams, N
 
 N_ZONES = 10

@@ -1,10 +1,10 @@
 """Normalised word n-grams and their stable 64-bit keys.
 
-Words are the corpus pipeline's matching keys (:func:`~stoicheia_spacy.corpus.textnorm.word_keys`:
+Words are the corpus pipeline's matching keys (:func:`~stoicheia_spacy.textnorm.word_keys`:
 accents, breathings, case and sigma forms folded; only Greek letters), the same normalisation
 under which ``projects/corpus`` verifies that no word 5-gram crosses a fold. A word's key is
 its 8-byte ``blake2b`` digest; an n-gram's key chains them with SplitMix64
-(:func:`~stoicheia_spacy.corpus.flat.ngram_hashes`). n-grams never cross a record.
+(:func:`~stoicheia_spacy.provenance.hashing.ngram_hashes`). n-grams never cross a record.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..corpus.flat import ngram_hashes
-from ..corpus.textnorm import word_keys
+from ..textnorm import word_keys
+from .hashing import ngram_hashes
 
 N = 5
 

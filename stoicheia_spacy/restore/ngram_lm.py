@@ -1,6 +1,6 @@
 """A compact character n-gram LM for restoration: storage, a beam scorer, sequence scores.
 
-The model is :class:`~stoicheia_spacy.baselines.ngram.CharNgramLM` (interpolated Kneser-Ney
+The model is :class:`~stoicheia_spacy.restore.char_ngram.CharNgramLM` (interpolated Kneser-Ney
 over the 24 letters, ``SPACE`` and ``UNK``). This module adds what the restorer needs:
 
 * :func:`save_lm` / :func:`load_lm`: one ``.npz`` file (hash keys int64, counts float32),
@@ -28,8 +28,8 @@ import numpy as np
 import torch
 
 from ..alphabet import ALPHABET, MASK_ID, N_ALPHA, PAD_ID
-from ..baselines.ngram import SPACE, UNK, CharNgramLM, _Table
 from ..errors import CheckpointError
+from .char_ngram import SPACE, UNK, CharNgramLM, _Table
 
 __all__ = ["LMRescorer", "NgramScorer", "lm_digest", "load_lm", "prune", "save_lm", "text_symbols", "window_logprob"]
 

@@ -234,7 +234,7 @@ def _probabilities(scores: Sequence[float]) -> list[float]:
 def protocol_targets(module: Any, texts: Sequence[str], plans: Sequence[Any],
                      metadata: Sequence[tuple[int | None, int | None]], cfg: RestorerSettings | Mapping[str, Any],
                      *, from_spans: Sequence[bool]) -> list[list[dict[str, Any]]]:
-    """The restorer's result dicts (see :mod:`stoicheia_spacy.pipeline.restorer`) for each
+    """The restorer's result dicts (see :mod:`stoicheia_spacy.restore.restorer`) for each
     document's plan, every gap scored as the protocol; candidates ``(text, score, probability)``."""
     from .select import _item
 

@@ -18,8 +18,8 @@ import torch
 
 from ..codec import CharPlanes
 from ..leiden import GappedText
-from ..models.gaps import GapRun
 from .beam import ModelScorer, beam_search, width_bucket
+from .gaps import GapRun
 from .queries import GapTarget, build_queries, queries_from_runs
 from .widths import MAX_WIDTH, WidthPrior, too_wide
 

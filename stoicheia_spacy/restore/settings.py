@@ -1,7 +1,7 @@
 """The restorer's settings: one validated, frozen object, registered as a config block.
 
 ``[components.stoicheia_restorer.settings]`` (``@misc = "stoicheia.RestorerSettings.v1"``)
-holds every option of :class:`~stoicheia_spacy.pipeline.restorer.StoicheiaRestorer`;
+holds every option of :class:`~stoicheia_spacy.restore.restorer.StoicheiaRestorer`;
 spaCy fills the defaults and validates the types, :meth:`RestorerSettings.__post_init__`
 the values. The pipe, the planner (:mod:`.select`) and the beam search read the fields of
 this one object; a changed setting is a new object (:meth:`RestorerSettings.replace`).

@@ -27,9 +27,9 @@ import numpy as np
 
 from ..alphabet import ALPHABET
 from ..codec import CharPlanes
-from ..decoders import viterbi_batch
-from ..decoders.meters import Meter
+from .meters import Meter
 from .syllabify import Syllables, _letters, diphthong_second, word_ends
+from .viterbi import viterbi_batch
 
 _ID = {ch: i for i, ch in enumerate(ALPHABET)}
 _SECOND = np.array([_ID[c] for c in "αοωη"])
@@ -149,7 +149,7 @@ def decode_lattices(
     rule_eps: float = 0.02,
 ) -> list[LatticeResult | None]:
     """:func:`decode_lattice` for many lines ``(logp, candidates, n_units)``: every variant
-    of every line goes through one :func:`~stoicheia_spacy.decoders.viterbi_batch` per metre."""
+    of every line goes through one :func:`~stoicheia_spacy.scan.viterbi.viterbi_batch` per metre."""
     heavy = (float(np.log1p(-rule_eps)), float(np.log(rule_eps)))
     sets = [merge_sets(cands, max_candidates) for _, cands, _ in lines]
     variants = [merge_logp(logp, s, heavy) for (logp, _, _), line_sets in zip(lines, sets, strict=True)

@@ -1,7 +1,7 @@
 """The scanner's settings: one validated, frozen object, registered as a config block.
 
 ``[components.stoicheia_scanner.settings]`` (``@misc = "stoicheia.ScannerSettings.v1"``)
-holds every option of :class:`~stoicheia_spacy.pipeline.scanner.ScannerPipe`; spaCy fills
+holds every option of :class:`~stoicheia_spacy.scan.scanner.ScannerPipe`; spaCy fills
 the defaults and checks the types, :meth:`ScannerSettings.__post_init__` the values. The
 pipe reads the fields of this one object; a changed setting is a new object
 (:meth:`ScannerSettings.replace`, or :meth:`ScannerPipe.configure`). Saved pipelines keep

@@ -7,7 +7,7 @@ codec letter positions (the positions the encoder and the scanner heads see).
   when the second vowel has no diaeresis and the first no accent or breathing.
 * **Dichrona** (the ambiguous vowels): bare ``α ι υ`` that are a nucleus of their own
   (not in a diphthong) and carry neither a circumflex nor an iota subscript.
-* **Weights** by rule (columns as :mod:`stoicheia_spacy.decoders`: 0 heavy, 1 light,
+* **Weights** by rule (columns as :mod:`stoicheia_spacy.scan.viterbi`: 0 heavy, 1 light,
   -1 undetermined): heavy if the nucleus is long (``η ω``, diphthong, circumflex,
   iota subscript, a dichronon known long) or two or more consonants follow it
   (``ζ ξ ψ`` count two; across word ends, as in verse); light if the nucleus is short

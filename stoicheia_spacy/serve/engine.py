@@ -169,7 +169,7 @@ class Engine:
         return doc
 
     def _downloads(self, analysis: Analysis) -> None:
-        from ..scoring.conll import to_conllu
+        from ..morph.conllu import to_conllu
 
         doc, stem = analysis.doc, analysis.name
         analysis.downloads["conllu"] = Download(to_conllu(doc, stem).encode("utf-8"), f"{stem}.conllu",

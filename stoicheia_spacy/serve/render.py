@@ -1,7 +1,7 @@
 """HTML of the page: the form, then one section per result of an :class:`~.engine.Analysis`.
 
 Everything is rendered here, on the server (the parse is displaCy's SVG, the date
-histogram :func:`stoicheia_spacy.date_render.date_svg`); the page loads only the
+histogram :func:`stoicheia_spacy.date.render.date_svg`); the page loads only the
 package's own ``/static/style.css`` and ``/static/page.js``.
 """
 
@@ -173,7 +173,7 @@ def _scansion(doc: Any) -> str:
 def _date(doc: Any) -> str:
     if not doc.has_extension("date") or doc._.date is None:
         return ""
-    from ..date_render import date_svg
+    from ..date.render import date_svg
 
     labels = []
     for task in ("genre", "dialect"):

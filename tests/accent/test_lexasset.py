@@ -87,7 +87,8 @@ def test_decode_heads_with_a_lexicon_keeps_given_division() -> None:
 def _small_real_lexicon(mirror: Path, bare_text: str, path: Path) -> Path:
     """A real, small lexicon: the Hunspell forms whose bare spelling occurs in ``bare_text``
     (count 0, as in the full lexicon) and the counted word forms of UD Perseus dev."""
-    from stoicheia_spacy.accent.evaluate import read_ud_texts
+    from stoicheia_lab.accent.evaluate import read_ud_texts
+
     from stoicheia_spacy.accent.formlex import FormCounter
 
     def bare(form: str) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from stoicheia_lab.accent.evaluate import score
 
-from stoicheia_spacy.accent.evaluate import score
 from stoicheia_spacy.accent.predict import (
     PlaneControl,
     breathing_sites,

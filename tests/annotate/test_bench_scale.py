@@ -8,15 +8,15 @@ import math
 from pathlib import Path
 
 import pytest
-
-from stoicheia_spacy.bench import annotate as bench_annotate
-from stoicheia_spacy.bench.memory import (
+from stoicheia_lab.bench import annotate as bench_annotate
+from stoicheia_lab.bench.memory import (
     greek_text,
     run_long,
     run_stream,
     short_sentences,
     slope_per_1000,
 )
+
 from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.errors import ConfigError
 

@@ -74,7 +74,7 @@ def test_choices_are_enums() -> None:
 
 
 def test_bench_passes_its_options_through(capsys: pytest.CaptureFixture[str]) -> None:
-    from stoicheia_spacy.bench.__main__ import main
+    from stoicheia_lab.bench.__main__ import main
 
     assert main(["codec", "--mb", "0.02", "--repeat", "1"]) == 0
     assert "encode_planes" in capsys.readouterr().out
@@ -82,7 +82,7 @@ def test_bench_passes_its_options_through(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_corpus_alias_reports_errors_with_status_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from stoicheia_spacy.corpus.__main__ import main
+    from stoicheia_lab.corpus.__main__ import main
 
     assert main(["folds", "--corpus", str(tmp_path / "nothing")]) == 1
     assert main(["--help"]) == 0

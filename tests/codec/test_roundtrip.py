@@ -6,7 +6,7 @@ planes (``CharPlanes.elided``) and decoding restores them exactly: every UD Pers
 PROIEL test sentence made of modelled characters round-trips (100 %); the 7 Perseus
 sentences excluded hold characters the planes do not represent (ellipsis '...', doubled
 ',.', parentheses, a comma above after a full stop), so the rate over all 2,353
-sentences is 99.70 % (``python -m stoicheia_spacy.bench roundtrip``,
+sentences is 99.70 % (``python -m stoicheia_lab.bench roundtrip``,
 ``assets/metrics/codec_roundtrip.json``).
 
 Planes without that record (e.g. predicted by a model) fall back to the decoder's rule

@@ -16,9 +16,9 @@ from stoicheia_spacy.leiden.epidoc import (
     TEI_NS,
     EpiDocText,
     read_epidoc,
-    restore_epidoc,
     write_epidoc,
 )
+from stoicheia_spacy.restore.epidoc import restore_epidoc
 
 NS = {"t": TEI_NS}
 #: what the writer puts in place of a gap element (one per restored gap)

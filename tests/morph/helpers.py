@@ -61,7 +61,7 @@ def initialized(nlp: Language) -> list[Example]:
     from spacy.util import fix_random_seed
 
     from stoicheia_spacy.backbone import load_backbone
-    from stoicheia_spacy.models import set_backbone_weights
+    from stoicheia_spacy.encoder.model import set_backbone_weights
 
     egs = examples(nlp)
     encoder = nlp.get_pipe("stoicheia_encoder")

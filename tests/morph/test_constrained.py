@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from stoicheia_spacy.errors import InvalidInputError
+from stoicheia_spacy.morph.agdt_tags import N_CLASSES, ids_to_tags, tags_to_ids
 from stoicheia_spacy.morph.constrained import (
     attested_ids,
     constrained_decode,
     log_softmax,
     position_logprobs,
 )
-from stoicheia_spacy.treebanks.agdt_tags import N_CLASSES, ids_to_tags, tags_to_ids
 
 # Real AGDT tags (μῆνιν, ἄειδε, θεά, καί, the article ὁ, a participle)
 ATTESTED = ["n-s---fa-", "v2spma---", "n-s---fv-", "c--------", "l-s---mn-", "v-sapamn-"]

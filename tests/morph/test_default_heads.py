@@ -14,7 +14,7 @@ from spacy.tokens import Doc
 
 from stoicheia_spacy.assembly import morphosyntax_pipeline
 from stoicheia_spacy.assets import default_model_dir
-from stoicheia_spacy.treebanks.agdt_to_ud import agdt_to_feats, agdt_to_upos
+from stoicheia_spacy.morph.agdt_to_ud import agdt_to_feats, agdt_to_upos
 
 SAMPLE = Path(__file__).with_name("agdt_sample.json")
 TRAINING_CONFIG = Path(__file__).resolve().parents[2] / "assets" / "configs" / "parse_heads_hybrid.cfg"

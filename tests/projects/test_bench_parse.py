@@ -1,4 +1,4 @@
-"""``python -m stoicheia_spacy.bench parse --json`` writes every printed figure with the command,
+"""``python -m stoicheia_lab.bench parse --json`` writes every printed figure with the command,
 versions and load (12 real AGDT sentences; an oracle stands in for the stoicheia pipeline, a blank
 spaCy pipeline for the CNN, so the scores are known: 100 and 0; no timing asserted)."""
 
@@ -13,8 +13,7 @@ import spacy
 from scriptload import load_script
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
-
-from stoicheia_spacy.bench import parse as bench_parse
+from stoicheia_lab.bench import parse as bench_parse
 
 HELPERS = Path(__file__).resolve().parents[1] / "morph" / "helpers.py"
 
@@ -51,7 +50,7 @@ def test_bench_parse_writes_metrics_json(tmp_path: Path, monkeypatch: pytest.Mon
     assert bench_parse.main(argv) == 0
     metrics = json.loads(out.read_text(encoding="utf-8"), parse_constant=pytest.fail)  # strict JSON: no NaN
 
-    assert metrics["command"] == "python -m stoicheia_spacy.bench parse " + " ".join(argv)
+    assert metrics["command"] == "python -m stoicheia_lab.bench parse " + " ".join(argv)
     assert len(metrics["loadavg_at_start"]) == 3 and len(metrics["loadavg_at_end"]) == 3
     assert metrics["threads"] == 1 and metrics["spacy"] == spacy.__version__
     assert metrics["pipelines"]["spacy_cnn"]["path"] == str(tmp_path / "cnn")

@@ -64,10 +64,10 @@ def test_joint_config_stops_resumes_exports_and_scores(docbin: Path, tmp_path: P
 
 
 def test_scanner_config_trains_on_silver(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from stoicheia_spacy.scan.norma import read_norma
+    from stoicheia_lab.scan.norma import read_norma
 
     monkeypatch.setenv("STOICHEIA_ASSET_MIRROR", str(shared_data))  # meter_arms.py reads the mirror from it
-    from stoicheia_spacy.scan.silver import build_silver
+    from stoicheia_lab.scan.silver import build_silver
 
     norma = read_norma(shared_data / "scansion" / "norma_syllabarum_graecarum.tar.xz")
     lines, _ = build_silver(shared_data, norma, max_lines=12, use_html=False)

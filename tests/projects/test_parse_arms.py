@@ -12,8 +12,7 @@ from pathlib import Path
 import torch
 from scriptload import load_script
 from spacy.cli.train import train
-
-from stoicheia_spacy.bench.parse import gold_run, gold_sentences
+from stoicheia_lab.bench.parse import gold_run, gold_sentences
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "projects" / "parse" / "scripts"

@@ -9,8 +9,7 @@ from pathlib import Path
 import spacy
 from scriptload import load_script
 from spacy.tokens import DocBin
-
-from stoicheia_spacy.treebanks.readers import RawSentence
+from stoicheia_lab.treebanks.readers import RawSentence
 
 REPO = Path(__file__).resolve().parents[2]
 convert = load_script(REPO / "projects" / "parse" / "scripts" / "convert.py", "parse_convert_held_out")

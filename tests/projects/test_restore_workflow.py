@@ -166,8 +166,8 @@ def test_the_fused_arm_is_the_main_arm_and_beats_the_backbone_on_a_formula(tmp_p
     the fused arm is refused."""
     import numpy as np
 
-    from stoicheia_spacy.baselines.ngram import SPACE, CharNgramLM
     from stoicheia_spacy.codec import encode_planes
+    from stoicheia_spacy.restore.char_ngram import SPACE, CharNgramLM
     from stoicheia_spacy.restore.ngram_lm import save_lm
     from stoicheia_spacy.restore.overlay import save_overlay, trainable_names
 

@@ -181,10 +181,10 @@ def test_which_model_does_not_import_torch() -> None:
 def test_shipped_index_false_positive_rate_on_random_greek_5grams(fixtures_dir: Path) -> None:
     """Random sequences of real Greek words are (almost surely) not in the training text: the
     share the shipped index reports is its false-positive rate, as stated in the file."""
-    from stoicheia_spacy.corpus.flat import ngram_hashes
-    from stoicheia_spacy.corpus.textnorm import word_keys
+    from stoicheia_spacy.provenance.hashing import ngram_hashes
     from stoicheia_spacy.provenance.ngrams import word_hash
     from stoicheia_spacy.provenance.which import default_model_index
+    from stoicheia_spacy.textnorm import word_keys
 
     path = default_model_index()
     assert path is not None, "the shipped model index (assets/which_model) is missing"

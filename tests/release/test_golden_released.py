@@ -369,8 +369,8 @@ def test_restore_cli_region_century_change_the_scores(packaged: dict[str, Path])
 
 
 def test_embedded_default_keeps_its_own_decoders() -> None:
-    from stoicheia_spacy.pipeline.restorer import DEFAULT_CONFIG
-    from stoicheia_spacy.pipeline.scanner import make_stoicheia_scanner  # noqa: F401  (registers the factory)
+    from stoicheia_spacy.restore.restorer import DEFAULT_CONFIG
+    from stoicheia_spacy.scan.scanner import make_stoicheia_scanner  # noqa: F401  (registers the factory)
 
     assert DEFAULT_CONFIG["scoring"] == "beam"
     nlp = spacy.blank("grc")

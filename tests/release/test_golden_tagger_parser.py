@@ -23,15 +23,15 @@ from typer.testing import CliRunner
 from stoicheia_spacy.cli.app import app
 from stoicheia_spacy.cli.package import package_name, package_pipeline
 from stoicheia_spacy.cli.parse import pretokenized_docs
-from stoicheia_spacy.decoders import chu_liu_edmonds
 from stoicheia_spacy.errors import ConfigError
-from stoicheia_spacy.release.research_decode import (
+from stoicheia_spacy.morph.mst import chu_liu_edmonds
+from stoicheia_spacy.morph.released import set_decode
+from stoicheia_spacy.morph.research_decode import (
     apply_script,
     form_key,
     greedy_heads,
     research_lemma,
 )
-from stoicheia_spacy.release.tagger_parser import set_decode
 
 from .golden import golden_dir
 
@@ -220,7 +220,7 @@ def test_mst_allows_several_root_words() -> None:
 
 def test_running_text_two_sentences(nlp: Any) -> None:
     """Raw text (our tokenizer): each sentence parsed on its own, one CoNLL-U block each."""
-    from stoicheia_spacy.scoring.conll import to_conllu
+    from stoicheia_spacy.morph.conllu import to_conllu
 
     doc = nlp("ὁ ἄνθρωπος λέγει τὸν λόγον. καὶ οἱ ἄνθρωποι ἀκούουσιν.")
     blocks = _conllu_words(to_conllu(doc, "t"))
@@ -238,7 +238,7 @@ def test_token_planes_as_the_research_treebank_route() -> None:
     from spacy.tokens import Doc
     from spacy.vocab import Vocab
 
-    from stoicheia_spacy.models.token_planes import token_doc_inputs, word_planes
+    from stoicheia_spacy.encoder.token_planes import token_doc_inputs, word_planes
 
     words = ["καθ̓", "ἑταιρίας", ",", "παῤ", "Roma", "ὦ", "·"]
     doc = Doc(Vocab(), words=words, sent_starts=[True] + [False] * (len(words) - 1))
@@ -273,7 +273,7 @@ def test_cli_bad_inputs_give_messages(tmp_path: Path) -> None:
 
 def test_lines_without_greek_words(nlp: Any) -> None:
     """A line of punctuation only, and an empty text, decode by the rules alone."""
-    from stoicheia_spacy.scoring.conll import to_conllu
+    from stoicheia_spacy.morph.conllu import to_conllu
 
     for decode in ("research", "paper"):
         set_decode(nlp, decode)

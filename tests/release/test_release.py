@@ -16,19 +16,15 @@ from safetensors.torch import load_file, save_file
 
 from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.backbone import load_backbone, planes_to_tensors
+from stoicheia_spacy.backbone.released import backbone_prefix, detect_kind, read_checkpoint
 from stoicheia_spacy.codec import encode_planes
+from stoicheia_spacy.encoder.released_pooler import released_mix
 from stoicheia_spacy.errors import CheckpointError
-from stoicheia_spacy.models.released_pooler import released_mix
-from stoicheia_spacy.models.scanner import torch_heads
 from stoicheia_spacy.morph.heads import torch_module
+from stoicheia_spacy.morph.released import reference_logits
 from stoicheia_spacy.morph.ud import UPOS_TAGS, XPOS_ALPHABETS
-from stoicheia_spacy.release import (
-    add_released_heads,
-    backbone_prefix,
-    detect_kind,
-    read_checkpoint,
-)
-from stoicheia_spacy.release.tagger_parser import reference_logits
+from stoicheia_spacy.released_heads import add_released_heads
+from stoicheia_spacy.scan.model import torch_heads
 
 from . import synth
 
@@ -290,8 +286,8 @@ def test_tagger_parser_errors(tmp_path: Path, tagger_ckpt: Path) -> None:
 
 def test_released_pooler_gradients() -> None:
     """The pooler's backprop matches finite differences (mix logits and hidden states)."""
-    from stoicheia_spacy.models.released_pooler import build_released_pooler
-    from stoicheia_spacy.models.types import StoicheiaDocData
+    from stoicheia_spacy.encoder.released_pooler import build_released_pooler
+    from stoicheia_spacy.encoder.types import StoicheiaDocData
 
     rng = np.random.default_rng(0)
     planes = encode_planes("λόγος ἀνθρώπου")
@@ -323,8 +319,8 @@ def test_released_pooler_gradients() -> None:
 
 
 def test_region_and_century_ids() -> None:
+    from stoicheia_spacy.encoder.metadata import REGIONS, century_id, region_id
     from stoicheia_spacy.errors import InvalidInputError
-    from stoicheia_spacy.release.metadata import REGIONS, century_id, region_id
 
     assert [region_id(r, 15) for r in ("Attica", "attica", 2, "2", None, "unknown")] == [2, 2, 2, 2, 14, 14]
     assert REGIONS[-1] == "unknown" and len(REGIONS) == 15

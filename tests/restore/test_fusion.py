@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 from stoicheia_spacy.alphabet import MASK_ID, N_ALPHA
 from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.backbone import planes_to_tensors
-from stoicheia_spacy.baselines.ngram import SPACE, UNK, CharNgramLM
 from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.errors import CheckpointError, ConfigError
 from stoicheia_spacy.restore import GapQuery, ModelScorer, beam_search
 from stoicheia_spacy.restore.calibration import fit_threshold
+from stoicheia_spacy.restore.char_ngram import SPACE, UNK, CharNgramLM
 from stoicheia_spacy.restore.fusion import FusedScorer, union_rescore
 from stoicheia_spacy.restore.ngram_lm import (
     NgramScorer,

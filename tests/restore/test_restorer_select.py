@@ -15,7 +15,7 @@ import torch
 from typer.testing import CliRunner
 
 import stoicheia_spacy
-import stoicheia_spacy.pipeline.restorer
+import stoicheia_spacy.restore.restorer
 from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.restore.preset import restoration_pipeline
 from stoicheia_spacy.restore.render import render_html
@@ -69,7 +69,7 @@ SCRIPT = textwrap.dedent("""
     import resource, sys, torch
     torch.set_num_threads(1)
     resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
-    import stoicheia_spacy.pipeline.restorer
+    import stoicheia_spacy.restore.restorer
     from stoicheia_spacy.assembly import build_pipeline
     nlp = build_pipeline(sys.argv[1], components=False)
     nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 2, "n_candidates": 2}})

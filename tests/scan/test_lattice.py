@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from stoicheia_spacy.codec import encode_planes
-from stoicheia_spacy.decoders import load_meters
 from stoicheia_spacy.scan.lattice import (
     correption_mask,
     decode_lattice,
@@ -15,6 +14,7 @@ from stoicheia_spacy.scan.lattice import (
     weight_margins,
     weight_margins_batch,
 )
+from stoicheia_spacy.scan.meters import load_meters
 from stoicheia_spacy.scan.syllabify import HEAVY, LIGHT, syllabify
 
 ILIAD_1_1 = "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος"

@@ -163,7 +163,7 @@ def test_bacchylides_doric_alpha_gets_the_cue_from_the_real_hunspell_forms(share
 
 
 def _corpus_lexicon() -> MacronLexicon:
-    # counts as Iliad 1 gives them (tests/scan/test_corpus_lengths.py): θεᾱ́ 7 long, Ᾰ̓χαιῶν 22 short
+    # counts as Iliad 1 gives them (tests/lab/scan/test_corpus_lengths.py): θεᾱ́ 7 long, Ᾰ̓χαιῶν 22 short
     return MacronLexicon(corpus={"θεά": [2, 7, 0], "ἀχαιῶν": [0, 0, 22]})
 
 

@@ -108,7 +108,7 @@ def test_logistic_stage_learns_to_trust_the_metre_and_is_calibrated() -> None:
 
 
 def test_built_lexicon_from_the_mirror_knows_common_forms(shared_data) -> None:
-    from stoicheia_spacy.scan.silver import leaked_forms
+    from stoicheia_lab.scan.silver import leaked_forms
 
     leaked = leaked_forms(shared_data)
     assert "Πενθεσίλεια" in leaked and "θεά" not in leaked

@@ -11,8 +11,8 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from stoicheia_lab.scoring.conll import read_conllu
 
-from stoicheia_spacy.scoring.conll import read_conllu
 from stoicheia_spacy.serve.browser import submit_and_wait, wait_for_file
 
 from .conftest import DECREE, N_CANDIDATES

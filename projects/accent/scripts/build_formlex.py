@@ -21,12 +21,13 @@ import sys
 import time
 from pathlib import Path
 
-from stoicheia_spacy.accent.evaluate import read_ud_texts
+from stoicheia_lab.accent.evaluate import read_ud_texts
+from stoicheia_lab.corpus import iter_records
+from stoicheia_lab.treebanks.readers import iter_source
+
 from stoicheia_spacy.accent.formlex import FormCounter
 from stoicheia_spacy.accent.lexicon import HeldOutScreen
 from stoicheia_spacy.codec import encode_planes
-from stoicheia_spacy.corpus import iter_records
-from stoicheia_spacy.treebanks.readers import iter_source
 
 HELD_OUT = [
     "ud/UD_Ancient_Greek-Perseus/grc_perseus-ud-test.conllu.xz",

@@ -12,10 +12,11 @@ import sys
 from itertools import chain
 from pathlib import Path
 
-from stoicheia_spacy.accent.evaluate import read_dev_sample, read_ud_texts
+from stoicheia_lab.accent.evaluate import read_dev_sample, read_ud_texts
+from stoicheia_lab.corpus import iter_records
+
 from stoicheia_spacy.accent.lexicon import LexiconAccentuator
 from stoicheia_spacy.assets import default_model_dir
-from stoicheia_spacy.corpus import iter_records
 
 
 def main(argv: list[str]) -> int:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from stoicheia_lab.accent.evaluate import gold_planes, read_ud_texts
 
-from stoicheia_spacy.accent.evaluate import gold_planes, read_ud_texts
 from stoicheia_spacy.accent.predict import PlaneControl, model_inputs, run_heads, strip_planes
 from stoicheia_spacy.assets import default_model_dir
 from stoicheia_spacy.backbone import load_backbone

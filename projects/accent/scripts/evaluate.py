@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 
 import torch
-
-from stoicheia_spacy.accent.evaluate import (
+from stoicheia_lab.accent.evaluate import (
     gold_planes,
     markdown_table,
     read_dev_sample,
     read_ud_texts,
     score,
 )
+
 from stoicheia_spacy.accent.lexicon import LexiconAccentuator
 from stoicheia_spacy.accent.predict import PlaneControl, predict_planes, strip_planes
 from stoicheia_spacy.assets import default_model_dir

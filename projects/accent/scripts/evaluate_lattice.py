@@ -21,7 +21,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from stoicheia_spacy.accent.evaluate import load_logp_cache, markdown_table, score
+from stoicheia_lab.accent.evaluate import load_logp_cache, markdown_table, score
+
 from stoicheia_spacy.accent.formlex import FormLexicon
 from stoicheia_spacy.accent.lattice import LatticeParams, decode_lattice
 from stoicheia_spacy.accent.lexicon import LexiconAccentuator

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from stoicheia_spacy.corpus.sources import DOCUMENTARY
+from stoicheia_lab.corpus.sources import DOCUMENTARY
 
 ROOT = Path(__file__).resolve().parents[3]
 STEPS = ("folds", "doc-clean", "verify")
@@ -34,7 +34,7 @@ STEPS = ("folds", "doc-clean", "verify")
 _CHILD = """
 import cProfile, io, json, pstats, resource, sys, time
 from pathlib import Path
-from stoicheia_spacy.corpus import pipeline
+from stoicheia_lab.corpus import pipeline
 corpus, step, blocklist = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
 call = {"folds": lambda: pipeline.step_folds(corpus),
         "doc-clean": lambda: pipeline.step_doc_clean(corpus, blocklist),

@@ -19,7 +19,7 @@ training part, the softmax temperature (the calibration the ``stoicheia_attribut
 calibration error (15 bins of top-label confidence); MAE / median absolute error in years;
 Wilcoxon signed-rank tests of per-passage absolute errors between arms (dating).
 ``--ship`` fits the ``shipped`` arm on all passages and writes the attributor's weights (a
-:class:`~stoicheia_spacy.attribution.TextLabelModel` per task: it beats the pooled states on
+:class:`~stoicheia_spacy.date.attribution.TextLabelModel` per task: it beats the pooled states on
 accuracy, macro-F1 and log loss; its ECE is about as low); ``--probe`` records what that fit says of passages of the *Iliad* and the
 *Odyssey* (Perseus), which GLAUx does not hold: the reason the attributor is not in the
 default pipeline when it calls them lyric.
@@ -42,9 +42,9 @@ from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import StratifiedGroupKFold
 from sklearn.preprocessing import StandardScaler
 
-from stoicheia_spacy.attribution import TextLabelModel
-from stoicheia_spacy.dating import DEFAULT_LAYERS
-from stoicheia_spacy.pipeline.attributor import StoicheiaAttributor
+from stoicheia_spacy.date.attribution import TextLabelModel
+from stoicheia_spacy.date.attributor import StoicheiaAttributor
+from stoicheia_spacy.date.dating import DEFAULT_LAYERS
 
 ALPHAS = np.logspace(-2, 5, 15)
 TASK_MIN_AUTHORS = {"dialect": 3}

@@ -18,7 +18,7 @@ import pandas as pd
 import spacy
 import torch
 
-import stoicheia_spacy.pipeline  # noqa: F401  (registers the factories)
+import stoicheia_spacy.encoder.pipe  # noqa: F401  (registers the encoder factory)
 
 SOURCE = "embedded:grc_stoicheia_doc_clean"
 

@@ -2,7 +2,7 @@
 
 * ``tfidf``: character 1-4-gram TF-IDF of the edited text + ridge (scikit-learn).
 * ``pretrained`` / ``random-init``: ridge over mean-pooled backbone states (``embed.py``
-  caches), the layers the ``stoicheia_dater`` pools (:data:`stoicheia_spacy.dating.DEFAULT_LAYERS`);
+  caches), the layers the ``stoicheia_dater`` pools (:data:`stoicheia_spacy.date.dating.DEFAULT_LAYERS`);
   ``random-init`` is a backbone of the same shape with random weights.
 * ``stacked``: the ``tfidf`` and ``pretrained`` ridges combined by a linear regression on their
   5-fold out-of-fold predictions, all inside the training part (its interval comes from the
@@ -39,7 +39,7 @@ from sklearn.model_selection import KFold, cross_val_predict
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from stoicheia_spacy.dating import DEFAULT_LAYERS
+from stoicheia_spacy.date.dating import DEFAULT_LAYERS
 
 ALPHAS = np.logspace(-2, 5, 15)
 LEVEL = 0.9

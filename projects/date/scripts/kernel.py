@@ -1,4 +1,4 @@
-"""Fit a :class:`stoicheia_spacy.dating_text.TextDateModel` on dated texts, every choice inside the data given.
+"""Fit a :class:`stoicheia_spacy.date.text.TextDateModel` on dated texts, every choice inside the data given.
 
 The vocabulary and idf come from ``texts``; the ridge prior's strength is chosen by efficient
 leave-one-out (``RidgeCV``), and its out-of-sample estimates for the kernel's tuning come from
@@ -27,8 +27,8 @@ from sklearn.model_selection import KFold, cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from stoicheia_spacy.dating import DateModel
-from stoicheia_spacy.dating_text import (
+from stoicheia_spacy.date.dating import DateModel
+from stoicheia_spacy.date.text import (
     TextDateModel,
     fit_vocabulary,
     kernel_dates,

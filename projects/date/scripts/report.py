@@ -104,7 +104,7 @@ def shipped_lines(shipped: dict | None) -> list[str]:
         return lines + ["they read the pooled states of the shared forward (`doc._.stoicheia`, the letters of the first",
                         "800 characters, as `embed.py` pooled them) when the encoder runs before the dater, and fall back",
                         "to the word ridge prior and word similarity alone in a pipeline without it (documented in",
-                        "`stoicheia_spacy.pipeline.dater`);"]
+                        "`stoicheia_spacy.date.dater`);"]
     return lines + ["the fit on all of PaDoC did not choose the states, so the dater reads `doc.text` only;"]
 
 
@@ -165,7 +165,7 @@ def literary(m: dict, name: str) -> list[str]:
                   f"genre per passage is {counts}; mean probability {genre['mean_probabilities'][top]:.0%} {top}, "
                   f"{genre['mean_probabilities'].get('Epic poetry', 0.0):.0%} Epic poetry. GLAUx files the Homeric",
                   "hymns (hexameter, Ionic/Epic) under \"Lyric poetry\", so the attributor is not in the default pipeline",
-                  "(`stoicheia_spacy.pipeline.attributor.add_attributor` adds it)."]
+                  "(`stoicheia_spacy.date.attributor.add_attributor` adds it)."]
     lines.append("")
     return lines
 
@@ -202,7 +202,7 @@ def main() -> None:
         "backbone of the same shape with random weights (seed 0); the stacked arm combines the TF-IDF and",
         "pretrained ridges by a linear regression on their 5-fold out-of-fold predictions, all inside each",
         "training part (its interval: the residuals of those stacked predictions). The word n-gram kernel",
-        "(`stoicheia_spacy.dating_text`, fitted by `scripts/kernel.py`) folds each text to Greek word keys",
+        "(`stoicheia_spacy.date.text`, fitted by `scripts/kernel.py`) folds each text to Greek word keys",
         "(case, diacritics, sigma forms folded; numerals, sigla and Latin dropped), builds binary word 1-3-gram",
         "TF-IDF rows and dates a papyrus by the weighted median year of its k most similar training papyri",
         "(weights exp((s - s_max) / tau) x exp(-|year - ridge prior| / lam), the prior a ridge over the same",

@@ -25,8 +25,8 @@ import pandas as pd
 from evaluate import LEVEL, features, split_pairs, years
 from kernel import fit_text_model
 
-from stoicheia_spacy.dating import BIN_YEARS, DEFAULT_LAYERS, residual_estimate
-from stoicheia_spacy.pipeline.dater import StoicheiaDater
+from stoicheia_spacy.date.dater import StoicheiaDater
+from stoicheia_spacy.date.dating import BIN_YEARS, DEFAULT_LAYERS, residual_estimate
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 Reads the metrics JSONs the evaluation commands wrote under METRICS (see projects/finetune/
 README.md) and writes METRICS/designs.json + designs.md: per task, the headline metric of each
 design (mean over the seeds found), A - B, the target of issue #15 and, where both designs have
-paired seeds, the exact sign-flip test (``stoicheia_spacy.scoring.stats``). Missing files are
+paired seeds, the exact sign-flip test (``stoicheia_lab.scoring.stats``). Missing files are
 reported as missing, never filled in.
 
     python scripts/designs.py metrics
@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from stoicheia_spacy.scoring.stats import sign_flip_test
+from stoicheia_lab.scoring.stats import sign_flip_test
 
 #: task -> (metric, higher is better, target, {design: (glob under METRICS, key path)})
 TASKS: dict[str, tuple[str, bool, float, dict[str, tuple[str, tuple[str, ...]]]]] = {

@@ -7,7 +7,7 @@ fine-tuned end to end carries its own backbone, so here each arm is a ``spacy.lo
         --random rnd0=training/scanner_random/seed0/model-last [...] [--quick]
 
 Pretrained arms are paired with random-init arms in the given order and compared with the exact
-sign-flip test over seeds (``stoicheia_spacy.scoring.stats.sign_flip_test``).
+sign-flip test over seeds (``stoicheia_lab.scoring.stats.sign_flip_test``).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import spacy
 import torch
+from stoicheia_lab.scan.norma import read_norma
+from stoicheia_lab.scoring.stats import sign_flip_test
 
 from stoicheia_spacy.registrations import register_all
-from stoicheia_spacy.scan.norma import read_norma
-from stoicheia_spacy.scoring.stats import sign_flip_test
 
 register_all()  # the factories and architectures, also where the entry points are not installed
 METER = Path(__file__).resolve().parents[2] / "meter" / "scripts" / "meter_eval.py"

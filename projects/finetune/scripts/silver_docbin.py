@@ -1,7 +1,7 @@
 """Scansion silver lines -> spaCy DocBins whose Docs carry ``doc._.scan_gold`` (the scanner's gold).
 
 Input: the training bundle's ``scansion/silver.jsonl.xz`` (``{"text", "scan", "macron", "meter"}``
-per line, labels per codec letter, as ``stoicheia_spacy.scan.silver.build_silver`` writes them).
+per line, labels per codec letter, as ``stoicheia_lab.scan.silver.build_silver`` writes them).
 Output: ``OUT/train.spacy`` and ``OUT/dev.spacy`` (every ``--dev-every``-th line to dev),
 with user data stored so ``spacy.Corpus.v1`` gives the scanner its labels.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import spacy
 from spacy.tokens import DocBin
 
-import stoicheia_spacy.pipeline.scanner  # noqa: F401  (registers doc._.scan_gold)
+import stoicheia_spacy.scan.scanner  # noqa: F401  (registers doc._.scan_gold)
 
 
 def read_rows(path: Path, limit: int | None = None) -> list[dict]:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Wheels for the GPU machine (Python 3.12, x86-64; torch, numpy, safetensors, typer, rich,
 # requests, jinja2 are already there, spaCy is not). Downloads, with pip, the exact pins of
-# requirements/lock.txt for what `import stoicheia_spacy.pipeline` and `spacy train` import,
+# requirements/lock.txt for what `import stoicheia_spacy.encoder.pipe` and `spacy train` import,
 # into .whl/ at the repository root (git-ignored through .git/info/exclude). ~20 MiB.
 #   bash projects/finetune/scripts/wheels.sh          (on CPU, once; needs PyPI)
 # On the device:  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \

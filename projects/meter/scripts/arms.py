@@ -9,7 +9,7 @@ batch order) with the macron temperature fitted on the silver dev split, and sco
 on Norma by :func:`meter_eval.score_annotated` (the real ``stoicheia_scanner``
 annotation code). Per-seed Norma macron accuracies are compared pretrained vs random
 by the exact sign-flip test, the paired t-test and Cohen's d_z
-(``stoicheia_spacy.scoring.stats``); a markdown table goes to ``--markdown``.
+(``stoicheia_lab.scoring.stats``); a markdown table goes to ``--markdown``.
 
     python projects/meter/scripts/arms.py metrics/arms.json --markdown RESULTS.md \
         [--lines 1200] [--epochs 25] [--seeds 0 1 2 3 4] [--quick]
@@ -31,12 +31,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 
 from meter_eval import PUBLISHED, rule_arm, score_annotated
+from stoicheia_lab.scan.norma import position_counts, read_norma
+from stoicheia_lab.scan.silver import build_silver
 from train import encode, fit_temperature_on, mirror, train_heads
 
 from stoicheia_spacy.codec import encode_planes
-from stoicheia_spacy.models.scanner import rule_features
-from stoicheia_spacy.scan.norma import position_counts, read_norma
-from stoicheia_spacy.scan.silver import build_silver
+from stoicheia_spacy.scan.model import rule_features
 
 
 def backbone_nlp(kind: str, backbone_seed: int):
@@ -44,7 +44,7 @@ def backbone_nlp(kind: str, backbone_seed: int):
     from stoicheia_spacy.assembly import build_pipeline
     from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.backbone import StoicheiaEncoder
-    from stoicheia_spacy.models.encoder import set_backbone_weights, torch_backbone
+    from stoicheia_spacy.encoder.model import set_backbone_weights, torch_backbone
 
     nlp = build_pipeline(str(default_model_dir()), components=False)
     if kind == "rnd":
@@ -110,7 +110,7 @@ def run_backbone(kind: str, args: argparse.Namespace, silver, norma) -> dict[str
 
 
 def compare(results: dict[str, Any], metric: tuple[str, str]) -> dict[str, Any]:
-    from stoicheia_spacy.scoring.stats import paired_t_test, sign_flip_test
+    from stoicheia_lab.scoring.stats import paired_t_test, sign_flip_test
 
     seeds = sorted(results["pre"]["seeds"])
     a = np.array([results["pre"]["seeds"][s][metric[0]][metric[1]] for s in seeds])
@@ -168,7 +168,7 @@ def markdown(results: dict[str, Any], command: str) -> str:
         "The published rows are on 1,916 ambiguous positions. Norma's README does not define that count "
         "(it says every open-syllable dichronon is marked, closed ones only sporadically) and `dev.txt` "
         "is a separate set (764 lines, none in the benchmark). What we can count "
-        "(`stoicheia_spacy.scan.norma.position_counts`):",
+        "(`stoicheia_lab.scan.norma.position_counts`):",
         "",
         *[f"- `{k}`: {v}" for k, v in results["positions"].items()],
         "",

@@ -2,10 +2,10 @@
 
 Reads the mirror's ``lexica/grc_macronizer_db`` and drops the Hypotactic markup of word
 forms attested only in the Hypotactic books that hold Norma text (Dionysiaca 1,
-Posthomerica 1; ``stoicheia_spacy.scan.silver.leaked_forms``); adds the η-forms of the
+Posthomerica 1; ``stoicheia_lab.scan.silver.leaked_forms``); adds the η-forms of the
 Hunspell form list (GPL-3.0) for the Doric-ᾱ test, and the corpus table of long/short
 counts per dichronon from Hypotactic's scanned verse (CC BY 4.0;
-``stoicheia_spacy.scan.corpus_lengths``: the Norma books never read, lines sharing a
+``stoicheia_lab.scan.corpus_lengths``: the Norma books never read, lines sharing a
 shingle with any Norma line dropped).
 
     python scripts/build_lexicon.py assets/macron_lexicon.json.gz --meta metrics/macron_lexicon.json
@@ -19,10 +19,11 @@ import os
 import sys
 from pathlib import Path
 
-from stoicheia_spacy.scan.corpus_lengths import corpus_length_table
+from stoicheia_lab.scan.corpus_lengths import corpus_length_table
+from stoicheia_lab.scan.norma import read_norma
+from stoicheia_lab.scan.silver import leaked_forms
+
 from stoicheia_spacy.scan.macron_lexicon import build_macron_lexicon, read_eta_forms
-from stoicheia_spacy.scan.norma import read_norma
-from stoicheia_spacy.scan.silver import leaked_forms
 
 
 def main(argv: list[str] | None = None) -> int:

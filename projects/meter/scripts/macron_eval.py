@@ -1,6 +1,6 @@
 """meter-eval (macrons): Norma under the published protocol -- backbone, lexicon, both.
 
-Positions: the published 1,916 (``stoicheia_spacy.scan.norma``: open gold syllables,
+Positions: the published 1,916 (``stoicheia_lab.scan.norma``: open gold syllables,
 In Solem and Pindar left out, no stoplist); the all-short baseline must print 83.14.
 Arms, all on the shipped ``stoicheia_scanner`` heads over the default backbone:
 
@@ -35,8 +35,15 @@ from typing import Any
 
 import numpy as np
 import torch
+from stoicheia_lab.scan.norma import (
+    PUBLISHED_ALL_SHORT,
+    PUBLISHED_EXCLUDED_WORKS,
+    PUBLISHED_POSITIONS,
+    mark_letters,
+    read_norma,
+    score_protocol,
+)
 
-from stoicheia_spacy.models.scanner import N_MACRON
 from stoicheia_spacy.scan.macron_decoder import (
     N_VOTES,
     POSTERIOR_GROUPS,
@@ -52,14 +59,7 @@ from stoicheia_spacy.scan.macron_decoder import (
     prior_features,
 )
 from stoicheia_spacy.scan.macron_lexicon import MacronLexicon
-from stoicheia_spacy.scan.norma import (
-    PUBLISHED_ALL_SHORT,
-    PUBLISHED_EXCLUDED_WORKS,
-    PUBLISHED_POSITIONS,
-    mark_letters,
-    read_norma,
-    score_protocol,
-)
+from stoicheia_spacy.scan.model import N_MACRON
 from stoicheia_spacy.scan.syllabify import dichrona_mask
 
 #: Posterior group sets the selection tries; the lexicon stage also tries each with the dialect cues,
@@ -329,7 +329,7 @@ def coverage_curve(gold: np.ndarray, p: np.ndarray, answered: np.ndarray | None 
 
 
 def ece(gold: np.ndarray, p: np.ndarray) -> float:
-    from stoicheia_spacy.scoring.calibration import expected_calibration_error
+    from stoicheia_lab.scoring.calibration import expected_calibration_error
 
     conf = np.maximum(p, 1 - p)
     return float(expected_calibration_error(conf, (p > 0.5) == gold))
@@ -489,7 +489,7 @@ def markdown(results: dict, command: str) -> str:
         "",
         "## The protocol (how the 1,916 were found)",
         "",
-        "From the benchmark's own files (`stoicheia_spacy.scan.norma`, tested in `tests/scan/test_norma.py`):",
+        "From the benchmark's own files (`stoicheia_lab.scan.norma`, tested in `tests/lab/scan/test_norma.py`):",
         "",
         "- **Positions**: a `^`/`_` of `norma_macronize` counts when the vowel before it lies in an **open gold "
         "syllable** of the parallel `norma_syllabify` line: the syllable's text, trailing non-letters stripped, "
@@ -543,7 +543,7 @@ def markdown(results: dict, command: str) -> str:
         + (f", and a corpus table of long/short counts per dichronon ({cor['forms']:,} forms, {cor['counted']:,} "
            f"counts from {cor['labelled']:,} of {cor['lines']:,} scanned lines; {cor['norma_lines_dropped']} lines "
            "sharing a 20-letter shingle with a Norma line dropped, Dionysiaca 1 and Posthomerica 1 never read; "
-           "Hypotactic, CC BY 4.0, recorded in the asset's licence; `stoicheia_spacy.scan.corpus_lengths`: a length "
+           "Hypotactic, CC BY 4.0, recorded in the asset's licence; `stoicheia_lab.scan.corpus_lengths`: a length "
            "counts only where the syllable weight decides it, a light syllable as short only before a consonant; "
            "`metrics/macron_lexicon.json`)"
            if cor else "")

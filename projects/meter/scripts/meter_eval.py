@@ -21,15 +21,15 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
-from stoicheia_spacy.codec import encode_planes
-from stoicheia_spacy.scan.norma import (
+from stoicheia_lab.scan.norma import (
     mark_letters,
     read_norma,
     score_macrons,
     score_syllables,
     syllable_ends,
 )
+
+from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.scan.syllabify import HEAVY, LIGHT, UNKNOWN, syllabify
 
 PUBLISHED = {"rule-based (Norma paper)": 89.46, "character transformer (Norma paper)": 90.66,
@@ -88,7 +88,7 @@ def score_annotated(scanner, norma, mac_docs, mac_logits, syl_docs, syl_logits, 
             pred.append(-1 if m is None or m["length"] is None else m["length"])
             probs.append(0.5 if m is None else m["p_long"])
     out: dict = {"macron": score_macrons(gold, pred)}
-    from stoicheia_spacy.scoring.calibration import coverage_accuracy, expected_calibration_error
+    from stoicheia_lab.scoring.calibration import coverage_accuracy, expected_calibration_error
 
     p = np.asarray(probs)
     conf = np.maximum(p, 1 - p)
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     pre = [a for a in results["arms"].values() if not a["random_init"]]
     rnd = [a for a in results["arms"].values() if a["random_init"]]
     if pre and rnd and len(pre) == len(rnd):
-        from stoicheia_spacy.scoring.stats import sign_flip_test
+        from stoicheia_lab.scoring.stats import sign_flip_test
 
         diffs = np.array([a["macron"]["accuracy"] - b["macron"]["accuracy"] for a, b in zip(pre, rnd, strict=True)])
         results["pretrained_vs_random"] = {"mean_diff": float(diffs.mean()), "sign_flip": str(sign_flip_test(diffs))}

@@ -4,7 +4,7 @@ Hidden states come from the real ``stoicheia_encoder`` pipe (``build_pipeline``)
 computed once per line (frozen backbone, grad_factor 0) and the torch heads are trained
 on them; the result is a ``stoicheia_scanner`` folder (``heads.json``, ``heads.safetensors``)
 that ``ScannerPipe.from_disk`` reads. A temperature for the macron head is fitted on
-held-out silver lines (``stoicheia_spacy.scoring.calibration``): it is a setting, written to
+held-out silver lines (``stoicheia_lab.scoring.calibration``): it is a setting, written to
 ``train_report.json`` and ``OUT.settings.cfg`` beside the folder (the ``[components.stoicheia_scanner.settings]``
 block to put in a pipeline's ``config.cfg``), not a file of the component folder.
 
@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import srsly
 import torch
+from stoicheia_lab.scan.norma import read_norma
+from stoicheia_lab.scan.silver import build_silver
 
-from stoicheia_spacy.models.scanner import N_MACRON, ScannerHeads, rule_features
-from stoicheia_spacy.scan.norma import read_norma
-from stoicheia_spacy.scan.silver import build_silver
+from stoicheia_spacy.scan.model import N_MACRON, ScannerHeads, rule_features
 
 
 def mirror() -> Path:
@@ -50,7 +50,7 @@ def encode(nlp, texts: list[str], batch: int = 16) -> list[np.ndarray]:
 def build_nlp(random_init: bool, seed: int):
     from stoicheia_spacy.assembly import build_pipeline
     from stoicheia_spacy.assets import default_model_dir
-    from stoicheia_spacy.models.encoder import torch_backbone
+    from stoicheia_spacy.encoder.model import torch_backbone
 
     nlp = build_pipeline(str(default_model_dir()), components=False)  # encoder only
     if random_init:
@@ -87,7 +87,7 @@ def train_heads(hidden: list[np.ndarray], feats: list[np.ndarray], mac: list[np.
 
 def fit_temperature_on(heads: ScannerHeads, hidden, feats, mac) -> tuple[float, float]:
     """(temperature, accuracy) of the macron head on labelled held-out letters."""
-    from stoicheia_spacy.scoring.calibration import fit_temperature
+    from stoicheia_lab.scoring.calibration import fit_temperature
 
     logits, labels = [], []
     with torch.no_grad():

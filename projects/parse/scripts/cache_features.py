@@ -45,7 +45,7 @@ HEADS = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
 
 def backbone_sha256(nlp: Any) -> str:
     """sha256 of the encoder's weights (its serialized bytes: any backbone source works)."""
-    from stoicheia_spacy.models.encoder import torch_backbone
+    from stoicheia_spacy.encoder.model import torch_backbone
 
     module = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)
     digest = hashlib.sha256()
@@ -60,7 +60,7 @@ def randomize_backbone(nlp: Any, seed: int = 0) -> None:
     shape that the random-init control arm is cached from (and scored on)."""
     import torch
 
-    from stoicheia_spacy.models.encoder import torch_backbone
+    from stoicheia_spacy.encoder.model import torch_backbone
 
     torch.manual_seed(seed)
     for p in torch_backbone(nlp.get_pipe("stoicheia_encoder").model).parameters():

@@ -4,7 +4,7 @@ Reads ``METRICS/{arm}__fold{k}__seed{s}__{split}.json`` (written by evaluate.py)
 OUT.md: one row per arm with mean ± sd of UPOS, XPOS, UFeats, Lemma, UAS and LAS over
 its (fold, seed) runs, then the reference arm's paired differences against every other
 arm on the (fold, seed) pairs both have: exact sign-flip permutation p, paired t p and
-Cohen's d_z (:mod:`stoicheia_spacy.scoring.stats`). OUT.png plots every metric per arm
+Cohen's d_z (:mod:`stoicheia_lab.scoring.stats`). OUT.png plots every metric per arm
 (mean ± sd, and each (fold, seed) run as a point).
 
     python scripts/compare.py METRICS OUT.md [--split test] [--reference pretrained]
@@ -49,7 +49,7 @@ def values(by_key: dict[tuple[int, int], dict], metric: str) -> np.ndarray:
 
 def markdown(runs: Runs, split: str, reference: str) -> str:
     """The arms table and, when the reference arm is present, the paired tests."""
-    from stoicheia_spacy.scoring.stats import paired_t_test, sign_flip_test
+    from stoicheia_lab.scoring.stats import paired_t_test, sign_flip_test
 
     arms = ordered_arms(runs)
     lines = [f"## parse-eval ({split}): mean ± sd over (fold, seed) runs", "",

@@ -54,10 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     import spacy
     import torch
     from spacy.tokens import Doc
+    from stoicheia_lab.scoring.conll import score_conll
     from thinc.api import Config
 
     from stoicheia_spacy.assembly import build_pipeline
-    from stoicheia_spacy.scoring.conll import score_conll, span_words
+    from stoicheia_spacy.morph.conllu import span_words
 
     torch.set_num_threads(1)
     nlp = build_pipeline(args.backbone)

@@ -28,14 +28,14 @@ from pathlib import Path
 
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
+from stoicheia_lab.treebanks.harmonise import HarmoniseStats, Sentence, harmonise
+from stoicheia_lab.treebanks.readers import SOURCES, RawSentence, iter_conllu, iter_source
+from stoicheia_lab.treebanks.splits import make_splits, sentence_key
+from stoicheia_lab.treebanks.to_docbin import sentences_to_docbin
+from stoicheia_lab.treebanks.ud_match import match_ud_from_source, match_ud_to_agdt
 
-from stoicheia_spacy.treebanks.agdt_tags import normalise_tag
-from stoicheia_spacy.treebanks.harmonise import HarmoniseStats, Sentence, harmonise
-from stoicheia_spacy.treebanks.lemma_scripts import build_script_vocab
-from stoicheia_spacy.treebanks.readers import SOURCES, RawSentence, iter_conllu, iter_source
-from stoicheia_spacy.treebanks.splits import make_splits, sentence_key
-from stoicheia_spacy.treebanks.to_docbin import sentences_to_docbin
-from stoicheia_spacy.treebanks.ud_match import match_ud_from_source, match_ud_to_agdt
+from stoicheia_spacy.morph.agdt_tags import normalise_tag
+from stoicheia_spacy.morph.lemma_scripts import build_script_vocab
 
 UD = "ud/UD_Ancient_Greek-Perseus/grc_perseus-ud-{}.conllu.xz"
 HELD_OUT_FILE = "papygreek_reg.spacy"

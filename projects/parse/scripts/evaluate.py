@@ -41,7 +41,9 @@ def gold_sentences(nlp: Language, data: Path, limit: int = 0) -> list[Doc]:
 def evaluate_pipeline(nlp: Language, data: Path, limit: int = 0, batch_size: int = 32) -> dict:
     """Run ``nlp`` on the gold words and sentence boundaries of ``data``; CoNLL-2018 scores in %
     (UPOS, XPOS, UFeats, AllTags, Lemma, UAS, LAS, CLAS) plus words, sentences and seconds."""
-    from stoicheia_spacy.scoring.conll import score_conll, span_words
+    from stoicheia_lab.scoring.conll import score_conll
+
+    from stoicheia_spacy.morph.conllu import span_words
 
     sents = gold_sentences(nlp, data, limit)
     preds = [Doc(nlp.vocab, words=[t.text for t in s], spaces=[bool(t.whitespace_) for t in s],

@@ -7,7 +7,7 @@ import sys
 import tarfile
 from pathlib import Path
 
-from stoicheia_spacy.treebanks.readers import SOURCES
+from stoicheia_lab.treebanks.readers import SOURCES
 
 UD_FILES = [
     "ud/UD_Ancient_Greek-Perseus/grc_perseus-ud-dev.conllu.xz",

@@ -75,7 +75,7 @@ def head_block(config: Any, name: str, width: int) -> dict[str, Any]:
 
 def fake_data(feats: np.ndarray, lengths: np.ndarray, n_layers: int) -> Any:
     """Encoder output that makes the word pooler return ``feats`` (see the module doc)."""
-    from stoicheia_spacy.models.types import StoicheiaDocData
+    from stoicheia_spacy.encoder.types import StoicheiaDocData
 
     has = lengths > 0
     vec = np.asarray(feats[has], dtype=np.float32)
@@ -114,11 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from spacy.tokens import Doc, DocBin
     from spacy.training import Example
+    from stoicheia_lab.scoring.conll import score_conll
     from thinc.api import Adam, Config
 
     import stoicheia_spacy  # noqa: F401  (registers the factories and architectures)
-    from stoicheia_spacy.models.types import StoicheiaDocData  # noqa: F401
-    from stoicheia_spacy.scoring.conll import score_conll, span_words
+    from stoicheia_spacy.encoder.types import StoicheiaDocData  # noqa: F401
+    from stoicheia_spacy.morph.conllu import span_words
 
     torch.set_num_threads(args.threads)
     config = Config().from_disk(args.config)

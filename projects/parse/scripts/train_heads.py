@@ -3,7 +3,7 @@
 The backbone runs once over the sampled sentences (its per-letter hidden states are
 kept on the Docs), then only the heads are updated, so each step costs the heads
 alone. Writes one directory per component under OUT (``cfg`` + ``model``), which
-``stoicheia_spacy.pipeline.morphosyntax.add_morphosyntax`` adds to a pipeline.
+``stoicheia_spacy.morph.package.add_morphosyntax`` adds to a pipeline.
 
     python scripts/train_heads.py BACKBONE TRAIN.spacy DEV.spacy OUT [--n-train 1000]
         [--n-dev 200] [--minutes 12] [--seed 0] [--bilstm-depth 2]
@@ -65,11 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 
+    from stoicheia_lab.scoring.conll import format_scores, score_conll
+
     from stoicheia_spacy.assembly import build_pipeline
-    from stoicheia_spacy.scoring.conll import format_scores, score_conll
 
     nlp = build_pipeline(args.backbone, components=False)
-    from stoicheia_spacy.models.encoder import torch_backbone
+    from stoicheia_spacy.encoder.model import torch_backbone
 
     width = int(torch_backbone(nlp.get_pipe("stoicheia_encoder").model).config.d_model)  # type: ignore[attr-defined]
     frozen = head_config(args.bilstm_depth, width)

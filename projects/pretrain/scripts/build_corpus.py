@@ -1,6 +1,6 @@
 """Write the literary, documentary-free pretraining corpus of the shipped default model.
 
-Reads the mirrored literary sources through ``stoicheia_spacy.corpus.iter_records``
+Reads the mirrored literary sources through ``stoicheia_lab.corpus.iter_records``
 (no inscriptions or papyri), drops exact duplicate records (the sources share many
 editions), and writes ``{"id", "text", "tier", "source", "work"}`` jsonl that
 ``python -m pretrain train --data`` reads. Usage::
@@ -16,11 +16,11 @@ import hashlib
 import json
 from pathlib import Path
 
+from stoicheia_lab.corpus import iter_records
+from stoicheia_lab.corpus.sources import LITERARY
 from tqdm import tqdm
 
 from stoicheia_spacy.codec import encode_planes
-from stoicheia_spacy.corpus import iter_records
-from stoicheia_spacy.corpus.sources import LITERARY
 
 
 def main() -> None:

@@ -34,7 +34,7 @@ def _jsonl_counts(path: Path) -> dict[str, int]:
     records = letters = words = 0
     if path.is_file():
         from stoicheia_spacy.codec import encode_planes
-        from stoicheia_spacy.corpus.textnorm import word_keys
+        from stoicheia_spacy.textnorm import word_keys
 
         with path.open(encoding="utf-8") as fh:
             for line in fh:

@@ -1,4 +1,4 @@
-"""Write the held-out sample that ``python -m stoicheia_spacy.bench quality`` scores.
+"""Write the held-out sample that ``python -m stoicheia_lab.bench quality`` scores.
 
 Takes records of the pretraining corpus that the trainer held out as dev (the same
 blake2b hash of the record id, ``pretrain.data.is_dev``), up to ``--max-letters``.

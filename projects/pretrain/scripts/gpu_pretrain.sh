@@ -7,7 +7,7 @@
 # MIRROR is laid out like $STOICHEIA_ASSET_MIRROR (only text/*.jsonl.xz are read).
 set -uo pipefail
 MIRROR=${1:?mirror}; OUT=${2:?out}; BUDGET=${3:-420}
-export PYTHONPATH=$PWD
+export PYTHONPATH=$PWD:$PWD/lab
 RUN=/tmp/stoicheia_run; CORPUS=/tmp/stoicheia_corpus/doc_clean.jsonl
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$OUT/device.txt"

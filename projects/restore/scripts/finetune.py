@@ -48,7 +48,7 @@ def documents(mirror: str, limit: int | None, corpus: str | None = None):
     """Documentary records: the DDbDP papyri of the mirror, or a user's JSON-lines corpus
     (``{"id": "PHI 12345", "text": "..."}`` per line, e.g. inscriptions) when ``corpus`` is given."""
     if corpus is None:
-        from stoicheia_spacy.corpus import iter_records
+        from stoicheia_lab.corpus import iter_records
 
         yield from iter_records("ddbdp", mirror, limit)
         return
@@ -64,7 +64,7 @@ def documents(mirror: str, limit: int | None, corpus: str | None = None):
 
 
 def records(mirror: str, fold: int, literary_ratio: float, limit: int | None, seed: int, corpus: str | None = None):
-    from stoicheia_spacy.corpus import iter_records
+    from stoicheia_lab.corpus import iter_records
 
     held = {fold, (fold + 1) % 10}
     rng = np.random.default_rng(seed)

@@ -40,10 +40,10 @@ from restore_eval import bare, load_split, ours_cer, query, score
 
 def train_lm(args: argparse.Namespace) -> int:
     from finetune import tm_digit
+    from stoicheia_lab.corpus import iter_records
 
-    from stoicheia_spacy.baselines.ngram import SPACE, CharNgramLM
     from stoicheia_spacy.codec import encode_planes
-    from stoicheia_spacy.corpus import iter_records
+    from stoicheia_spacy.restore.char_ngram import SPACE, CharNgramLM
     from stoicheia_spacy.restore.ngram_lm import prune, save_lm
 
     held = {args.fold, (args.fold + 1) % 10}
@@ -97,6 +97,9 @@ def ranked(cands, prior) -> list[str]:
 
 
 def evaluate(args: argparse.Namespace) -> int:
+    from stoicheia_lab.scoring.calibration import expected_calibration_error
+    from stoicheia_lab.scoring.stats import mcnemar_from_counts
+
     from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.backbone import load_backbone
     from stoicheia_spacy.restore import ModelScorer, WidthPrior
@@ -109,8 +112,6 @@ def evaluate(args: argparse.Namespace) -> int:
     from stoicheia_spacy.restore.fusion import FusedScorer, union_rescore
     from stoicheia_spacy.restore.ngram_lm import NgramScorer, load_lm
     from stoicheia_spacy.restore.overlay import apply_overlay, read_overlay
-    from stoicheia_spacy.scoring.calibration import expected_calibration_error
-    from stoicheia_spacy.scoring.stats import mcnemar_from_counts
 
     torch.set_num_threads(1)
     samples = Path(args.samples)

@@ -98,10 +98,10 @@ def make_samples(mirror: str, fold: int, per_length: int, seed: int, limit: int 
 
 def fit_ngram(mirror: str, fold: int, limit: int) -> object:
     from finetune import tm_digit
+    from stoicheia_lab.corpus import iter_records
 
-    from stoicheia_spacy.baselines.ngram import SPACE, CharNgramLM
     from stoicheia_spacy.codec import encode_planes
-    from stoicheia_spacy.corpus import iter_records
+    from stoicheia_spacy.restore.char_ngram import SPACE, CharNgramLM
 
     seqs = []
     for record in iter_records("ddbdp", mirror, limit):
@@ -256,7 +256,7 @@ def merge_shards(cache: Path, n_records: int) -> dict | None:
 
 
 def ours_cer(pred: str, gold: str) -> float:
-    from stoicheia_spacy.scoring.cer import cer
+    from stoicheia_lab.scoring.cer import cer
 
     return cer(bare(pred), bare(gold))
 
@@ -349,6 +349,9 @@ def run_workers(pending: list[tuple[str, str, str]], args: argparse.Namespace, l
 
 
 def evaluate(args: argparse.Namespace) -> int:
+    from stoicheia_lab.scoring.calibration import expected_calibration_error, reliability_diagram
+    from stoicheia_lab.scoring.stats import mcnemar_exact
+
     from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.backbone import StoicheiaEncoder, load_backbone
     from stoicheia_spacy.restore import ModelScorer, WidthPrior
@@ -361,8 +364,6 @@ def evaluate(args: argparse.Namespace) -> int:
         top_confidence,
         top_probability,
     )
-    from stoicheia_spacy.scoring.calibration import expected_calibration_error, reliability_diagram
-    from stoicheia_spacy.scoring.stats import mcnemar_exact
 
     torch.set_num_threads(args.threads)
     samples = Path(args.samples)

@@ -1,0 +1,1 @@
+"""Evaluation of the accentuator (``accent-eval``)."""

@@ -1,0 +1,1 @@
+"""Meter and macron evaluation data: the Norma benchmark, silver scansions, corpus vowel lengths."""

@@ -1,5 +1,0 @@
-"""Benchmarks: ``stoicheia bench NAME`` or ``python -m stoicheia_spacy.bench NAME`` (codec, backbone, quality, ...).
-
-Each benchmark prints ratios against a baseline measured in the same run, so the
-numbers mean the same thing on any machine.
-"""

@@ -1,0 +1,272 @@
+"""``stoicheia.CharEncoder.v1``: Docs -> per-letter hidden states of every backbone layer.
+
+The torch backbone is wrapped with Thinc's ``PyTorchWrapper_v3`` (weights serialised as
+safetensors, never pickled). All Docs of a batch go through one forward: their planes
+are packed into rows with segment ids (see :mod:`stoicheia_spacy.backbone.windows`); Docs longer than
+``max_length`` letters are cut into overlapping windows inside the same forward and
+every letter takes the output of the window where it sits farthest from a cut.
+A Doc's text becomes planes only here (:func:`doc_inputs`, :mod:`.gaps`): Leiden gaps are
+read once and fed as MASK letters; the output holds the gaps, the per-letter states and,
+when asked (``with_logits``), every output head's logits from the same forward.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+import numpy as np
+import torch
+from safetensors.torch import load as st_load
+from safetensors.torch import save as st_save
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v3, torch2xp, xp2torch
+
+from ..backbone import StoicheiaConfig, StoicheiaEncoder
+from ..backbone.windows import PackedBatch, pack_planes
+from ..errors import CheckpointError, ConfigError
+from ..restore.gaps import (
+    MAX_GAP_WIDTH,
+    NOTATIONS,
+    UNKNOWN_GAP_WIDTH,
+    alignment_offsets,
+    encode_text,
+    hide_unmarked,
+)
+from .align import align_letters
+from .metadata import doc_metadata
+from .token_planes import token_doc_inputs
+from .types import LOGIT_HEADS, StoicheiaDocData
+
+HEADS: tuple[str, ...] = tuple(LOGIT_HEADS)
+
+#: Config keys that fix the weights or the computation; a checkpoint must agree on all of them.
+SHAPE_KEYS: tuple[str, ...] = (
+    "n_char_ids", "n_boundary", "n_dia", "n_punct", "d_model", "n_heads", "depth",
+    "char_window", "n_region", "n_century", "use_cap_input", "qk_norm",
+)
+
+
+class HiddenStack(torch.nn.Module):
+    """Run the backbone and return (hidden states of all layers flattened over rows, logits)."""
+
+    def __init__(self, encoder: StoicheiaEncoder) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        boundary: torch.Tensor,
+        dia: torch.Tensor,
+        punct: torch.Tensor,
+        seg_id: torch.Tensor,
+        positions: torch.Tensor,
+        cap: torch.Tensor | None = None,
+        with_logits: bool = False,
+        region: torch.Tensor | None = None,
+        century: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        out = self.encoder(
+            input_ids, boundary, dia, punct, seg_id=seg_id, positions=positions, cap=cap,
+            region=region, century=century, output_hidden_states=True,
+        )
+        hidden = torch.stack(tuple(out.hidden_states), 0).flatten(1, 2).float()
+        logits = {name: getattr(out, name).flatten(0, 1) for name in HEADS} if with_logits else {}
+        return hidden, logits
+
+
+def config_from_args(**kwargs: Any) -> StoicheiaConfig:
+    """Build a :class:`StoicheiaConfig` from the flat hyper-parameters of a spaCy config."""
+    return StoicheiaConfig(**kwargs)
+
+
+@registry.architectures("stoicheia.CharEncoder.v1")
+def build_char_encoder(
+    d_model: int = 1024,
+    n_heads: int = 16,
+    depth: int = 32,
+    char_window: int = 256,
+    qk_norm: bool = True,
+    attn_impl: str = "sdpa",
+    n_region: int | None = None,
+    n_century: int | None = None,
+    use_cap_input: bool = False,
+    max_length: int = 4096,
+    overlap: int = 512,
+    notation: str | None = "leiden",
+    unknown_gap_width: int = UNKNOWN_GAP_WIDTH,
+    max_gap_width: int = MAX_GAP_WIDTH,
+    hide_unmarked: bool = True,
+    planes: str = "text",
+) -> Model[list[Doc], list[StoicheiaDocData]]:
+    """Docs -> :class:`StoicheiaDocData` with the (depth + 1, n_letters, d_model) hidden states.
+
+    The architecture hyper-parameters mirror the released ``config.json``; the model is
+    randomly initialised here and gets its weights at initialize time from a loader
+    (``stoicheia.BackboneLoader.v1``) or from disk. ``notation``, ``unknown_gap_width``,
+    ``max_gap_width`` and ``hide_unmarked`` set how a Doc's text becomes planes (Leiden
+    gaps as MASK letters, see :mod:`.gaps`). ``planes = "tokens"`` builds the planes token by
+    token instead, as the released tagger-parser reads them (:mod:`.token_planes`; no
+    markup, no hidden planes).
+    """
+    if not 0 <= overlap < max_length:
+        raise ConfigError(f"need 0 <= overlap < max_length, got {overlap} and {max_length}")
+    if planes not in ("text", "tokens"):
+        raise ConfigError(f"planes must be 'text' or 'tokens', got {planes!r}")
+    if notation not in NOTATIONS:
+        raise ConfigError(f"notation must be one of {list(NOTATIONS)}, got {notation!r}")
+    if not 1 <= unknown_gap_width <= max_gap_width:
+        raise ConfigError(f"need 1 <= unknown_gap_width <= max_gap_width, got {unknown_gap_width} "
+                          f"and {max_gap_width}")
+    config = config_from_args(
+        d_model=d_model, n_heads=n_heads, depth=depth, char_window=char_window, qk_norm=qk_norm,
+        attn_impl=attn_impl, n_region=n_region, n_century=n_century, use_cap_input=use_cap_input,
+    )
+    wrapper = PyTorchWrapper_v3(
+        HiddenStack(StoicheiaEncoder(config)),
+        convert_inputs=_convert_inputs,
+        convert_outputs=_convert_outputs,
+        serialize_model=_serialize_torch,
+        deserialize_model=_deserialize_torch,
+    )
+    return Model(
+        "stoicheia_char_encoder",
+        _forward,
+        layers=[wrapper],
+        dims={"nO": d_model, "n_layers": depth + 1},
+        attrs={
+            "stoicheia_config": config.to_dict(),
+            "max_length": max_length,
+            "overlap": overlap,
+            "with_logits": False,
+            "notation": notation,
+            "unknown_gap_width": unknown_gap_width,
+            "max_gap_width": max_gap_width,
+            "hide_unmarked": hide_unmarked,
+            "planes": planes,
+            "weights_loaded": False,
+        },
+    )
+
+
+def doc_inputs(doc: Doc, attrs: dict[str, Any] | None = None) -> StoicheiaDocData:
+    """A Doc's :class:`StoicheiaDocData` without states: planes with gaps, the planes the
+    backbone reads, token alignment (``attrs``: a char encoder's text settings)."""
+    attrs = attrs or {}
+    if attrs.get("planes", "text") == "tokens":
+        return token_doc_inputs(doc)
+    planes, gaps, error = encode_text(
+        doc.text, notation=attrs.get("notation", "leiden"),
+        unknown_width=int(attrs.get("unknown_gap_width", UNKNOWN_GAP_WIDTH)),
+        max_width=int(attrs.get("max_gap_width", MAX_GAP_WIDTH)))
+    letter_token, token_lengths = align_letters(doc, alignment_offsets(planes, gaps))
+    inputs = hide_unmarked(planes) if attrs.get("hide_unmarked", True) else planes
+    return StoicheiaDocData(planes, letter_token, token_lengths, gaps=gaps, inputs=inputs, markup_error=error)
+
+
+def _forward(
+    model: Model[list[Doc], list[StoicheiaDocData]], docs: list[Doc], is_train: bool
+) -> tuple[list[StoicheiaDocData], Callable[[Sequence[Any]], list[Any]]]:
+    data = [doc_inputs(doc, model.attrs) for doc in docs]
+    batch = pack_planes([d.inputs if d.inputs is not None else d.planes for d in data], max_length=model.attrs["max_length"],
+                        overlap=model.attrs["overlap"])
+    meta = doc_metadata(docs, model.attrs.get("stoicheia_config", {}))  # doc._.region / doc._.century
+    batch.metadata = {k: batch.per_doc(ids, int(model.attrs["stoicheia_config"][f"n_{k}"]) - 1)
+                      for k, ids in meta.items()}
+    n_layers, width = model.get_dim("n_layers"), model.get_dim("nO")
+    with_logits = bool(model.attrs["with_logits"])
+    if batch.n_rows == 0:
+        for d in data:
+            d.hidden = model.ops.alloc3f(n_layers, 0, width)
+            if with_logits:
+                d.logits = {k: np.zeros((0, c), np.float32) for k, c in LOGIT_HEADS.items()}
+        return data, lambda d_hidden: []
+    (hidden, logits), bp_hidden = model.layers[0]((batch, with_logits), is_train)
+    for d, idx in zip(data, batch.doc_index, strict=True):
+        d.hidden = hidden[:, _positions(idx)]
+        if logits:
+            d.logits = {k: model.ops.to_numpy(v[idx]).astype(np.float32, copy=False) for k, v in logits.items()}
+
+    def backprop(d_hidden: Sequence[Any]) -> list[Any]:
+        d_flat: Any = model.ops.alloc3f(*hidden.shape)
+        for idx, d_doc in zip(batch.doc_index, d_hidden, strict=True):
+            if d_doc is not None and idx.size:
+                d_flat[:, idx] = d_doc  # every letter owns exactly one position
+        bp_hidden(d_flat)
+        return []
+
+    return data, backprop
+
+
+def _positions(idx: np.ndarray) -> slice | np.ndarray:
+    """A Doc's positions in the batch: a slice when they are one run (one row, no windows), so
+    that its states are a view whose layers stay contiguous, else the index (a copy)."""
+    if idx.size > 1 and int(idx[-1]) - int(idx[0]) + 1 == idx.size and bool((np.diff(idx) == 1).all()):
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return idx
+
+
+def _convert_inputs(
+    model: Model, inputs: tuple[PackedBatch, bool], is_train: bool
+) -> tuple[ArgsKwargs, Callable[[Any], Any]]:
+    batch, with_logits = inputs
+    device = cast(PyTorchShim, model.shims[0]).device
+    tensors = {
+        name: torch.from_numpy(getattr(batch, name)).to(device)
+        for name in ("input_ids", "boundary", "dia", "punct", "seg_id", "positions")
+    }
+    encoder = model.shims[0]._model.encoder
+    if encoder.config.use_cap_input:
+        tensors["cap"] = torch.from_numpy(batch.cap).to(device)
+    for key, ids in batch.metadata.items():  # region / century rows of restoration fine-tunes
+        tensors[key] = torch.from_numpy(ids).to(device)
+    return ArgsKwargs(args=(), kwargs={**tensors, "with_logits": with_logits}), lambda d: []
+
+
+def _convert_outputs(
+    model: Model, inputs_outputs: Any, is_train: bool
+) -> tuple[Any, Callable[[Any], ArgsKwargs]]:
+    _, (hidden_t, logits_t) = inputs_outputs
+    hidden = torch2xp(hidden_t)
+    logits = {k: torch2xp(v) for k, v in logits_t.items()}
+
+    def backprop(d_hidden: Any) -> ArgsKwargs:
+        grad = xp2torch(d_hidden, device=cast(PyTorchShim, model.shims[0]).device)
+        return ArgsKwargs(args=((hidden_t,),), kwargs={"grad_tensors": (grad,)})
+
+    return (hidden, logits), backprop
+
+
+def _serialize_torch(module: HiddenStack) -> bytes:
+    return st_save({k: v.detach().contiguous().cpu() for k, v in module.encoder.state_dict().items()})
+
+
+def _deserialize_torch(module: HiddenStack, data: bytes, device: Any) -> HiddenStack:
+    module.encoder.load_state_dict(st_load(data))
+    module.to(device)
+    return module
+
+
+def torch_backbone(model: Model) -> StoicheiaEncoder:
+    """The torch :class:`StoicheiaEncoder` inside a ``stoicheia.CharEncoder.v1`` model."""
+    for node in model.walk():
+        if node.shims and isinstance(node.shims[0]._model, HiddenStack):
+            return node.shims[0]._model.encoder
+    raise ConfigError(f"model {model.name!r} holds no Stoicheia backbone")
+
+
+def set_backbone_weights(model: Model, source: StoicheiaEncoder) -> None:
+    """Copy the weights of a loaded backbone into the char encoder, after checking shapes."""
+    target = torch_backbone(model)
+    want, got = target.config.to_dict(), source.config.to_dict()
+    diff = [k for k in SHAPE_KEYS if want.get(k) != got.get(k)]
+    if diff:
+        detail = ", ".join(f"{k}: pipeline {want.get(k)!r} vs checkpoint {got.get(k)!r}" for k in diff)
+        raise ConfigError(f"checkpoint does not fit the pipeline's backbone config ({detail})")
+    try:
+        target.load_state_dict(source.state_dict())
+    except RuntimeError as exc:
+        raise CheckpointError(f"cannot copy checkpoint weights: {exc}") from exc
+    model.attrs["weights_loaded"] = True

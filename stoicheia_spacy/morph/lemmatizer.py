@@ -1,0 +1,209 @@
+"""``stoicheia_lemmatizer``: lemmas as edit scripts classified from encoder word vectors.
+
+The script vocabulary (:mod:`stoicheia_spacy.morph.lemma_scripts`: prefix/suffix
+cuts and additions plus a case field) is built from the training pairs at
+``initialize`` (scripts seen at least ``min_count`` times); a torch head scores every
+script per token. Case: a script's ``cap`` field lower-cases the form before editing
+and title-cases the lemma where the training lemma was (proper names), so ``Ἀχιλῆος``
+gives ``Ἀχιλλεύς``-style capitalised lemmas and sentence-initial capitals are dropped.
+Lexicon rescoring (``use_lexicon``): among the ``top_k`` best scripts that fit the
+form, the first whose lemma is in the lexicon (the training lemmas, plus any given to
+``initialize(lexicon=...)``) wins; with none in the lexicon the best fitting script
+wins. A script that cuts more than the form has is never chosen; with no fitting
+script the lemma is the form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
+
+import numpy as np
+import torch
+from spacy.language import Language
+from spacy.scorer import Scorer
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples
+from spacy.util import registry
+from spacy.vocab import Vocab
+from thinc.api import Config, Model
+
+from ..component import HeadPipe
+from ..tokenizer import GAP_LEMMA, is_gap_token
+from .heads import TokenHeads
+from .lemma_scripts import EditScript, apply_script, build_script_vocab, derive_script
+from .research_decode import encodable_tokens, paper_lemma, research_lemma, rule_fallback
+from .settings import LemmatizerSettings
+from .training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
+
+#: The lemmatizer's own decoder (``decode`` setting); see the module doc for the others.
+LEMMA_DECODERS = LemmatizerSettings.OWN_DECODERS
+
+DEFAULT_LEMMA_MODEL = DEFAULT_TOKEN_HEADS_MODEL
+
+
+@registry.scorers("stoicheia.lemma_scorer.v1")
+def make_lemma_scorer() -> Any:
+    """Token accuracy of ``lemma``."""
+    return score_lemma
+
+
+def score_lemma(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
+    """spaCy score ``lemma_acc``."""
+    return Scorer.score_token_attr(list(examples), "lemma", **kwargs)
+
+
+@Language.factory(
+    "stoicheia_lemmatizer",
+    assigns=["token.lemma"],
+    default_config={"model": Config().from_str(DEFAULT_LEMMA_MODEL)["model"],
+                    "settings": {"@misc": "stoicheia.LemmatizerSettings.v1"},
+                    "scorer": {"@scorers": "stoicheia.lemma_scorer.v1"}},
+    default_score_weights={"lemma_acc": 1.0},
+)
+def make_stoicheia_lemmatizer(nlp: Language, name: str, model: Model, settings: LemmatizerSettings,
+                              scorer: Any) -> StoicheiaLemmatizer:
+    """Create the edit-script lemmatizer (script vocabulary built at ``initialize``); ``settings``:
+    the ``[components.stoicheia_lemmatizer.settings]`` block."""
+    return StoicheiaLemmatizer(nlp.vocab, model, name, settings=settings, scorer=scorer).bind(nlp)
+
+
+class StoicheiaLemmatizer(HeadPipe):
+    """Edit-script classifier with optional lexicon rescoring (see the module doc)."""
+
+    settings: LemmatizerSettings
+
+    def __init__(self, vocab: Vocab, model: Model, name: str = "stoicheia_lemmatizer", *,
+                 settings: LemmatizerSettings | None = None, scorer: Any = score_lemma, **options: Any) -> None:
+        base = settings if settings is not None else LemmatizerSettings()
+        super().__init__(vocab, model, name, settings=base.replace(**options) if options else base,
+                         scripts=[], lexicon=[])
+        self.scorer = scorer
+        self._index: dict[EditScript, int] | None = None
+        self._lexicon: frozenset[str] | None = None
+        self._scripts: tuple[Any, list[EditScript]] | None = None
+
+    @property
+    def decode_mode(self) -> str:
+        """The decoder (the ``decode`` setting)."""
+        return self.settings.decode
+
+    def set_data(self, data: dict[str, Any]) -> None:
+        super().set_data(data)
+        self._index, self._lexicon = None, None
+
+    @property
+    def scripts(self) -> list[EditScript]:
+        """The script vocabulary (class ``i`` of the head is ``scripts[i]``), parsed once per
+        ``data["scripts"]`` list (``init_labels`` and loading replace the list)."""
+        raw = self.data["scripts"]
+        if self._scripts is None or self._scripts[0] is not raw:
+            self._scripts = (raw, [EditScript.from_list(s) for s in raw])
+        return self._scripts[1]
+
+    def _script_index(self) -> dict[EditScript, int]:
+        if self._index is None or len(self._index) != len(self.data["scripts"]):
+            self._index = {s: i for i, s in enumerate(self.scripts)}
+        return self._index
+
+    def make_module(self, n_in: int) -> torch.nn.Module:
+        head = self._head_node()
+        self._index, self._lexicon = None, None
+        return TokenHeads(n_in, (max(len(self.data["scripts"]), 1),), hidden=head.attrs["hidden_width"],
+                          dropout=head.attrs["dropout"])
+
+    def init_labels(self, examples: list[Example], lexicon: Iterable[str] | None = None) -> None:
+        pairs = [(tok.text, tok.lemma_) for eg in examples for tok in eg.reference if tok.lemma_]
+        scripts = build_script_vocab(pairs, min_count=self.settings.min_count)
+        self.data["scripts"] = [s.to_list() for s in scripts]
+        self.data["lexicon"] = sorted({lemma for _, lemma in pairs} | set(lexicon or ()))
+
+    def initialize(self, get_examples: Any, *, nlp: Language | None = None,
+                   lexicon: Iterable[str] | None = None, weights: str | None = None, **kwargs: Any) -> None:
+        """Build the script vocabulary (and lexicon, plus ``lexicon``) from the training data, then
+        the head; with ``weights`` (a saved component folder) read them from it instead."""
+        super().initialize(get_examples, nlp=nlp, weights=weights)
+        if lexicon:
+            self.data["lexicon"] = sorted(set(self.data["lexicon"]) | set(lexicon))
+            self._lexicon = None
+
+    # ------------------------------------------------------------ inference
+    def predict(self, docs: Iterable[Doc]) -> list[np.ndarray]:
+        """Per-Doc script logits ``(n_tokens, n_scripts)``."""
+        docs = list(docs)
+        if not any(len(d) for d in docs):
+            return [np.zeros((len(d), max(len(self.data["scripts"]), 1)), dtype=np.float32) for d in docs]
+        return [self.model.ops.to_numpy(x) for x in self.model.predict(docs)]
+
+    def lemmatize(self, forms: Sequence[str], logits: np.ndarray) -> list[str]:
+        """Lemmas of ``forms`` from their script logits (top-k, fit check, lexicon)."""
+        scripts = self.scripts
+        if not scripts or not len(forms):
+            return list(forms)
+        k = min(self.settings.top_k, len(scripts))
+        top = np.argpartition(-logits, k - 1, axis=1)[:, :k] if k < logits.shape[1] else np.argsort(-logits, axis=1)
+        top = np.take_along_axis(top, np.argsort(-np.take_along_axis(logits, top, axis=1), axis=1), axis=1)
+        if self._lexicon is None:
+            self._lexicon = frozenset(self.data["lexicon"])
+        lexicon = self._lexicon if self.settings.use_lexicon else frozenset()
+        out = []
+        for form, cands in zip(forms, top, strict=True):
+            first = None
+            for c in cands:
+                script = scripts[c]
+                if script.prefix_cut + script.suffix_cut > len(form):
+                    continue
+                lemma = apply_script(form, script)
+                if first is None:
+                    first = lemma
+                    if not lexicon:
+                        break
+                if lemma in lexicon:
+                    first = lemma
+                    break
+            out.append(form if first is None else first)
+        return out
+
+    def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
+        """Write ``token.lemma_``."""
+        for doc, logits in zip(docs, scores, strict=True):
+            if self.decode_mode in ("research", "paper"):
+                lemmas = self.release_lemmas(doc, np.asarray(logits))
+            else:
+                lemmas = self.lemmatize([t.text for t in doc], np.asarray(logits))
+            for tok, lemma in zip(doc, lemmas, strict=True):
+                tok.lemma_ = GAP_LEMMA if is_gap_token(tok.text) else lemma
+
+    def release_lemmas(self, doc: Doc, logits: np.ndarray) -> list[str]:
+        """Lemmas with the ``research`` or ``paper`` decoder (module doc); the research one
+        reads each token's ``tag_`` (set by the morphologizer before it)."""
+        rel = self.data.get("release") or {}
+        lex_ft, lex_f, nongreek = rel.get("lex_ft", {}), rel.get("lex_f", {}), rel.get("nongreek", {})
+        scripts = self.data["scripts"]
+        words = encodable_tokens(doc)
+        out = []
+        for i, tok in enumerate(doc):
+            if not words[i] or not scripts:
+                out.append(rule_fallback(tok.text, nongreek, lex_f, "u", "u--------")[0])
+            elif self.decode_mode == "paper":
+                out.append(paper_lemma(tok.text, logits[i], scripts))
+            else:
+                out.append(research_lemma(tok.text, logits[i], scripts, tok.tag_ or None, lex_ft, lex_f,
+                                          top_k=self.settings.top_k))
+        return out
+
+    # ------------------------------------------------------------- training
+    def get_loss(self, examples: Iterable[Example], scores: Sequence[Any]) -> tuple[float, list[Any]]:
+        """Cross-entropy over the script vocabulary (tokens whose script is unknown are skipped)."""
+        examples = list(examples)
+        validate_examples(examples, "StoicheiaLemmatizer.get_loss")
+        index = self._script_index()
+        golds = []
+        for eg in examples:
+            lemmas = eg.get_aligned("LEMMA", as_string=True)
+            golds.append(np.array([index.get(derive_script(tok.text, lem), -1) if lem else -1
+                                   for tok, lem in zip(eg.predicted, lemmas, strict=True)], dtype=np.int64))
+        flat = np.concatenate([self.model.ops.to_numpy(s) for s in scores])
+        loss, d = grouped_softmax_loss(flat, np.concatenate(golds)[:, None], (flat.shape[1],))
+        bounds = np.cumsum([0] + [len(s) for s in scores])
+        return loss, [self.model.ops.asarray2f(cast(Any, d[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
