@@ -6,7 +6,7 @@ a small regex subset: concatenation, ``|``, parentheses, and the quantifiers
 ``?``, ``*``, ``+``, ``{n}``, ``{m,n}``, ``{n,}``; whitespace is ignored.  Each
 pattern is compiled (Thompson NFA, then subset construction) into a
 deterministic automaton whose transition table drives the Viterbi decoder in
-:mod:`stoicheia_spacy.scan.viterbi.viterbi`.
+:mod:`stoicheia_spacy.scan.viterbi`.
 
 The shipped metres live in ``assets/meters/*.json`` (schema in that folder's
 README); users add their own files and pass them to :func:`load_meters`.

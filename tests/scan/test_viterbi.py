@@ -179,7 +179,7 @@ def test_lines_of_any_lengths_share_a_pass_and_match_each_line_alone(meters: dic
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
-    module = importlib.import_module("stoicheia_spacy.scan.viterbi.viterbi")
+    module = importlib.import_module("stoicheia_spacy.scan.viterbi")
 
     rng = np.random.default_rng(3)
     lines = [log_softmax(rng.normal(size=(n, 2)) * 2) for n in (17, 5, 12, 16, 13, 30, 12, 1, 14)]
