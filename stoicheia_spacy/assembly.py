@@ -31,6 +31,10 @@ import srsly
 from spacy.language import Language
 from thinc.api import Config
 
+from .assets import default_model_dir
+from .backbone.loading import stored_dtype
+from .date.attributor import packaged_weights as attributor_weights
+from .date.dater import packaged_weights as dater_weights
 from .errors import ConfigError
 from .legacy_config import migrate_config
 
@@ -45,17 +49,8 @@ ARCH_KEYS = ("d_model", "n_heads", "depth", "char_window", "qk_norm", "attn_impl
 CONFIG = "config.cfg"
 META = "meta.json"
 ENCODER = "stoicheia_encoder"
-
-
-def stored_dtype(directory: str | Path | None) -> str | None:
-    """The safetensors dtype (e.g. ``"BF16"``) of a local checkpoint's first tensor."""
-    if directory is None or not (Path(directory) / "model.safetensors").is_file():
-        return None
-    from safetensors import safe_open
-
-    with safe_open(str(Path(directory) / "model.safetensors"), framework="pt") as handle:
-        names = list(handle.keys())
-        return str(handle.get_slice(names[0]).get_dtype()) if names else None
+#: Trained morphosyntax components, in pipeline order (each added when its directory exists).
+MORPHOSYNTAX: tuple[str, ...] = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
 
 
 def _architecture(directory: Path, prefix: str | None) -> dict[str, Any]:
@@ -245,17 +240,15 @@ def morphosyntax_pipeline(model: str | Path | None = None) -> Language:
     """``model`` (a pipeline), else the default model's encoder + morphosyntax components."""
     if model:
         return load_pipeline(model)
-    from .morph.package import COMPONENTS
-
     path = model_config_path(DEFAULT_SOURCE)
     if path is None:
         raise ConfigError("the default model ships no config.cfg: name a pipeline")
-    return assemble(path, only=(ENCODER, *COMPONENTS))
+    return assemble(path, only=(ENCODER, *MORPHOSYNTAX))
 
 
 def restorer_pipeline(model: str | Path | None = None, *, beam_width: int = 20, n_candidates: int = 20) -> Language:
     """``model`` (a pipeline), else the installed ``grc_stoicheia_doc_clean``, else the
-    restoration preset (:func:`stoicheia_spacy.restore.preset.restoration_pipeline`); a
+    restoration preset (:func:`restoration_pipeline`); a
     ``stoicheia_restorer`` is added when missing."""
     nlp = None
     if model:
@@ -264,8 +257,6 @@ def restorer_pipeline(model: str | Path | None = None, *, beam_width: int = 20, 
         try:
             nlp = load_pipeline(DEFAULT_PACKAGE)
         except OSError:  # the restoration-only preset: encoder + restorer
-            from .restore.preset import restoration_pipeline
-
             nlp = restoration_pipeline()
     config = {"beam_width": beam_width, "n_candidates": n_candidates}
     if "stoicheia_restorer" not in nlp.pipe_names:
@@ -311,8 +302,63 @@ def _default_component_config(name: str) -> dict[str, Any]:
     return {k: v for k, v in block.items() if k not in ("factory", "model")}
 
 
+def restoration_pipeline(source: str | Path | None = None, **settings: Any) -> Any:
+    """A restoration-only pipeline for batch work (no tagger, parser, accentuator or scanner
+    runs on each document): the encoder + ``stoicheia_restorer`` of ``source``'s ``config.cfg`` (default: the
+    embedded model), assembled by spaCy; ``settings`` replace restorer settings
+    (:class:`~stoicheia_spacy.restore.settings.RestorerSettings`). A checkpoint without a
+    config gets a plain restorer."""
+    path = model_config_path(str(source) if source is not None else "embedded:")
+    if path is not None:
+        nlp = assemble(path, only=(ENCODER, "stoicheia_restorer"))
+    else:
+        nlp = build_pipeline(str(source), components=False)
+        nlp.add_pipe("stoicheia_restorer")
+    if settings:
+        restorer: Any = nlp.get_pipe("stoicheia_restorer")
+        restorer.configure(**settings)
+    return nlp
+
+
+def add_morphosyntax(nlp: Language, directory: str | Path) -> list[str]:
+    """Add the trained morphosyntax components (directories written by their ``to_disk``)
+    found under ``directory`` (``directory/<factory name>/``) after the encoder, through
+    spaCy (each component's ``initialize(weights=...)``); they read the shared encoder through
+    listeners with ``grad_factor`` 0 (trained on a frozen backbone). Returns the names added."""
+    directory = Path(directory)
+    added = []
+    for name in MORPHOSYNTAX:
+        path = directory / name
+        if not any((path / f).is_file() for f in ("data.json", "cfg")):  # cfg: a folder saved before data.json
+            continue
+        add_from_weights(nlp, name, path, config={"model": {"tok2vec": {"grad_factor": 0.0}}})
+        added.append(name)
+    return added
+
+
+def default_morphosyntax_dir() -> Path:
+    """``morphosyntax/`` beside the embedded default backbone."""
+    return default_model_dir() / "morphosyntax"
+
+
+def add_dater(nlp: Language, weights: str | Path | None = None, name: str = "stoicheia_dater") -> Any:
+    """Append a ``stoicheia_dater`` initialized from ``weights`` (default: the packaged dater, :func:`~stoicheia_spacy.date.dater.packaged_weights`):
+    ``[initialize.components.NAME] weights`` through spaCy (:func:`~stoicheia_spacy.assembly.add_from_weights`)."""
+    pipe: Any = add_from_weights(nlp, "stoicheia_dater", weights or dater_weights(), name=name)
+    return pipe
+
+
+def add_attributor(nlp: Language, weights: str | Path | None = None,
+                   name: str = "stoicheia_attributor") -> Any:
+    """Append a ``stoicheia_attributor`` initialized from ``weights`` (default: the packaged attributor, :func:`~stoicheia_spacy.date.attributor.packaged_weights`):
+    ``[initialize.components.NAME] weights`` through spaCy (:func:`~stoicheia_spacy.assembly.add_from_weights`)."""
+    pipe: Any = add_from_weights(nlp, "stoicheia_attributor", weights or attributor_weights(), name=name)
+    return pipe
+
+
 __all__ = [
     "ARCH_KEYS", "CONFIG", "DEFAULT_PACKAGE", "DEFAULT_SOURCE", "META", "add_from_weights", "assemble",
     "build_pipeline", "checkpoint_config", "keep_components", "load_pipeline", "model_config_path", "morphosyntax_pipeline",
-    "restorer_pipeline", "scanner_dir", "scanner_pipeline", "stored_dtype",
+    "restorer_pipeline", "scanner_dir", "scanner_pipeline", "MORPHOSYNTAX", "add_attributor", "add_dater",
+    "add_morphosyntax", "default_morphosyntax_dir", "restoration_pipeline",
 ]

@@ -255,7 +255,7 @@ class HeadPipe(StoicheiaPipe):
         return self.model.get_ref("head")
 
     def _build(self) -> None:
-        from .morph.heads import ensure_torch_head
+        from .heads import ensure_torch_head
 
         if "n_in" not in self.data:
             raise ConfigError(f"'{self.name}' has no stored input width: initialize it first")

@@ -25,6 +25,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if importlib.util.find_spec("stoicheia_lab") is None:
     sys.path.append(str(REPO_ROOT / "lab"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+#: The golden tiny backbone (``config.json`` + ``model.safetensors``), the one copy every test uses.
+TINY = FIXTURES / "char_bert_tiny"
 
 
 def find_shared_data() -> Path | None:
@@ -84,9 +86,8 @@ TINY_MODEL = {
 
 @pytest.fixture(scope="session")
 def tiny_checkpoint(fixtures_dir: Path) -> Path:
-    path = fixtures_dir / "char_bert_tiny"
-    assert (path / "model.safetensors").is_file(), "golden tiny checkpoint fixture is missing"
-    return path
+    assert (TINY / "model.safetensors").is_file(), "golden tiny checkpoint fixture is missing"
+    return TINY
 
 
 @pytest.fixture()

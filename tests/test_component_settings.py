@@ -226,7 +226,7 @@ def test_library_helpers_read_no_environment_variable(tmp_path: Path, monkeypatc
 def test_a_half_precision_encoder_stays_half_precision_without_a_cfg_file(tiny_checkpoint: Path,
                                                                            tmp_path: Path) -> None:
     """``save_dtype`` is read back from the stored weights, not from a settings file."""
-    from stoicheia_spacy.assembly import stored_dtype
+    from stoicheia_spacy.backbone.loading import stored_dtype
 
     nlp = build_pipeline(str(tiny_checkpoint), components=False)
     encoder = nlp.get_pipe("stoicheia_encoder")

@@ -72,7 +72,7 @@ def annotations(doc: Doc) -> dict[str, Any]:
 def small_default(tmp_path_factory: pytest.TempPathFactory) -> Language:
     """The default pipeline's components on the golden tiny backbone (heads trained for one step,
     the restorer with an overlay of the top block)."""
-    from stoicheia_spacy.restore.overlay import save_overlay, trainable_names
+    from stoicheia_spacy.backbone.overlay import save_overlay, trainable_names
 
     nlp = H.tiny_nlp(*COMPONENTS)
     egs = H.initialized(nlp)

@@ -24,9 +24,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from stoicheia_spacy.encoder.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH
 from stoicheia_spacy.errors import StoicheiaError
 from stoicheia_spacy.leiden import parse_gaps
-from stoicheia_spacy.restore.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH
 
 torch.set_num_threads(1)
 

@@ -10,8 +10,7 @@ import spacy
 
 from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.tokenizer import GreekTokenizer, is_gap_token
-
-TINY = Path(__file__).resolve().parent / "fixtures" / "char_bert_tiny"
+from tests.conftest import TINY
 
 
 @pytest.fixture(scope="module")

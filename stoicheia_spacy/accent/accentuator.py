@@ -3,7 +3,7 @@
 Place it after ``stoicheia_encoder``: it runs no backbone of its own but decodes the
 per-plane logits the encoder stored on ``doc._.stoicheia`` (``store_logits = true``, the
 default). Unmarked text gets predictions because the encoder feeds the planes a text does
-not mark as UNKNOWN (``hide_unmarked``, :mod:`stoicheia_spacy.restore.gaps`). In ``keep``
+not mark as UNKNOWN (``hide_unmarked``, :mod:`stoicheia_spacy.encoder.gaps`). In ``keep``
 and ``copy`` modes every value the backbone read as known is kept (a plane the text marks
 is kept as written; a gap followed by a space keeps its word end); ``predict`` decodes
 every position from the logits. Decoding (per-plane modes, orthographic constraints) is

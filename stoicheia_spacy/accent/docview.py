@@ -31,10 +31,19 @@ for _name in ("source_text", "source_alignment", "accent_planes"):
         Doc.set_extension(_name, default=None)
 
 
+def words_and_spaces(text: str, pattern: re.Pattern[str]) -> tuple[list[str], list[bool]]:
+    """spaCy ``words``/``spaces`` of rendered text: the matches of ``pattern``, each followed
+    by a space or not."""
+    words: list[str] = []
+    spaces: list[bool] = []
+    for m in pattern.finditer(text):
+        words.append(m.group())
+        spaces.append(m.end() < len(text) and text[m.end()].isspace())
+    return words, spaces
+
+
 def view_words(text: str) -> tuple[list[str], list[bool]]:
     """spaCy ``words``/``spaces`` of an accentuated rendering (see the module doc)."""
-    from .segment import words_and_spaces  # segment imports this module to register the view
-
     return words_and_spaces(text, _TOKEN)
 
 

@@ -49,7 +49,7 @@ from ..alphabet import (
 )
 from ..codec import CharPlanes, encode_planes
 from .formlex import ADD_ACUTE, TO_GRAVE, FormLexicon, hash_rows
-from .predict import _dia_accent, _dia_breathing, _pair_valid, dia_valid_table
+from .validity import dia_accent, dia_breathing, dia_valid_table, pair_valid
 
 #: bare forms of the enclitics (after which a proparoxytone / properispomenon host takes
 #: a second accent)
@@ -123,7 +123,7 @@ def _context_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per letter id, bool (27, 48) masks of states allowed as: non-site unaccented,
     non-site accented, site unaccented, site accented (site = carries the breathing)."""
     valid = dia_valid_table()
-    br, acc = _dia_breathing(), _dia_accent() != 0
+    br, acc = dia_breathing(), dia_accent() != 0
     site_ok = br != BREATHING_NONE
     rho = np.zeros((N_CHAR_IDS, 1), bool)
     rho[_RHO] = True
@@ -472,7 +472,7 @@ def _write(letters: np.ndarray, words: list[tuple[int, int, int, int, bool]], le
     # boundary and punctuation at the chosen word ends (jointly, as the backbone prefers)
     boundary = np.full(n, BND_INTERNAL, np.uint8)
     punct = np.full(n, PUNCT_NONE, np.uint8)
-    pair = _pair_valid()
+    pair = pair_valid()
     e_idx = np.flatnonzero(ends)
     joint = bnd[e_idx][:, :, None] + pun[e_idx][:, None, :]
     allow = np.broadcast_to(pair, joint.shape).copy()

@@ -36,15 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
 from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 
 from ..alphabet import (
-    ACCENT_CIRCUMFLEX,
     ALPHABET,
-    BLANK_ID,
     BND_INTERNAL,
     BND_SENT_END,
     BND_UNKNOWN,
@@ -61,22 +58,17 @@ from ..alphabet import (
     N_DIA_STATES,
     N_PUNCT_OUT,
     PAD_ID,
-    PUNCT_COLON,
-    PUNCT_COMMA,
-    PUNCT_HIGH_DOT,
     PUNCT_NONE,
-    PUNCT_PERIOD,
-    PUNCT_QUESTION,
     PUNCT_UNKNOWN,
-    dia_features,
 )
 from ..codec import CharPlanes, word_spans
 from ..errors import ConfigError
+from .lattice import LatticeParams, decode_lattice
+from .validity import VOWELS, dia_accent, dia_breathing, dia_valid_table, pair_valid
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backbone import StoicheiaEncoder
     from .formlex import FormLexicon
-    from .lattice import LatticeParams
 
 PlaneMode = Literal["keep", "copy", "predict", "drop", "auto"]
 MODES: tuple[str, ...] = ("keep", "copy", "predict", "drop", "unknown", "auto")
@@ -84,9 +76,9 @@ MODES: tuple[str, ...] = ("keep", "copy", "predict", "drop", "unknown", "auto")
 INSTALLED = "installed"
 CONTROLLED: tuple[str, ...] = ("boundary", "diacritics", "punctuation", "capitals")
 
-_VOWELS = "αεηιουω"
+
 _IS_VOWEL = np.zeros(N_CHAR_IDS, dtype=bool)
-_IS_VOWEL[[ALPHABET.index(c) for c in _VOWELS]] = True
+_IS_VOWEL[[ALPHABET.index(c) for c in VOWELS]] = True
 _RHO = ALPHABET.index("ρ")
 _BEFORE_IOTA = np.zeros(N_CHAR_IDS, dtype=bool)
 _BEFORE_IOTA[[ALPHABET.index(c) for c in "αεου"]] = True
@@ -155,51 +147,6 @@ class PlanePrediction:
     confidence: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-# ---------------------------------------------------------------- validity tables
-@cache
-def dia_valid_table() -> np.ndarray:
-    """(27, 48) bool: diacritic state s is possible on letter id l.
-
-    Consonants: bare only (ρ: bare or rough breathing); vowels: iota subscript only on
-    α η ω, diaeresis only on ι υ and never with a breathing, no circumflex on ε ο.
-    MASK allows every state, BLANK/PAD only the bare state."""
-    table = np.zeros((N_CHAR_IDS, N_DIA_STATES), dtype=bool)
-    for s in range(N_DIA_STATES):
-        accent, breathing, iota, diaeresis = dia_features(s)
-        for letter, ch in enumerate(ALPHABET):
-            if ch not in _VOWELS:
-                table[letter, s] = s == 0 or (ch == "ρ" and (accent, breathing, iota, diaeresis) == (0, 2, 0, 0))
-                continue
-            ok = not (iota and ch not in "αηω")
-            ok &= not (diaeresis and (ch not in "ιυ" or breathing != BREATHING_NONE))
-            ok &= not (accent == ACCENT_CIRCUMFLEX and ch in "εο")
-            table[letter, s] = ok
-    table[MASK_ID] = True
-    table[BLANK_ID, 0] = True
-    table[PAD_ID, 0] = True
-    return table
-
-
-@cache
-def _dia_breathing() -> np.ndarray:
-    return np.array([dia_features(s)[1] for s in range(N_DIA_STATES)], dtype=np.int64)
-
-
-@cache
-def _dia_accent() -> np.ndarray:
-    return np.array([dia_features(s)[0] for s in range(N_DIA_STATES)], dtype=np.int64)
-
-
-@cache
-def _pair_valid() -> np.ndarray:
-    """(3, 6) bool: boundary b may carry punctuation p (not counting the last letter)."""
-    ok = np.zeros((N_BOUNDARY_OUT, N_PUNCT_OUT), dtype=bool)
-    ok[BND_INTERNAL, PUNCT_NONE] = True
-    ok[BND_WORD_END, [PUNCT_NONE, PUNCT_COMMA, PUNCT_HIGH_DOT, PUNCT_COLON]] = True
-    ok[BND_SENT_END, [PUNCT_PERIOD, PUNCT_QUESTION]] = True
-    return ok
-
-
 def breathing_sites(letters: np.ndarray, word_start: np.ndarray) -> np.ndarray:
     """Bool per letter: the letter that carries a word's breathing (word-initial vowel or ρ;
     the second vowel of a word-initial diphthong αι ει οι υι αυ ευ ηυ ου ωυ)."""
@@ -224,7 +171,7 @@ def _one_accent(
     (or none) is chosen per word by the best total log-probability. Words with a kept
     accent get no further accent."""
     n = len(word_start)
-    has_acc = _dia_accent() != 0
+    has_acc = dia_accent() != 0
     scores = np.where(allow, logp, -np.inf)
     bare = np.where(has_acc[None, :], -np.inf, scores).max(1)
     acc = np.where(has_acc[None, :], scores, -np.inf).max(1)
@@ -392,7 +339,7 @@ def decode_heads(
     if p_mode == "drop":
         p_allow[:] = False
         p_allow[:, PUNCT_NONE] = True
-    pair = np.broadcast_to(_pair_valid(), (n, N_BOUNDARY_OUT, N_PUNCT_OUT)).copy()
+    pair = np.broadcast_to(pair_valid(), (n, N_BOUNDARY_OUT, N_PUNCT_OUT)).copy()
     # a sentence may end without punctuation at the text's end, where the input says so,
     # or wherever punctuation is not being decided
     loose = last | (fb & (inputs.boundary == BND_SENT_END))
@@ -438,7 +385,7 @@ def decode_heads(
         d_allow = dia_valid_table()[planes.letters.astype(np.int64)].copy()
         if control.orthography and known_bnd:
             sites = breathing_sites(planes.letters, word_start)
-            br = _dia_breathing()
+            br = dia_breathing()
             d_allow &= np.where(sites[:, None], br[None, :] != BREATHING_NONE, br[None, :] == BREATHING_NONE)
             rho_site = sites & (planes.letters == _RHO)
             d_allow[rho_site] &= br[None, :] == BREATHING_ROUGH
@@ -503,8 +450,6 @@ def _decode_lattice(
     control: PlaneControl, lexicon: FormLexicon, params: LatticeParams | None,
 ) -> PlanePrediction:
     """:func:`decode_heads` through the word lattice; kept/copied input values win."""
-    from .lattice import decode_lattice
-
     n = len(planes)
     fb = fixed["boundary"]
     given_end = (inputs.boundary == BND_WORD_END) | (inputs.boundary == BND_SENT_END)

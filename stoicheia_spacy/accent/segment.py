@@ -60,12 +60,12 @@ from ..alphabet import (
     PUNCT_NONE,
 )
 from ..codec import PUNCT_OUT, CharPlanes, decode_planes
+from ..encoder.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH, GapRun, encode_text
+from ..encoder.gaps import gap_width as _gap_width
 from ..errors import CheckpointError, ConfigError, InvalidTextError
 from ..leiden import Gap
-from ..restore.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH, GapRun, encode_text
-from ..restore.gaps import gap_width as _gap_width
 from ..textcheck import validate_text
-from . import docview  # noqa: F401  (registers doc._.accent_doc)
+from . import docview  # also registers doc._.accent_doc
 from .align import Alignment, align, rendered_letter_offsets
 from .formlex import FormLexicon
 from .lexasset import DATA_PACKAGE, LexiconPin
@@ -86,12 +86,7 @@ _TOKEN = re.compile(rf"[^\s{re.escape(_PUNCT_CHARS)}]+|[{re.escape(_PUNCT_CHARS)
 def words_and_spaces(text: str, pattern: re.Pattern[str] = _TOKEN) -> tuple[list[str], list[bool]]:
     """spaCy ``words``/``spaces`` of rendered text: the matches of ``pattern`` (by default a
     word or one punctuation mark), each followed by a space or not."""
-    words: list[str] = []
-    spaces: list[bool] = []
-    for m in pattern.finditer(text):
-        words.append(m.group())
-        spaces.append(m.end() < len(text) and text[m.end()].isspace())
-    return words, spaces
+    return docview.words_and_spaces(text, pattern)
 
 
 NOTATIONS: tuple[str | None, ...] = ("leiden", "ddbdp", None)
@@ -106,7 +101,7 @@ def gap_width(gap: Gap, unknown_slots: int = UNKNOWN_GAP_WIDTH) -> int:
 def gapped_planes(source: str, *, notation: str | None = "leiden",
                   unknown_slots: int = UNKNOWN_GAP_WIDTH) -> tuple[CharPlanes, list[GapRun]]:
     """Planes of ``source`` (offsets into ``source``) with every Leiden gap replaced by
-    MASK letters whose other planes are UNKNOWN (:func:`stoicheia_spacy.restore.gaps.encode_text`,
+    MASK letters whose other planes are UNKNOWN (:func:`stoicheia_spacy.encoder.gaps.encode_text`,
     the encoder pipe's own route); malformed markup raises ``LeidenSyntaxError``."""
     planes, runs, _ = encode_text(source, notation=notation, unknown_width=unknown_slots,
                                   max_width=max(unknown_slots, MAX_GAP_WIDTH), strict=True)

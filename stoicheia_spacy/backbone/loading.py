@@ -298,3 +298,14 @@ def save_backbone(
     save_file(state, str(out / WEIGHTS_NAME), metadata={"format": "pt"})
     model.config.to_json(out / CONFIG_NAME)
     return out
+
+
+def stored_dtype(directory: str | Path | None) -> str | None:
+    """The safetensors dtype (e.g. ``"BF16"``) of a local checkpoint's first tensor."""
+    if directory is None or not (Path(directory) / "model.safetensors").is_file():
+        return None
+    from safetensors import safe_open
+
+    with safe_open(str(Path(directory) / "model.safetensors"), framework="pt") as handle:
+        names = list(handle.keys())
+        return str(handle.get_slice(names[0]).get_dtype()) if names else None

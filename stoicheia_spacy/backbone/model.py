@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -261,27 +261,6 @@ class StoicheiaEncoder(nn.Module):
                 hidden_states=tuple(hidden) if output_hidden_states else None,
             )
         return out
-
-    def encode_long(
-        self,
-        input_ids: torch.Tensor,
-        boundary: torch.Tensor,
-        dia: torch.Tensor,
-        punct: torch.Tensor,
-        *,
-        max_length: int = 4096,
-        overlap: int = 512,
-        layers: Sequence[int] | None = None,
-        callback: Callable[[int, int, EncoderOutput], None] | None = None,
-        **inputs: Any,
-    ) -> EncoderOutput | None:
-        """Encode one long document in long-document windows; see :func:`.windows.encode_long`."""
-        from .windows import encode_long
-
-        return encode_long(
-            self, input_ids, boundary, dia, punct, max_length=max_length, overlap=overlap,
-            layers=layers, callback=callback, **inputs,
-        )
 
     def num_parameters(self) -> int:
         """Number of parameters."""

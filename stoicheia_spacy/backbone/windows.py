@@ -28,15 +28,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import torch
 
 from ..alphabet import BND_UNKNOWN, CAP_LOWER, CAP_UNKNOWN, DIA_UNKNOWN, PAD_ID, PUNCT_UNKNOWN
 from ..errors import ConfigError, InvalidInputError
+from .model import EncoderOutput, StoicheiaEncoder
 
 if TYPE_CHECKING:  # pragma: no cover
-    import torch
-
     from ..codec import CharPlanes
-    from .model import EncoderOutput, StoicheiaEncoder
 
 _HEADS = ("char", "boundary", "dia", "cap", "punct")
 
@@ -195,10 +194,6 @@ def encode_long(
     (positions ``lo:hi``, batch 1) is handed over instead and the function returns None.
     Runs without autograd.
     """
-    import torch
-
-    from .model import EncoderOutput
-
     ids = _row(input_ids, "input_ids", None)
     assert ids is not None
     T = int(ids.shape[1])

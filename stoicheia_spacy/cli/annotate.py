@@ -15,10 +15,7 @@ from pathlib import Path
 import typer
 from wasabi import Printer
 
-from .app import Command, app
 
-
-@app.command("annotate", cls=Command)
 def annotate_command(
     source: Path = typer.Argument(..., help="Text / JSON-lines / EpiDoc .xml file, or a folder of them"),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder (one file per input file and format)"),

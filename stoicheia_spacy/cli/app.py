@@ -14,6 +14,7 @@ from importlib.metadata import entry_points
 import typer
 
 from .accentuate import accentuate_command
+from .annotate import annotate_command
 from .command import Command
 from .date import date_command
 from .demo import demo_command
@@ -24,6 +25,8 @@ from .pretrain import HELP as PRETRAIN_HELP
 from .pretrain import pretrain_command
 from .restore import restore_command
 from .scan import scan_command
+from .serve import serve_command
+from .which_model import which_model_command
 
 app = typer.Typer(
     name="stoicheia",
@@ -73,6 +76,9 @@ def add_commands(target: typer.Typer) -> None:
 
 
 add_commands(app)
+app.command("annotate", cls=Command)(annotate_command)
+app.command("serve", cls=Command)(serve_command)
+app.command("which-model", cls=Command)(which_model_command)
 
 
 def run(typer_app: typer.Typer, argv: Sequence[str] | None = None, *, prog_name: str | None = None) -> int:
@@ -84,8 +90,3 @@ def run(typer_app: typer.Typer, argv: Sequence[str] | None = None, *, prog_name:
         return code if isinstance(code, int) else 0 if code is None else 1
     return 0
 
-
-# Commands that add themselves to ``app`` when imported (they import it from here).
-from . import annotate as _annotate  # noqa: E402, F401
-from . import serve as _serve  # noqa: E402, F401
-from . import which_model as _which_model  # noqa: E402, F401

@@ -5,10 +5,7 @@ from __future__ import annotations
 import typer
 from wasabi import Printer
 
-from .app import Command, app
 
-
-@app.command("serve", cls=Command)
 def serve_command(
     model: str = typer.Option(None, "--model", help="Pipeline: installed package or directory (default: "
                               "grc_stoicheia_doc_clean when installed, else the embedded default model)"),

@@ -9,11 +9,9 @@ from typing import Any
 import typer
 from wasabi import Printer
 
-from .app import Command, app
 from .options import deprecated_json, json_option
 
 
-@app.command("which-model", cls=Command)
 def which_model_command(
     passage: str = typer.Argument(..., help="Greek passage (five words or more)"),
     index: Path = typer.Option(None, "--index", help="Model index (default: the shipped model's)"),

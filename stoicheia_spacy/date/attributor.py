@@ -14,7 +14,7 @@ weights raises :class:`~stoicheia_spacy.errors.ConfigError`.
 It is not part of the default pipeline: GLAUx files the Homeric hymns (hexameter, Ionic/Epic)
 under "Lyric poetry", so any classifier fitted on its genres calls the *Odyssey* lyric
 (``projects/date/metrics/attribute_eval.json``, ``probe``). The GLAUx fit ships beside the
-default model (not named by its ``config.cfg``); :func:`add_attributor` adds it to a pipeline.
+default model (not named by its ``config.cfg``); :func:`~stoicheia_spacy.assembly.add_attributor` adds it to a pipeline.
 """
 
 from __future__ import annotations
@@ -123,14 +123,4 @@ def packaged_weights() -> Path:
     return default_model_dir() / "attributor"
 
 
-def add_attributor(nlp: Language, weights: str | Path | None = None,
-                   name: str = "stoicheia_attributor") -> StoicheiaAttributor:
-    """Append a ``stoicheia_attributor`` initialized from ``weights`` (default: :func:`packaged_weights`):
-    ``[initialize.components.NAME] weights`` through spaCy (:func:`~stoicheia_spacy.assembly.add_from_weights`)."""
-    from ..assembly import add_from_weights
-
-    pipe: Any = add_from_weights(nlp, "stoicheia_attributor", weights or packaged_weights(), name=name)
-    return pipe
-
-
-__all__ = ["TASKS", "StoicheiaAttributor", "add_attributor", "make_stoicheia_attributor", "packaged_weights"]
+__all__ = ["TASKS", "StoicheiaAttributor", "make_stoicheia_attributor", "packaged_weights"]

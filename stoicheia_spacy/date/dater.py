@@ -15,7 +15,7 @@ were fitted on; None: every letter). ``doc._.date`` is a
 :class:`~stoicheia_spacy.date.dating.DateEstimate`: mean year, a 90 % interval and the
 histogram over 25-year bins. The weights are read with ``from_disk`` (a folder written by
 ``to_disk``; the PaDoC fit ships with the default model, named by its ``config.cfg``,
-:func:`add_dater`); a pipe without weights raises :class:`~stoicheia_spacy.errors.ConfigError`. A Doc without letters gets ``None``.
+:func:`~stoicheia_spacy.assembly.add_dater`); a pipe without weights raises :class:`~stoicheia_spacy.errors.ConfigError`. A Doc without letters gets ``None``.
 """
 
 from __future__ import annotations
@@ -182,13 +182,4 @@ def packaged_weights() -> Path:
     return default_model_dir() / "dater"
 
 
-def add_dater(nlp: Language, weights: str | Path | None = None, name: str = "stoicheia_dater") -> StoicheiaDater:
-    """Append a ``stoicheia_dater`` initialized from ``weights`` (default: :func:`packaged_weights`):
-    ``[initialize.components.NAME] weights`` through spaCy (:func:`~stoicheia_spacy.assembly.add_from_weights`)."""
-    from ..assembly import add_from_weights
-
-    pipe: Any = add_from_weights(nlp, "stoicheia_dater", weights or packaged_weights(), name=name)
-    return pipe
-
-
-__all__ = ["DaterSettings", "StoicheiaDater", "add_dater", "make_stoicheia_dater", "packaged_weights"]
+__all__ = ["DaterSettings", "StoicheiaDater", "make_stoicheia_dater", "packaged_weights"]

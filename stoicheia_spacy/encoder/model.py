@@ -26,7 +26,8 @@ from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v3, torch2x
 from ..backbone import StoicheiaConfig, StoicheiaEncoder
 from ..backbone.windows import PackedBatch, pack_planes
 from ..errors import CheckpointError, ConfigError
-from ..restore.gaps import (
+from .align import align_letters
+from .gaps import (
     MAX_GAP_WIDTH,
     NOTATIONS,
     UNKNOWN_GAP_WIDTH,
@@ -34,7 +35,6 @@ from ..restore.gaps import (
     encode_text,
     hide_unmarked,
 )
-from .align import align_letters
 from .metadata import doc_metadata
 from .token_planes import token_doc_inputs
 from .types import LOGIT_HEADS, StoicheiaDocData

@@ -1,7 +1,7 @@
 """The ``stoicheia_encoder`` pipe: the one place where text becomes planes and states.
 
 It reads each Doc's Leiden / Ithaca markup once (gaps become MASK letters, see
-:mod:`stoicheia_spacy.restore.gaps`), runs ONE backbone forward per batch, and stores a
+:mod:`stoicheia_spacy.encoder.gaps`), runs ONE backbone forward per batch, and stores a
 :class:`~stoicheia_spacy.encoder.types.StoicheiaDocData` as ``doc._.stoicheia``: planes, gaps,
 token alignment, per-letter hidden states of every layer and the logits of every output
 head (``store_logits``, default true: the accentuator decodes them). Downstream
@@ -360,7 +360,7 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
         if not (folder / "model.safetensors").is_file():
             raise CheckpointError(f"{folder} has no model.safetensors")
         set_backbone_weights(self.model, load_backbone(folder))
-        from ..assembly import stored_dtype
+        from ..backbone.loading import stored_dtype
 
         stored = stored_dtype(folder)
         self.save_dtype = {"BF16": "bfloat16", "F16": "float16"}.get(str(stored), self.save_dtype)

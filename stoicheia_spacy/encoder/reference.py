@@ -11,7 +11,7 @@ The encoder pipe connects the reference when listeners are linked (``nlp.initial
 ``spacy.load``, or :func:`stoicheia_spacy.component.link_listeners`), exactly as it
 connects its listeners. The reference holds no weights: :meth:`BackboneReference.backbone`
 is the encoder's own torch module, or, with an overlay (fine-tuned top blocks and heads,
-:mod:`stoicheia_spacy.restore.overlay`), a view of it whose untouched blocks ARE the
+:mod:`stoicheia_spacy.backbone.overlay`), a view of it whose untouched blocks ARE the
 encoder's modules and whose overlaid ones are copies.
 """
 
@@ -63,7 +63,7 @@ class BackboneReference(Model):
             return base
         key = (id(base), id(overlay[0]))
         if self._overlaid is None or self._overlaid[:2] != key:
-            from ..restore.overlay import apply_overlay
+            from ..backbone.overlay import apply_overlay
 
             self._overlaid = (*key, apply_overlay(base, *overlay))
         return self._overlaid[2]

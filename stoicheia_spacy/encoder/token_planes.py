@@ -13,7 +13,7 @@ running text. So, with the encoder setting ``planes = "tokens"``:
   and keeps no breathing); marks before the token's first letter are ignored;
 - the boundary plane is 0 inside a word, 1 at a word's last letter and 2 at the last
   letter of a sentence (the last word of each sentence of
-  :func:`~stoicheia_spacy.morph.training.sentence_lengths`, the sentences the parser reads:
+  :func:`~stoicheia_spacy.encoder.token_planes.sentence_lengths`, the sentences the parser reads:
   the Doc's sentence starts when set, e.g. one sentence per line of pre-tokenized input,
   else cuts after sentence-final punctuation);
 - the punctuation plane is 0 except on a word's last letter, which takes the highest
@@ -77,10 +77,28 @@ def word_planes(text: str) -> CharPlanes | None:
     return planes if n / (n + latin) >= MIN_GREEK_RATIO else None
 
 
+#: Tokens made only of these characters end a sentence when a Doc has no sentence starts.
+SENTENCE_FINAL = frozenset(".;;·· !?")
+
+
+def sentence_lengths(doc: Doc) -> list[int]:
+    """Token counts of a Doc's sentences: its sentence starts when set (a senter, gold
+    sentences), else cut after tokens made only of sentence-final punctuation
+    (``. ; ; · ·  ! ?``), the last sentence running to the end of the Doc."""
+    n = len(doc)
+    if n == 0:
+        return []
+    if doc.has_annotation("SENT_START"):
+        starts = [i for i, tok in enumerate(doc) if i == 0 or tok.is_sent_start]
+    else:
+        starts = [0] + [i + 1 for i, tok in enumerate(doc[:-1]) if set(tok.text) <= SENTENCE_FINAL and tok.text]
+    bounds = [*starts, n]
+    return [b - a for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
 def token_doc_inputs(doc: Doc) -> StoicheiaDocData:
     """:class:`StoicheiaDocData` of ``doc`` with the token-by-token planes (module doc)."""
     from ..codec import CharPlanes, encode_planes
-    from ..morph.training import sentence_lengths
 
     parts: list[CharPlanes] = []
     owner: list[int] = []
@@ -116,4 +134,4 @@ def token_doc_inputs(doc: Doc) -> StoicheiaDocData:
     return StoicheiaDocData(planes, letter_token, lengths, inputs=planes)
 
 
-__all__ = ["MIN_GREEK_RATIO", "punct_class", "token_doc_inputs", "word_planes"]
+__all__ = ["MIN_GREEK_RATIO", "SENTENCE_FINAL", "punct_class", "sentence_lengths", "token_doc_inputs", "word_planes"]

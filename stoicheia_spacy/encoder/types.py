@@ -9,7 +9,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..codec import CharPlanes
-    from ..restore.gaps import GapRun
+    from .gaps import GapRun
 
 #: Head names of ``StoicheiaDocData.logits`` and their widths (output classes).
 LOGIT_HEADS: dict[str, int] = {"char": 27, "boundary": 3, "dia": 48, "cap": 2, "punct": 6}
@@ -18,17 +18,17 @@ LOGIT_HEADS: dict[str, int] = {"char": 27, "boundary": 3, "dia": 48, "cap": 2, "
 @dataclass
 class StoicheiaDocData:
     """The encoder's view of one Doc (stored as ``doc._.stoicheia``); built only by
-    :func:`stoicheia_spacy.restore.gaps.encode_text` through the ``stoicheia_encoder`` pipe.
+    :func:`stoicheia_spacy.encoder.gaps.encode_text` through the ``stoicheia_encoder`` pipe.
 
     ``planes`` are the codec planes of ``doc.text`` with every Leiden gap as MASK letters
     (one position per Greek letter or MASK letter); ``planes.offsets[i]`` is letter
     ``i``'s index in ``doc.text`` (-1 for a gap's MASK letters). ``gaps`` lists the gaps
-    (:class:`~stoicheia_spacy.restore.gaps.GapRun`: MASK letters ``planes[run.letters]``,
+    (:class:`~stoicheia_spacy.encoder.gaps.GapRun`: MASK letters ``planes[run.letters]``,
     markup span ``run.source_start:run.source_end`` in ``doc.text``); ``markup_error``
     is the parser's message when the markup did not parse and the text was read as
     plain text. ``inputs`` are the planes the backbone actually read (``planes`` with
     the planes the text does not mark set to UNKNOWN, see
-    :func:`~stoicheia_spacy.restore.gaps.hide_unmarked`). ``letter_token`` (n_letters,)
+    :func:`~stoicheia_spacy.encoder.gaps.hide_unmarked`). ``letter_token`` (n_letters,)
     is the token that holds each letter (a gap's letters: the token where its markup
     starts) and ``token_lengths`` (n_tokens,) how many letters each token holds (letters
     are in token order, so a token's letters are contiguous). ``hidden`` is the

@@ -12,8 +12,16 @@ every cleaned character back to the input; ``render_restorations`` is the invers
 from __future__ import annotations
 
 from stoicheia_spacy.leiden.epidoc import EpiDocGap, EpiDocText, read_epidoc, write_epidoc
-from stoicheia_spacy.leiden.model import GAP_KINDS, SPAN_KINDS, Gap, GappedText, Restoration, Span
-from stoicheia_spacy.leiden.parser import Notation, parse_gaps
+from stoicheia_spacy.leiden.model import (
+    GAP_KINDS,
+    SPAN_KINDS,
+    Gap,
+    GappedText,
+    Notation,
+    Restoration,
+    Span,
+)
+from stoicheia_spacy.leiden.notation import parse_gaps
 from stoicheia_spacy.leiden.render import format_gap, render_restorations
 
 __all__ = [

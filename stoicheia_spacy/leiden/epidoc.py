@@ -57,8 +57,9 @@ from typing import Any, Final, Literal
 
 import numpy as np
 
-from stoicheia_spacy.errors import ConfigError, EpiDocError
+from stoicheia_spacy.errors import ConfigError, EpiDocError, StoicheiaError
 from stoicheia_spacy.leiden.model import LACUNA, LINES, Gap, GappedText
+from stoicheia_spacy.leiden.parser import parse_leiden
 from stoicheia_spacy.leiden.render import format_gap
 
 __all__ = [
@@ -776,11 +777,8 @@ def _read(loaded: _Loaded, supplied: Supplied, regularised: Regularised) -> EpiD
 
 def _check_leiden(text: str, gaps: tuple[EpiDocGap, ...]) -> None:
     """The Leiden parser must find exactly the gaps read, where they were written."""
-    from stoicheia_spacy.errors import StoicheiaError
-    from stoicheia_spacy.leiden.parser import parse_gaps
-
     try:
-        parsed = parse_gaps(text)
+        parsed = parse_leiden(text)
     except StoicheiaError as exc:
         raise EpiDocError(f"the edition's text does not read back as Leiden: {exc}") from exc
     if [(g.source_start, g.source_end) for g in parsed.gaps] != [(g.start, g.end) for g in gaps]:
@@ -965,11 +963,9 @@ def epidoc_gapped(xml: str | bytes | Path, *, strip_restorations: bool = False,
     ``strip_restorations`` every ``<supplied reason="lost">`` is a ``restored`` gap whose
     ``gold`` is its text (the evaluation view). A file that passes through (another
     language, no edition) gives an empty text."""
-    from stoicheia_spacy.leiden.parser import parse_gaps
-
     loaded = _load(xml, max_bytes)
     view = _read(loaded, "text", "reg")
-    gapped = parse_gaps(view.text, notation="leiden", strip_restorations=strip_restorations)
+    gapped = parse_leiden(view.text, strip_restorations=strip_restorations)
     shift = 1 if isinstance(xml, str) and xml.startswith("\ufeff") else 0
     src = np.asarray(view.source_offsets, dtype=np.int64) + shift
     end_of_input = len(loaded.source) + shift

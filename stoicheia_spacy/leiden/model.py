@@ -20,9 +20,12 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Literal
 
 import numpy as np
+
+#: The markup a text is written in (``epidoc``: TEI XML, read by :mod:`.epidoc`).
+Notation = Literal["leiden", "ddbdp", "epidoc"]
 
 __all__ = [
     "GAP_KINDS",

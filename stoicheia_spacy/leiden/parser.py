@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
 import numpy as np
 
@@ -79,14 +79,13 @@ from stoicheia_spacy.leiden.model import (
     UNCERTAIN,
     Gap,
     GappedText,
+    Notation,
     Span,
     sort_spans,
 )
 from stoicheia_spacy.textcheck import validate_text
 
-__all__ = ["Notation", "parse_gaps"]
-
-Notation = Literal["leiden", "ddbdp", "epidoc"]
+__all__ = ["parse_leiden"]
 
 DOT_BELOW: Final = "\u0323"
 _MARKS = "\u0300-\u036f"
@@ -514,16 +513,15 @@ class _Scanner:
         )
 
 
-def parse_gaps(
+def parse_leiden(
     text: str, *, notation: Notation = "leiden", strip_restorations: bool = False
 ) -> GappedText:
     """Parse Leiden / Ithaca / DDbDP gap markup into a :class:`GappedText`.
 
-    ``notation`` is ``"leiden"`` (Leiden + Ithaca, the default), ``"ddbdp"`` (the
-    ORIGINAL column of DDbDP token files) or ``"epidoc"`` (``text`` is an EpiDoc TEI file:
-    its edition is read by :func:`~stoicheia_spacy.leiden.epidoc.read_epidoc` and parsed as
-    Leiden, offsets leading back into the XML); see the module docstring for the
-    conventions. With ``strip_restorations=True`` editorial restorations become
+    ``notation`` is ``"leiden"`` (Leiden + Ithaca, the default) or ``"ddbdp"`` (the
+    ORIGINAL column of DDbDP token files); an EpiDoc file goes through
+    :func:`~stoicheia_spacy.leiden.parse_gaps` (``notation="epidoc"``); see the module
+    docstring for the conventions. With ``strip_restorations=True`` editorial restorations become
     ``restored`` gaps of their length (the evaluation view).
 
     Raises :class:`~stoicheia_spacy.errors.InvalidTextError` for NUL bytes / lone
@@ -532,10 +530,6 @@ def parse_gaps(
     :class:`~stoicheia_spacy.errors.EpiDocError` for a bad EpiDoc file.
     """
     validate_text(text)
-    if notation == "epidoc":
-        from stoicheia_spacy.leiden.epidoc import epidoc_gapped
-
-        return epidoc_gapped(text, strip_restorations=strip_restorations)
     if notation not in ("leiden", "ddbdp"):
         raise ConfigError(f"unknown notation {notation!r}: use 'leiden', 'ddbdp' or 'epidoc'")
     gapped = _Scanner(text, notation).run()

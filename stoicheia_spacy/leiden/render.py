@@ -40,8 +40,8 @@ from stoicheia_spacy.leiden.model import (
     UNCERTAIN,
     Gap,
     GappedText,
+    Notation,
 )
-from stoicheia_spacy.leiden.parser import Notation
 from stoicheia_spacy.textcheck import validate_text
 
 __all__ = ["format_gap", "format_gap_tag", "render_restorations"]

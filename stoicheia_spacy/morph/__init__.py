@@ -5,9 +5,9 @@ parser (torch modules wrapped for thinc), the spaCy factories (:mod:`.morphologi
 
 from __future__ import annotations
 
+from ..heads import TokenHeads, build_torch_head, ensure_torch_head, torch_module
 from .biaffine import BiaffineScorer
 from .constrained import attested_ids, constrained_decode
-from .heads import TokenHeads, build_torch_head, ensure_torch_head, torch_module
 from .ud import UPOS_TAGS, XPOS_GROUPS, tag_to_ud
 
 __all__ = [

@@ -29,8 +29,8 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..component import HeadPipe
+from ..heads import TokenHeads
 from ..tokenizer import GAP_LEMMA, is_gap_token
-from .heads import TokenHeads
 from .lemma_scripts import EditScript, apply_script, build_script_vocab, derive_script
 from .research_decode import encodable_tokens, paper_lemma, research_lemma, rule_fallback
 from .settings import LemmatizerSettings

@@ -20,7 +20,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, chain, torch2xp, with_array, xp2torch
 from thinc.types import Floats2d
 
-from .heads import build_torch_head
+from ..heads import build_torch_head
 
 
 @registry.architectures("stoicheia.TokenHeads.v1")

@@ -1,6 +1,6 @@
 """``stoicheia_morphologizer``: UPOS and the 9-position AGDT tag from encoder word vectors.
 
-One torch head (:class:`~stoicheia_spacy.morph.heads.TokenHeads`) gives a UPOS softmax
+One torch head (:class:`~stoicheia_spacy.heads.TokenHeads`) gives a UPOS softmax
 and nine factored XPOS softmaxes (14, 4, 4, 8, 8, 5, 5, 6, 3 classes). The tag is the
 attested training tag maximising the sum of position log-probabilities plus the UPOS
 head's log-probability of the UPOS the tag maps to (joint decoding,
@@ -38,11 +38,11 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..component import HeadPipe
+from ..heads import TokenHeads
 from ..tokenizer import is_gap_token, mark_gap
 from .agdt_tags import is_valid_tag, tags_to_ids
 from .agdt_to_ud import agdt_to_feats, agdt_to_upos
 from .constrained import constrained_decode, log_softmax, position_logprobs
-from .heads import TokenHeads
 from .research_decode import constrained_xpos, encodable_tokens, rule_fallback
 from .settings import MorphologizerSettings
 from .training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss

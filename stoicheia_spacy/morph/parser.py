@@ -2,7 +2,7 @@
 
 Each sentence of a Doc is parsed on its own (sentences from the Doc's sentence starts
 when set, e.g. gold or a senter; else cut after sentence-final punctuation, see
-:func:`~stoicheia_spacy.morph.training.sentence_lengths`). All sentences of a batch go
+:func:`~stoicheia_spacy.encoder.token_planes.sentence_lengths`). All sentences of a batch go
 through one forward of :class:`~stoicheia_spacy.morph.biaffine.BiaffineScorer`;
 arcs are decoded with :func:`~stoicheia_spacy.morph.mst.chu_liu_edmonds` (every sentence
 one tree with exactly one root), then each word's label is the argmax at its decoded
@@ -45,16 +45,17 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..component import HeadPipe
+from ..encoder.token_planes import sentence_lengths
+from ..heads import torch_module
 from ..tokenizer import GAP_DEP, gap_flags, is_gap_token, placeholder_head
 from .biaffine import BiaffineScorer
 from .conllu import RELEASE_PARSE
 from .constrained import log_softmax
-from .heads import torch_module
 from .model import pad_sentences
 from .mst import chu_liu_edmonds
 from .research_decode import encodable_tokens, greedy_heads
 from .settings import ParserSettings
-from .training import gold_sentence_lengths, sentence_lengths, softmax_xent_rows
+from .training import gold_sentence_lengths, softmax_xent_rows
 
 #: The parser's own decoder (``decode`` setting); see the module doc for the others.
 PARSER_DECODERS = ParserSettings.OWN_DECODERS

@@ -46,8 +46,8 @@ from spacy.language import Language
 
 from ..backbone.released import ReleasedCheckpoint
 from ..errors import CheckpointError, InvalidInputError
+from ..heads import torch_module
 from .agdt_tags import is_valid_tag
-from .heads import torch_module
 from .lemma_scripts import EditScript
 from .ud import MORPH_GROUPS, UPOS_TAGS, XPOS_ALPHABETS, XPOS_GROUPS
 

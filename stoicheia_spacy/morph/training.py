@@ -7,11 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from spacy.tokens import Doc
 from spacy.training import Example
-
-#: Tokens made only of these characters end a sentence when a Doc has no sentence starts.
-SENTENCE_FINAL = frozenset(".;;·· !?")
 
 
 def grouped_softmax_loss(logits: np.ndarray, gold: np.ndarray, sizes: Sequence[int]) -> tuple[float, np.ndarray]:
@@ -58,21 +54,6 @@ def softmax_xent_rows(scores: np.ndarray, gold: np.ndarray) -> tuple[float, np.n
     np.put_along_axis(grad, tgt[..., None], np.take_along_axis(grad, tgt[..., None], -1) - 1.0, -1)
     grad *= known[..., None]
     return loss, grad.astype(np.float32), int(known.sum())
-
-
-def sentence_lengths(doc: Doc) -> list[int]:
-    """Token counts of a Doc's sentences: its sentence starts when set (a senter, gold
-    sentences), else cut after tokens made only of sentence-final punctuation
-    (``. ; ; · ·  ! ?``), the last sentence running to the end of the Doc."""
-    n = len(doc)
-    if n == 0:
-        return []
-    if doc.has_annotation("SENT_START"):
-        starts = [i for i, tok in enumerate(doc) if i == 0 or tok.is_sent_start]
-    else:
-        starts = [0] + [i + 1 for i, tok in enumerate(doc[:-1]) if set(tok.text) <= SENTENCE_FINAL and tok.text]
-    bounds = [*starts, n]
-    return [b - a for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
 
 
 def gold_sentence_lengths(example: Example) -> list[int]:

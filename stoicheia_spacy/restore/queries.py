@@ -38,7 +38,7 @@ from .beam import GapQuery, mask_slots
 from .widths import MAX_WIDTH
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .gaps import GapRun
+    from ..encoder.gaps import GapRun
 
 __all__ = ["TARGET_KINDS", "GapTarget", "build_queries", "gap_widths", "hide_spans", "queries_from_runs"]
 

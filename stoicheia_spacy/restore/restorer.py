@@ -248,7 +248,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
     def set_overlay(self, path: str | Path | None) -> None:
         """Use the restoration overlay at ``path`` (a file or a directory holding
         ``overlay.safetensors``); ``None`` drops it. Damaged files raise ``CheckpointError``."""
-        from .overlay import read_overlay
+        from ..backbone.overlay import read_overlay
 
         self.overlay = None if path is None else read_overlay(path)
         self._cast = None
@@ -347,14 +347,14 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
     def model_to_disk(self, folder: Path) -> None:
         """The overlay as ``overlay.safetensors`` (nothing without one) and the LM's data-package
         pin as ``lexicon.json``."""
-        from .overlay import OVERLAY_NAME
+        from ..backbone.overlay import OVERLAY_NAME
 
         if self.overlay is not None:
             (folder / OVERLAY_NAME).write_bytes(self.model_to_bytes())
         write_json(folder / PIN_FILE, None if self.lexicon_pin is None else self.lexicon_pin.to_dict())
 
     def model_from_disk(self, folder: Path) -> None:
-        from .overlay import OVERLAY_NAME
+        from ..backbone.overlay import OVERLAY_NAME
 
         self.set_overlay(folder / OVERLAY_NAME if (folder / OVERLAY_NAME).exists() else None)
         if (folder / PIN_FILE).is_file():
@@ -393,7 +393,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             return
         import tempfile
 
-        from .overlay import OVERLAY_NAME
+        from ..backbone.overlay import OVERLAY_NAME
 
         with tempfile.TemporaryDirectory() as tmp:
             file = Path(tmp) / OVERLAY_NAME

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 
 from ..codec import CharPlanes
+from ..encoder.gaps import GapRun
 from ..leiden import GappedText
 from .beam import ModelScorer, beam_search, width_bucket
-from .gaps import GapRun
 from .queries import GapTarget, build_queries, queries_from_runs
 from .widths import MAX_WIDTH, WidthPrior, too_wide
 

@@ -29,7 +29,7 @@ from ..codec import CharPlanes
 from ..encoder.listener import StoicheiaListener
 from ..encoder.pooler import set_state_dims
 from ..encoder.types import StoicheiaDocData
-from ..morph.heads import build_torch_head, ensure_torch_head, torch_module
+from ..heads import build_torch_head, ensure_torch_head, torch_module
 from .syllabify import HEAVY, LIGHT, dichrona_mask, syllabify
 
 N_MACRON, N_SCAN = 2, 4

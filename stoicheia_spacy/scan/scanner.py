@@ -77,9 +77,9 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..accent.lexasset import DATA_PACKAGE, MACRON_FILE, LexiconPin
 from ..component import StoicheiaPipe, read_json, write_json
+from ..encoder.gaps import select_letters
 from ..encoder.listener import _zeros
 from ..errors import CheckpointError, ConfigError, InvalidExampleError
-from ..restore.gaps import select_letters
 from .lattice import (
     correption_mask,
     decode_lattices,

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.conftest import TINY
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-TINY = FIXTURES / "char_bert_tiny"
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,8 +16,7 @@ from stoicheia_spacy.backbone import StoicheiaEncoder
 from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.errors import ConfigError, LeidenSyntaxError
 from stoicheia_spacy.leiden import parse_gaps
-
-TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
+from tests.conftest import TINY
 
 DECREE = "ΕΔΟΞΕΤΗΙΒΟΥΛΗΙ[.4]ΤΩΙΔΗΜΩΙ"
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import spacy
 from typer.testing import CliRunner
@@ -13,8 +11,7 @@ from stoicheia_spacy.accent.lexicon import LexiconAccentuator
 from stoicheia_spacy.accent.predict import PlaneControl, strip_planes
 from stoicheia_spacy.accent.segment import StoicheiaSegmenter
 from stoicheia_spacy.codec import PUNCT_OUT, decode_planes, encode_planes, word_spans
-
-TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
+from tests.conftest import TINY
 
 
 def _nlp(**cfg: object) -> spacy.Language:

@@ -12,6 +12,7 @@ import torch
 
 from stoicheia_spacy.backbone import StoicheiaConfig, StoicheiaEncoder, mlp_hidden
 from stoicheia_spacy.errors import ConfigError, InvalidInputError
+from tests.conftest import TINY
 
 from .helpers import ILIAD_1, greek_inputs
 
@@ -19,7 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_golden_config_roundtrip(fixtures_dir: Path) -> None:
-    raw = json.loads((fixtures_dir / "char_bert_tiny" / "config.json").read_text())
+    raw = json.loads((TINY / "config.json").read_text())
     cfg = StoicheiaConfig.from_dict(raw)
     assert cfg.to_dict() == raw
     assert cfg == StoicheiaConfig.preset("tiny")

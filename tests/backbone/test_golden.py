@@ -9,13 +9,14 @@ import torch
 from safetensors.torch import load_file
 
 from stoicheia_spacy.backbone import StoicheiaEncoder, load_backbone
+from tests.conftest import TINY
 
 HEADS = ("char", "boundary", "dia", "cap", "punct")
 
 
 @pytest.fixture(scope="module")
 def golden(fixtures_dir: Path) -> tuple[Path, dict[str, torch.Tensor]]:
-    directory = fixtures_dir / "char_bert_tiny"
+    directory = TINY
     return directory, load_file(str(directory / "io.safetensors"))
 
 

@@ -13,6 +13,7 @@ from safetensors.torch import load_file, save_file
 
 from stoicheia_spacy.backbone import StoicheiaConfig, StoicheiaEncoder, load_backbone, save_backbone
 from stoicheia_spacy.errors import CheckpointError, ModelNotAvailableError
+from tests.conftest import TINY
 
 from .helpers import ILIAD_1, greek_inputs
 
@@ -24,7 +25,7 @@ def golden_dir(fixtures_dir: Path, tmp_path: Path) -> Path:
     out = tmp_path / "golden"
     out.mkdir()
     for name in ("config.json", "model.safetensors"):
-        shutil.copy(fixtures_dir / "char_bert_tiny" / name, out / name)
+        shutil.copy(TINY / name, out / name)
     return out
 
 

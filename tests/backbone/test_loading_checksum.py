@@ -10,11 +10,12 @@ import pytest
 
 from stoicheia_spacy.backbone import load_backbone
 from stoicheia_spacy.errors import CheckpointError
+from tests.conftest import TINY
 
 
 def _copy_tiny(fixtures_dir: Path, tmp_path: Path) -> Path:
     target = tmp_path / "tiny"
-    shutil.copytree(fixtures_dir / "char_bert_tiny", target)
+    shutil.copytree(TINY, target)
     return target
 
 

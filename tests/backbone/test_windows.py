@@ -15,7 +15,7 @@ import torch
 
 from stoicheia_spacy.alphabet import PAD_ID
 from stoicheia_spacy.backbone import StoicheiaConfig, StoicheiaEncoder
-from stoicheia_spacy.backbone.windows import document_windows, kept_ranges, pack_planes
+from stoicheia_spacy.backbone.windows import document_windows, encode_long, kept_ranges, pack_planes
 from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.errors import ConfigError, InvalidInputError
 
@@ -106,7 +106,7 @@ def test_short_document_equals_plain_forward(model: StoicheiaEncoder) -> None:
     inputs = greek_inputs(ILIAD_1)
     with torch.no_grad():
         plain = model(**inputs, output_hidden_states=True)
-    long = model.encode_long(**inputs, layers=[0, 2, 4])
+    long = encode_long(model, **inputs, layers=[0, 2, 4])
     assert long is not None and long.hidden_states is not None and plain.hidden_states is not None
     for head in ("char", "boundary", "dia", "cap", "punct", "last_hidden"):
         assert torch.equal(getattr(long, head), getattr(plain, head))
@@ -118,7 +118,7 @@ def test_long_document_stitches_window_outputs(model: StoicheiaEncoder) -> None:
     inputs = _long_inputs(8)
     T = inputs["input_ids"].shape[1]
     max_length, overlap = 128, 32
-    out = model.encode_long(**{k: v[0] for k, v in inputs.items()}, max_length=max_length, overlap=overlap, layers=[1])
+    out = encode_long(model, **{k: v[0] for k, v in inputs.items()}, max_length=max_length, overlap=overlap, layers=[1])
     assert out is not None and out.char.shape == (1, T, 27)
     for start, end, lo, hi in kept_ranges(T, max_length, overlap):
         with torch.no_grad():
@@ -142,10 +142,10 @@ def test_callback_streams_every_position_once(model: StoicheiaEncoder) -> None:
         seen.append((lo, hi))
         pieces.append(piece.char)
 
-    assert model.encode_long(**inputs, max_length=100, overlap=20, callback=take) is None
+    assert encode_long(model, **inputs, max_length=100, overlap=20, callback=take) is None
     assert seen[0][0] == 0 and seen[-1][1] == T
     assert all(a[1] == b[0] for a, b in zip(seen, seen[1:], strict=False))
-    full = model.encode_long(**inputs, max_length=100, overlap=20)
+    full = encode_long(model, **inputs, max_length=100, overlap=20)
     assert full is not None
     assert torch.equal(torch.cat(pieces, dim=1), full.char)
 
@@ -154,9 +154,9 @@ def test_rejects_batches_and_bad_layers(model: StoicheiaEncoder) -> None:
     inputs = greek_inputs(ILIAD_1)
     two = {k: v.repeat(2, 1) for k, v in inputs.items()}
     with pytest.raises(InvalidInputError):
-        model.encode_long(**two)
+        encode_long(model, **two)
     with pytest.raises(InvalidInputError):
-        model.encode_long(**inputs, layers=[5])
+        encode_long(model, **inputs, layers=[5])
 
 
 _MEMORY_PROBE = textwrap.dedent(
@@ -164,11 +164,12 @@ _MEMORY_PROBE = textwrap.dedent(
     import resource, torch
     torch.set_num_threads(1)
     from stoicheia_spacy.backbone import StoicheiaConfig, StoicheiaEncoder
+    from stoicheia_spacy.backbone.windows import encode_long
     torch.manual_seed(0)
     m = StoicheiaEncoder(StoicheiaConfig.preset("tiny")).eval()
     g = torch.Generator().manual_seed(1)
     planes = [torch.randint(0, n, (200_000,), generator=g) for n in (24, 4, 49, 7)]
-    m.encode_long(*(p[:2048] for p in planes), max_length=1024, overlap=128)  # warm-up
+    encode_long(m, *(p[:2048] for p in planes), max_length=1024, overlap=128)  # warm-up
     def peak():
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     def rss():
@@ -178,11 +179,11 @@ _MEMORY_PROBE = textwrap.dedent(
     def stream(lo, hi, piece):
         sink.append(float(piece.char[0, 0, 0]))
     base = max(rss(), peak())
-    m.encode_long(*(p[:50_000] for p in planes), max_length=1024, overlap=128, callback=stream)
+    encode_long(m, *(p[:50_000] for p in planes), max_length=1024, overlap=128, callback=stream)
     small = peak()
-    m.encode_long(*planes, max_length=1024, overlap=128, callback=stream)
+    encode_long(m, *planes, max_length=1024, overlap=128, callback=stream)
     big = peak()
-    out = m.encode_long(*planes, max_length=1024, overlap=128)
+    out = encode_long(m, *planes, max_length=1024, overlap=128)
     full = peak()
     kept = sum(t.numel() * 4 for t in (out.char, out.boundary, out.dia, out.cap, out.punct, out.last_hidden))
     print(small - base, big - base, full - base, kept)

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from stoicheia_spacy.cli.loading import load_for, pipeline_path
-
-TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
+from tests.conftest import TINY
 
 
 @pytest.fixture(scope="module")

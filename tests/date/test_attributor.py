@@ -38,7 +38,7 @@ def passages(shared_data: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def nlp() -> spacy.Language:
     """The shipped attributor alone: its TF-IDF models read the text, not the encoder."""
-    from stoicheia_spacy.date.attributor import add_attributor
+    from stoicheia_spacy.assembly import add_attributor
 
     nlp = spacy.blank("grc")
     add_attributor(nlp)

@@ -31,7 +31,7 @@ BYZANTINE = ("ἐν ὀνόματι τοῦ κυρίου καὶ δεσπότο�
 
 @pytest.fixture(scope="module")
 def nlp() -> spacy.Language:
-    from stoicheia_spacy.date.dater import add_dater
+    from stoicheia_spacy.assembly import add_dater
 
     nlp = build_encoder_pipeline()
     add_dater(nlp)
@@ -107,7 +107,7 @@ def test_dater_pools_only_the_span_its_states_were_fitted_on(nlp: spacy.Language
 
 
 def add_dater_to(nlp: spacy.Language, dater: StoicheiaDater, tmp_path: Path) -> None:
-    from stoicheia_spacy.date.dater import add_dater
+    from stoicheia_spacy.assembly import add_dater
 
     dater.to_disk(tmp_path / "copy")
     add_dater(nlp, tmp_path / "copy")
@@ -183,7 +183,7 @@ def test_text_model_reads_the_shared_forward_states_and_falls_back_without_the_e
     dater = StoicheiaDater(model=model)
     dater.to_disk(tmp_path / "states")
     with_encoder = build_encoder_pipeline()
-    from stoicheia_spacy.date.dater import add_dater
+    from stoicheia_spacy.assembly import add_dater
 
     add_dater(with_encoder, tmp_path / "states")
     blank = spacy.blank("grc")

@@ -15,10 +15,10 @@ from spacy.training import Example
 from thinc.api import Adam
 
 from stoicheia_spacy.alphabet import DIA_UNKNOWN, MASK_ID
+from stoicheia_spacy.encoder.gaps import encode_text
 from stoicheia_spacy.encoder.masking import IGNORE, corrupt_planes
 from stoicheia_spacy.encoder.model import torch_backbone
 from stoicheia_spacy.errors import ConfigError
-from stoicheia_spacy.restore.gaps import encode_text
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "ud_sentences_200.txt"
 

@@ -167,7 +167,7 @@ def test_a_lacuna_is_masked_letters_not_a_full_stop(tiny_nlp) -> None:  # type: 
 
 
 def test_gap_widths_are_capped_and_bad_markup_is_plain_text(tiny_nlp) -> None:  # type: ignore[no-untyped-def]
-    from stoicheia_spacy.restore.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH
+    from stoicheia_spacy.encoder.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH
 
     nlp = tiny_nlp()
     huge = nlp("ἔδοξε τῇ βουλῇ [ca. 100000] τῷ δήμῳ")._.stoicheia

@@ -13,6 +13,8 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 
+from tests.conftest import TINY
+
 torch.set_num_threads(1)
 
 SAMPLE = Path(__file__).with_name("agdt_sample.json")
@@ -65,7 +67,7 @@ def initialized(nlp: Language) -> list[Example]:
 
     egs = examples(nlp)
     encoder = nlp.get_pipe("stoicheia_encoder")
-    set_backbone_weights(encoder.model, load_backbone(FIXTURES / "char_bert_tiny"))  # kept by initialize
+    set_backbone_weights(encoder.model, load_backbone(TINY))  # kept by initialize
     fix_random_seed(0)  # head initialisation must not depend on which tests ran before
     nlp.initialize(lambda: egs)
     for _ in encoder.pipe([eg.predicted for eg in egs]):  # frozen encoder: hidden states kept on the Docs

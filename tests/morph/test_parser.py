@@ -12,9 +12,9 @@ import torch
 from spacy import displacy
 from spacy.tokens import Doc
 
+from stoicheia_spacy.encoder.token_planes import sentence_lengths
 from stoicheia_spacy.morph.conllu import to_conllu
 from stoicheia_spacy.morph.mst import is_tree
-from stoicheia_spacy.morph.training import sentence_lengths
 
 _spec = importlib.util.spec_from_file_location("morph_helpers", Path(__file__).parents[1] / "morph" / "helpers.py")
 assert _spec and _spec.loader

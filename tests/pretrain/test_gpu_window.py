@@ -32,8 +32,8 @@ from pretrain.gpu import (
 )
 from stoicheia_spacy.backbone import load_backbone
 from stoicheia_spacy.errors import CheckpointError, CorpusError
+from tests.conftest import TINY
 
-TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
 # the tiny fixture's shape, trained in 128-letter windows; a fixed number of steps (no timing)
 SMALL = ["data.row_len=256", "data.max_window=128", "data.dev_max_letters=2000", "train.micro_rows=2",
          "train.eval_every=4", "train.patience=2", "train.max_steps=16", "train.log_every=4"]

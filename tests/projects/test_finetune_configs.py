@@ -15,10 +15,11 @@ import torch
 from safetensors.torch import load_file
 from scriptload import load_script
 
+from tests.conftest import TINY
+
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "assets" / "configs" / "finetune"
 SCRIPTS = REPO / "projects" / "finetune" / "scripts"
-TINY = REPO / "tests" / "fixtures" / "char_bert_tiny"
 torch.set_num_threads(1)
 
 

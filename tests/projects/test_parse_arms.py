@@ -14,10 +14,11 @@ from scriptload import load_script
 from spacy.cli.train import train
 from stoicheia_lab.bench.parse import gold_run, gold_sentences
 
+from tests.conftest import TINY
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "projects" / "parse" / "scripts"
 CONFIGS = REPO / "assets" / "configs"
-TINY = REPO / "tests" / "fixtures" / "char_bert_tiny"
 METRICS = ("UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS")
 torch.set_num_threads(1)
 

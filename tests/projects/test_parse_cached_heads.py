@@ -17,12 +17,12 @@ from scriptload import load_script
 from spacy.tokens import Doc, DocBin
 
 from stoicheia_spacy.assembly import build_pipeline
+from tests.conftest import TINY
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "projects" / "parse" / "scripts"
 CONFIG = REPO / "assets" / "configs" / "parse_heads_cached.cfg"
 HYBRID = REPO / "assets" / "configs" / "parse_heads_hybrid.cfg"
-TINY = REPO / "tests" / "fixtures" / "char_bert_tiny"
 HEADS = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
 torch.set_num_threads(1)
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import torch
 
 from stoicheia_spacy.restore.formats import parse_chat, plain
+from tests.conftest import TINY
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "projects" / "restore" / "scripts"
-TINY = REPO / "tests" / "fixtures" / "char_bert_tiny"
 torch.set_num_threads(1)
 
 
@@ -166,10 +166,10 @@ def test_the_fused_arm_is_the_main_arm_and_beats_the_backbone_on_a_formula(tmp_p
     the fused arm is refused."""
     import numpy as np
 
+    from stoicheia_spacy.backbone.overlay import save_overlay, trainable_names
     from stoicheia_spacy.codec import encode_planes
     from stoicheia_spacy.restore.char_ngram import SPACE, CharNgramLM
     from stoicheia_spacy.restore.ngram_lm import save_lm
-    from stoicheia_spacy.restore.overlay import save_overlay, trainable_names
 
     restore_eval, _ = _script("restore_eval"), _script("finetune")
     samples = _decree_samples(restore_eval, tmp_path)

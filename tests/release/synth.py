@@ -10,7 +10,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
+from tests.conftest import TINY
+
 D, DEPTH = 64, 4
 XPOS_SIZES = (14, 4, 4, 8, 8, 5, 5, 6, 3)
 #: The released per-position alphabets in an order different from ours (reversed).

@@ -32,6 +32,7 @@ from stoicheia_spacy.morph.research_decode import (
     greedy_heads,
     research_lemma,
 )
+from tests.conftest import TINY
 
 from .golden import golden_dir
 
@@ -182,7 +183,7 @@ def test_cli_pretokenized_conllu(golden: tuple[Path, dict[str, Any]], package_di
 def test_cli_decode_needs_a_release(tmp_path: Path, fixtures_dir: Path) -> None:
     from stoicheia_spacy.assembly import build_pipeline
 
-    nlp = build_pipeline(str(fixtures_dir / "char_bert_tiny"), components=False)
+    nlp = build_pipeline(str(TINY), components=False)
     with pytest.raises(ConfigError, match="morphologizer, lemmatizer or parser"):
         set_decode(nlp, "research")
     nlp.add_pipe("stoicheia_parser")

@@ -20,11 +20,12 @@ from stoicheia_spacy.backbone.released import backbone_prefix, detect_kind, read
 from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.encoder.released_pooler import released_mix
 from stoicheia_spacy.errors import CheckpointError
-from stoicheia_spacy.morph.heads import torch_module
+from stoicheia_spacy.heads import torch_module
 from stoicheia_spacy.morph.released import reference_logits
 from stoicheia_spacy.morph.ud import UPOS_TAGS, XPOS_ALPHABETS
 from stoicheia_spacy.released_heads import add_released_heads
 from stoicheia_spacy.scan.model import torch_heads
+from tests.conftest import TINY
 
 from . import synth
 
@@ -62,7 +63,7 @@ def test_kinds_and_prefixes(tmp_path: Path, fixtures_dir: Path) -> None:
     meter = synth.meter_checkpoint(tmp_path / "meter")
     tagger = synth.tagger_parser_checkpoint(tmp_path / "tp", d_arc=16, d_rel=8)
     resto = synth.restoration_checkpoint(tmp_path / "resto")
-    assert [detect_kind(p) for p in (meter, tagger, resto, fixtures_dir / "char_bert_tiny")] == [
+    assert [detect_kind(p) for p in (meter, tagger, resto, TINY)] == [
         "meter", "tagger_parser", "restoration", "backbone"]
     assert [backbone_prefix(p) for p in (meter, tagger, resto)] == ["encoder.", "tagger.encoder.", None]
     # an export that puts ``model.`` before every name

@@ -30,8 +30,8 @@ from stoicheia_spacy.restore.ngram_lm import (
     window_logprob,
 )
 from stoicheia_spacy.restore.render import render_html
+from tests.conftest import TINY
 
-TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
 DECREES = ["ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι", "ἔδοξε τῆι βουλῆι καὶ τῶι δήμωι ἐπεστάτει",
            "δεδόχθαι τῆι βουλῆι καὶ τῶι δήμωι"] * 5
 

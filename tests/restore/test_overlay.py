@@ -11,15 +11,15 @@ import torch
 
 from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.backbone import load_backbone
-from stoicheia_spacy.errors import CheckpointError
-from stoicheia_spacy.restore.overlay import (
+from stoicheia_spacy.backbone.overlay import (
     apply_overlay,
     read_overlay,
     save_overlay,
     trainable_names,
 )
+from stoicheia_spacy.errors import CheckpointError
+from tests.conftest import TINY
 
-TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
 TEXT = "ἔδοξε τῆι βουλῆι [.4] τῶι δήμωι"
 torch.set_num_threads(1)
 
@@ -108,7 +108,7 @@ def test_restorer_pipe_uses_and_serializes_its_overlay(tmp_path: Path) -> None:
 
 
 def test_default_package_restorer_carries_its_papyrus_overlay() -> None:
-    from stoicheia_spacy.restore.preset import restoration_pipeline
+    from stoicheia_spacy.assembly import restoration_pipeline
 
     nlp = restoration_pipeline()  # the default config's encoder + restorer
     restorer = nlp.get_pipe("stoicheia_restorer")

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from stoicheia_spacy.assembly import build_pipeline
 from stoicheia_spacy.errors import ConfigError
 from stoicheia_spacy.restore.render import render_html
+from tests.conftest import TINY
 
-TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
 torch.set_num_threads(1)
 
 

@@ -16,11 +16,10 @@ from typer.testing import CliRunner
 
 import stoicheia_spacy
 import stoicheia_spacy.restore.restorer
-from stoicheia_spacy.assembly import build_pipeline
-from stoicheia_spacy.restore.preset import restoration_pipeline
+from stoicheia_spacy.assembly import build_pipeline, restoration_pipeline
 from stoicheia_spacy.restore.render import render_html
+from tests.conftest import TINY
 
-TINY = Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"
 TEXT = "ἔδοξε τῆι βουλῆι [---] τῶι δήμωι [.4] ἐπεστάτει [.2] Κλεγένης"
 torch.set_num_threads(1)
 

@@ -88,8 +88,7 @@ def gold_run(nlp: Any, sents: list[Any]) -> tuple[float, dict[str, float]]:
 
 def stoicheia_parse_pipeline(source: str = DEFAULT_SOURCE) -> Any:
     """The default package with only the encoder and the morphosyntax heads enabled."""
-    from stoicheia_spacy.assembly import build_pipeline
-    from stoicheia_spacy.morph.package import add_morphosyntax, default_morphosyntax_dir
+    from stoicheia_spacy.assembly import add_morphosyntax, build_pipeline, default_morphosyntax_dir
 
     nlp = build_pipeline(source)
     if not set(PARSE_PIPES[1:]) & set(nlp.pipe_names):

@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     model = load_backbone(str(default_model_dir()))
     overlay = default_model_dir() / "restorer" / "overlay.safetensors"
     if overlay.is_file() and not args.plain:
-        from stoicheia_spacy.restore.overlay import apply_overlay, read_overlay
+        from stoicheia_spacy.backbone.overlay import apply_overlay, read_overlay
 
         model = apply_overlay(model, *read_overlay(overlay))
     model = model.to(getattr(torch, args.dtype)).eval()

@@ -23,11 +23,11 @@ from spacy.tokens import Doc, DocBin
 
 def load_model(model: str | Path) -> Language:
     """``spacy.load`` a trained arm; stoicheia head directories under ``morphosyntax/`` are added."""
-    from stoicheia_spacy.morph.package import COMPONENTS, add_morphosyntax
+    from stoicheia_spacy.assembly import MORPHOSYNTAX, add_morphosyntax
 
     nlp = spacy.load(model)
     extra = Path(model) / "morphosyntax"
-    if extra.is_dir() and not set(COMPONENTS) & set(nlp.pipe_names):
+    if extra.is_dir() and not set(MORPHOSYNTAX) & set(nlp.pipe_names):
         add_morphosyntax(nlp, extra)
     return nlp
 

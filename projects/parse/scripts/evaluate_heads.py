@@ -15,8 +15,7 @@ import evaluate
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    from stoicheia_spacy.assembly import build_pipeline
-    from stoicheia_spacy.morph.package import add_morphosyntax
+    from stoicheia_spacy.assembly import add_morphosyntax, build_pipeline
 
     nlp = build_pipeline("embedded:grc_stoicheia_doc_clean", components=False)  # heads come from HEADS_DIR
     add_morphosyntax(nlp, Path(args[0]))

@@ -11,7 +11,7 @@ on masked letters + 0.1 × boundary CE there. ``--quick`` runs a few CPU steps.
 
 Only the top ``--top-layers`` blocks, the output norm and the heads are trained (the rest
 is frozen, so a CPU step costs about 1.7 forwards); the result is written as a restoration
-overlay (:mod:`stoicheia_spacy.restore.overlay`): OUT/overlay.safetensors holds the best
+overlay (:mod:`stoicheia_spacy.backbone.overlay`): OUT/overlay.safetensors holds the best
 weights by masked-letter accuracy on fixed dev windows (TM digit ``fold + 1``), and
 OUT/train_report.json the curve. ``--top-layers 0`` with ``--full`` trains everything and
 also writes a whole backbone (config.json + model.safetensors).
@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.backbone import load_backbone, save_backbone
-    from stoicheia_spacy.restore.overlay import fingerprint, save_overlay, trainable_names
+    from stoicheia_spacy.backbone.overlay import fingerprint, save_overlay, trainable_names
 
     p = argparse.ArgumentParser()
     p.add_argument("--mirror", required=True)

@@ -102,6 +102,7 @@ def evaluate(args: argparse.Namespace) -> int:
 
     from stoicheia_spacy.assets import default_model_dir
     from stoicheia_spacy.backbone import load_backbone
+    from stoicheia_spacy.backbone.overlay import apply_overlay, read_overlay
     from stoicheia_spacy.restore import ModelScorer, WidthPrior
     from stoicheia_spacy.restore.calibration import (
         fit_temperatures,
@@ -111,7 +112,6 @@ def evaluate(args: argparse.Namespace) -> int:
     )
     from stoicheia_spacy.restore.fusion import FusedScorer, union_rescore
     from stoicheia_spacy.restore.ngram_lm import NgramScorer, load_lm
-    from stoicheia_spacy.restore.overlay import apply_overlay, read_overlay
 
     torch.set_num_threads(1)
     samples = Path(args.samples)

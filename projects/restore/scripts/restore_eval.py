@@ -304,7 +304,7 @@ def records_digest(records: list[dict]) -> str:
 
 
 def overlay_file(overlay: Path) -> Path:
-    from stoicheia_spacy.restore.overlay import OVERLAY_NAME
+    from stoicheia_spacy.backbone.overlay import OVERLAY_NAME
 
     return overlay / OVERLAY_NAME if overlay.is_dir() else overlay
 
@@ -403,7 +403,7 @@ def evaluate(args: argparse.Namespace) -> int:
         if arm == "pretrained":
             return ModelScorer(pretrained.to(dtype))
         if arm in ("finetuned", "fused"):
-            from stoicheia_spacy.restore.overlay import apply_overlay, read_overlay
+            from stoicheia_spacy.backbone.overlay import apply_overlay, read_overlay
 
             model = ModelScorer(apply_overlay(pretrained, *read_overlay(overlay)).to(dtype))
             if arm == "finetuned" or args.lm_weight == 0:  # (fused at weight 0: the LM only rescores)

@@ -19,7 +19,7 @@ from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 from thinc.api import Model, PyTorchWrapper_v3
 
-from ..errors import ConfigError
+from .errors import ConfigError
 
 
 class TokenHeads(torch.nn.Module):
