@@ -27,16 +27,22 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import spacy
 import srsly
+from spacy import util
 from spacy.language import Language
 from thinc.api import Config
 
 from .assets import default_model_dir
-from .backbone.loading import stored_dtype
+from .backbone import load_backbone, load_backbone_config
+from .backbone.loading import resolve_source, stored_dtype
+from .backbone.released import backbone_prefix, detect_kind
 from .date.attributor import packaged_weights as attributor_weights
 from .date.dater import packaged_weights as dater_weights
 from .errors import ConfigError
 from .legacy_config import migrate_config
+from .registrations import register_all
+from .released_heads import AS_WRITTEN_KINDS
 
 #: The embedded default model (``assets/models/grc_stoicheia_doc_clean``).
 DEFAULT_SOURCE = "embedded:grc_stoicheia_doc_clean"
@@ -54,8 +60,6 @@ MORPHOSYNTAX: tuple[str, ...] = ("stoicheia_morphologizer", "stoicheia_lemmatize
 
 
 def _architecture(directory: Path, prefix: str | None) -> dict[str, Any]:
-    from .backbone import load_backbone, load_backbone_config
-
     config = load_backbone_config(directory).to_dict()
     if config.get("n_region") is None or config.get("n_century") is None:
         from safetensors import safe_open
@@ -76,10 +80,6 @@ def checkpoint_config(
     ``source``; with ``heads`` a released task fine-tune adds its components at initialize
     (``stoicheia.ReleasedHeads.v1``). ``max_length``/``overlap``: the long-document windows
     of one forward (:mod:`stoicheia_spacy.backbone.windows`)."""
-    from .backbone.loading import resolve_source
-    from .backbone.released import backbone_prefix, detect_kind
-    from .released_heads import AS_WRITTEN_KINDS
-
     directory = resolve_source(source, revision)  # a local snapshot for hub ids
     if prefix is None:
         prefix = backbone_prefix(directory)  # encoder. / tagger.encoder. in task checkpoints
@@ -118,7 +118,6 @@ def model_config_path(source: str | Path, revision: str | None = None) -> Path |
         if not path.is_file():
             raise ConfigError(f"pipeline config {path} does not exist")
         return path
-    from .backbone.loading import resolve_source
 
     directory = resolve_source(source, revision)
     return directory / CONFIG if (directory / CONFIG).is_file() else None
@@ -147,10 +146,6 @@ def assemble(config: Config | str | Path, *, base: str | Path | None = None,
     ``${paths.base}`` is ``base``, by default the config file's folder; a ``meta.json``
     beside the file (licences, sources) becomes ``nlp.meta``; ``only``: assemble just these
     components (:func:`keep_components`)."""
-    from spacy import util
-
-    from .registrations import register_all
-
     register_all()  # a source checkout without entry points resolves our names too
     meta: dict[str, Any] = {}
     if not isinstance(config, Config):
@@ -220,9 +215,6 @@ def load_pipeline(model: str | Path, *, exclude: Iterable[str] = ()) -> Language
     """``spacy.load`` of a pipeline: an installed package name or a saved directory. A
     pipeline saved before its components' settings blocks (flat options) is read through
     :func:`~stoicheia_spacy.legacy_config.migrate_config`. ``exclude``: components not loaded."""
-    import spacy
-    from spacy import util
-
     folder = Path(model)
     if not folder.is_dir() and util.is_package(str(model)):
         package = util.get_package_path(str(model))
@@ -269,8 +261,6 @@ def restorer_pipeline(model: str | Path | None = None, *, beam_width: int = 20, 
 
 def scanner_dir() -> Path | None:
     """The shipped scanner heads folder, or None when they are not trained/shipped."""
-    from .assets import default_model_dir
-
     path = Path(default_model_dir()) / "scanner"
     return path if (path / "heads.safetensors").is_file() else None
 
@@ -293,10 +283,6 @@ def scanner_pipeline(source: str = DEFAULT_SOURCE, heads: Path | None = None) ->
 def _default_component_config(name: str) -> dict[str, Any]:
     """``[components.NAME]`` of the default model's ``config.cfg`` (its settings block), without
     ``factory`` and ``model``."""
-    from spacy import util
-
-    from .assets import default_model_dir
-
     config = util.load_config(Path(default_model_dir()) / CONFIG, interpolate=False)
     block = dict(config["components"].get(name, {}))
     return {k: v for k, v in block.items() if k not in ("factory", "model")}

@@ -36,6 +36,7 @@ from spacy.vocab import Vocab
 from thinc.api import Model
 
 from .errors import ConfigError
+from .heads import ensure_torch_head
 
 #: Serialized parts, in reading order.
 PARTS: tuple[str, ...] = ("cfg", "model")
@@ -255,8 +256,6 @@ class HeadPipe(StoicheiaPipe):
         return self.model.get_ref("head")
 
     def _build(self) -> None:
-        from .heads import ensure_torch_head
-
         if "n_in" not in self.data:
             raise ConfigError(f"'{self.name}' has no stored input width: initialize it first")
         ensure_torch_head(self._head_node(), self.make_module(int(self.data["n_in"])))

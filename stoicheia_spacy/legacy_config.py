@@ -16,16 +16,15 @@ from typing import Any
 
 from thinc.api import Config
 
+from .accent.settings import AccentuatorSettings
+from .encoder.pipe import EncoderSettings
 from .errors import ConfigError
+from .morph.settings import LemmatizerSettings, MorphologizerSettings, ParserSettings
+from .scan.settings import ScannerSettings
 
 
 def _blocks() -> dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]:
     """factory -> (the settings block's function, its option names, the factory's own arguments)."""
-    from .accent.settings import AccentuatorSettings
-    from .encoder.pipe import EncoderSettings
-    from .morph.settings import LemmatizerSettings, MorphologizerSettings, ParserSettings
-    from .scan.settings import ScannerSettings
-
     def names(cls: Any) -> tuple[str, ...]:
         return tuple(f.name for f in dataclasses.fields(cls))
 

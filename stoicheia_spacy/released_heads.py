@@ -15,6 +15,7 @@ from pathlib import Path
 from spacy.language import Language
 from spacy.util import registry
 
+from .backbone.loading import resolve_source
 from .backbone.released import (
     BACKBONE_PREFIX,
     ReleasedCheckpoint,
@@ -71,8 +72,6 @@ def released_heads_callback(source: str, revision: str | None = None) -> Callabl
     components that map its task tensors) once ``nlp.initialize`` has loaded the encoder."""
 
     def after_init(nlp: Language) -> Language:
-        from .backbone.loading import resolve_source
-
         add_released_heads(nlp, resolve_source(source, revision))
         return nlp
 

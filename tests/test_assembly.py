@@ -12,6 +12,7 @@ import torch
 
 from stoicheia_spacy.assembly import DEFAULT_SOURCE, build_pipeline, scanner_dir
 from stoicheia_spacy.backbone import planes_to_tensors
+from stoicheia_spacy.backbone.windows import encode_long
 from stoicheia_spacy.codec import encode_planes
 from stoicheia_spacy.encoder.model import torch_backbone
 
@@ -54,7 +55,7 @@ def test_pipe_and_encode_long_share_one_windowing_path(tiny_checkpoint: Path) ->
     backbone = torch_backbone(nlp.get_pipe("stoicheia_encoder").model).eval()  # type: ignore[attr-defined]
     inputs = planes_to_tensors([planes])
     depth = backbone.config.depth
-    out = backbone.encode_long(inputs["input_ids"], inputs["boundary"], inputs["dia"], inputs["punct"],
+    out = encode_long(backbone, inputs["input_ids"], inputs["boundary"], inputs["dia"], inputs["punct"],
                                max_length=max_length, overlap=overlap, layers=list(range(depth + 1)))
     assert out is not None and out.hidden_states is not None
     stacked = torch.cat(out.hidden_states, dim=0).numpy()

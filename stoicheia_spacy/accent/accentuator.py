@@ -51,7 +51,8 @@ from ..errors import ConfigError
 from . import docview  # noqa: F401  (registers doc._.accent_doc)
 from .formlex import FormLexicon
 from .lexasset import DATA_PACKAGE, LEXICON_FILE, LexiconPin
-from .predict import PlaneControl
+from .predict import PlaneControl, decode_heads, model_inputs
+from .segment import render_with_gaps
 from .settings import AccentuatorSettings
 
 for _name in ("accent_text", "source_alignment", "accent_planes"):
@@ -194,9 +195,6 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
 
     def annotate(self, doc: Doc) -> None:
         """Set ``doc._.accent_text``, ``source_alignment``, ``accent_planes`` and token norms."""
-        from .predict import decode_heads, model_inputs
-        from .segment import render_with_gaps
-
         data = doc._.stoicheia
         if data is None:
             raise ConfigError("stoicheia_accentuator needs a 'stoicheia_encoder' pipe before it")

@@ -39,7 +39,7 @@ from ..alphabet import (
     N_DIA_STATES,
     dia_features,
 )
-from ..codec import CharPlanes, encode_planes, word_spans
+from ..codec import CharPlanes, decode_planes, encode_planes, word_spans
 from ..errors import ConfigError
 
 #: hash base for bare forms (letter ids + 1, polynomial mod 2**64)
@@ -322,8 +322,6 @@ class FormLexicon:
 
     def forms_of(self, bare: str) -> list[tuple[str, int]]:
         """The stored forms (rendered) and counts of a bare word, e.g. ``"λογοσ"``."""
-        from ..codec import decode_planes
-
         p = encode_planes(bare)
         _, lengths, k = self.match(p.letters)
         out = []

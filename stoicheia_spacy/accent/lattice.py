@@ -47,7 +47,7 @@ from ..alphabet import (
     N_PUNCT_OUT,
     PUNCT_NONE,
 )
-from ..codec import CharPlanes, encode_planes
+from ..codec import CharPlanes, encode_planes, word_spans
 from .formlex import ADD_ACUTE, TO_GRAVE, FormLexicon, hash_rows
 from .validity import dia_accent, dia_breathing, dia_valid_table, pair_valid
 
@@ -112,7 +112,6 @@ class LatticeResult:
 @cache
 def _enclitic_hashes() -> np.ndarray:
     planes = encode_planes(" ".join(ENCLITICS))
-    from ..codec import word_spans
 
     spans = word_spans(planes)
     return np.unique(hash_rows(planes.letters, spans[:, 0], spans[:, 1] - spans[:, 0]))

@@ -20,7 +20,9 @@ import dataclasses
 import hashlib
 import importlib
 import importlib.util
+import json
 import logging
+import shutil
 from functools import cache
 from importlib import metadata, resources
 from pathlib import Path
@@ -201,9 +203,6 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     installed package serves the accentuator and the scanner. ``restore_lm`` (the restorer's
     character n-gram LM, ``make restore-lm``: DDbDP papyri, CC BY 3.0) joins it with its build
     record (the ``.json`` beside it: documents, the held-out folds, sha256)."""
-    import json
-    import shutil
-
     lex = FormLexicon.from_disk(lexicon)
     sources = json.loads(lex.sources or "{}")
     root = Path(out_dir) / DATA_PACKAGE.replace("_", "-")

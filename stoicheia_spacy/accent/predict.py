@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
+import torch
 
 from ..alphabet import (
     ALPHABET,
@@ -61,6 +62,7 @@ from ..alphabet import (
     PUNCT_NONE,
     PUNCT_UNKNOWN,
 )
+from ..backbone.windows import pack_planes
 from ..codec import CharPlanes, word_spans
 from ..errors import ConfigError
 from .lattice import LatticeParams, decode_lattice
@@ -245,10 +247,6 @@ def run_heads(
     """Log-probabilities of the boundary, dia, punct, cap and char heads, per document
     ``(n_letters, C)`` float32. Every document and window is packed into the rows of one
     forward (split into chunks of ``max_rows`` rows only to bound memory)."""
-    import torch
-
-    from ..backbone.windows import pack_planes
-
     heads = ("boundary", "dia", "punct", "cap", "char")
     out: list[dict[str, np.ndarray]] = [
         {h: np.zeros((len(p), 0), np.float32) for h in heads} for p in inputs

@@ -44,12 +44,14 @@ round-trip the weights (``exclude=["model"]`` leaves them out).
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import srsly
+from spacy import util
 from spacy.tokens import Doc
 from spacy.util import registry
 from spacy.vocab import Vocab
@@ -59,6 +61,7 @@ from ..alphabet import (
     CAP_LOWER,
     PUNCT_NONE,
 )
+from ..backbone import load_backbone, save_backbone
 from ..codec import PUNCT_OUT, CharPlanes, decode_planes
 from ..encoder.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH, GapRun, encode_text
 from ..encoder.gaps import gap_width as _gap_width
@@ -286,8 +289,6 @@ class StoicheiaSegmenter:
 
     def to_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> None:
         """Write the settings and the backbone weights (released format)."""
-        from ..backbone import save_backbone
-
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         srsly.write_json(path / "segmenter.json", self._cfg())
@@ -296,8 +297,6 @@ class StoicheiaSegmenter:
 
     def from_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> StoicheiaSegmenter:
         """Read what :meth:`to_disk` wrote."""
-        from ..backbone import load_backbone
-
         path = Path(path)
         if not (path / "segmenter.json").is_file():
             raise CheckpointError(f"{path} holds no segmenter.json")
@@ -308,34 +307,22 @@ class StoicheiaSegmenter:
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """Settings (``cfg``) and backbone weights (``model``: config.json + model.safetensors)."""
-        from spacy import util
-
         getters: dict[str, Callable[[], Any]] = {"cfg": self._cfg, "model": self._model_bytes}
         return bytes(util.to_bytes(getters, exclude))
 
     def from_bytes(self, data: bytes, *, exclude: Iterable[str] = tuple()) -> StoicheiaSegmenter:
         """Restore what :meth:`to_bytes` wrote."""
-        from spacy import util
-
         setters: dict[str, Callable[[Any], Any]] = {"cfg": self._set_cfg, "model": self._read_model_bytes}
         util.from_bytes(data, setters, exclude)
         return self
 
     def _model_bytes(self) -> bytes:
-        import tempfile
-
-        from ..backbone import save_backbone
-
         with tempfile.TemporaryDirectory() as tmp:
             save_backbone(self.model, tmp)
             files = {n: (Path(tmp) / n).read_bytes() for n in ("config.json", "model.safetensors")}
         return bytes(srsly.msgpack_dumps(files))
 
     def _read_model_bytes(self, data: bytes) -> None:
-        import tempfile
-
-        from ..backbone import load_backbone
-
         with tempfile.TemporaryDirectory() as tmp:
             for n, blob in srsly.msgpack_loads(data).items():
                 (Path(tmp) / n).write_bytes(blob)

@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 
 import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
 
 from stoicheia_spacy.errors import (
     CheckpointError,
@@ -152,8 +154,6 @@ def _with_metadata(config: StoicheiaConfig, directory: Path) -> StoicheiaConfig:
 
 
 def _read_tensors(weights: Path) -> dict[str, torch.Tensor]:
-    from safetensors import safe_open
-
     size = weights.stat().st_size
     try:
         tensors: dict[str, torch.Tensor] = {}
@@ -287,8 +287,6 @@ def save_backbone(
     model: StoicheiaEncoder, directory: str | os.PathLike[str], *, dtype: torch.dtype | None = None
 ) -> Path:
     """Write ``config.json`` + ``model.safetensors`` in the released format (optionally bf16)."""
-    from safetensors.torch import save_file
-
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     state = {
@@ -304,7 +302,6 @@ def stored_dtype(directory: str | Path | None) -> str | None:
     """The safetensors dtype (e.g. ``"BF16"``) of a local checkpoint's first tensor."""
     if directory is None or not (Path(directory) / "model.safetensors").is_file():
         return None
-    from safetensors import safe_open
 
     with safe_open(str(Path(directory) / "model.safetensors"), framework="pt") as handle:
         names = list(handle.keys())

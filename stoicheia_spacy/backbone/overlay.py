@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
 
 from ..errors import CheckpointError
 
@@ -62,8 +64,6 @@ def save_overlay(model: torch.nn.Module, names: list[str], path: str | Path, *,
     directory that gets ``overlay.safetensors``). The other tensors are the frozen base, so
     they are fingerprinted from ``model`` itself (pass ``base_fingerprint`` when saving
     repeatedly during training to hash the frozen part once)."""
-    from safetensors.torch import save_file
-
     out = Path(path)
     if out.suffix != ".safetensors":
         out.mkdir(parents=True, exist_ok=True)
@@ -78,8 +78,6 @@ def save_overlay(model: torch.nn.Module, names: list[str], path: str | Path, *,
 
 def read_overlay(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
     """Tensors and metadata of an overlay file (or of ``DIR/overlay.safetensors``)."""
-    from safetensors import safe_open
-
     file = Path(path)
     if file.is_dir():
         file = file / OVERLAY_NAME

@@ -28,6 +28,7 @@ from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
+from ..assets import default_model_dir
 from ..component import SerializedPipe
 from ..errors import ConfigError
 from .attribution import LabelModel, TextLabelModel, label_model_from_bytes
@@ -118,8 +119,6 @@ def packaged_weights() -> Path:
     """Folder of the shipped attributor weights: ``attributor/`` beside the default model
     (``projects/date`` command ``attribute``; derived from GLAUx, CC BY-SA 4.0, so they ship
     with the model, not the code)."""
-    from ..assets import default_model_dir
-
     return default_model_dir() / "attributor"
 
 

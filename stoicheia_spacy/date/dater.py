@@ -31,6 +31,7 @@ from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 from spacy.util import registry
 
+from ..assets import default_model_dir
 from ..component import DATA_FILE, SerializedPipe, read_json, write_json
 from ..errors import ConfigError
 from .dating import DEFAULT_LAYERS, DateModel, doc_vector
@@ -177,8 +178,6 @@ class StoicheiaDater(SerializedPipe, Pipe):
 def packaged_weights() -> Path:
     """Folder of the shipped dater weights: ``dater/`` beside the default model (``projects/date``
     command ``train``; derived from PaDoC, CC BY 4.0, so they ship with the model, not the code)."""
-    from ..assets import default_model_dir
-
     return default_model_dir() / "dater"
 
 

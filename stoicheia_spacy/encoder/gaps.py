@@ -27,7 +27,7 @@ nor a word break. Edited polytonic text (any diacritic) is fed exactly as writte
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,7 +42,10 @@ from ..alphabet import (
     PUNCT_NONE,
     PUNCT_UNKNOWN,
 )
+from ..codec import encode_planes
 from ..errors import ConfigError, LeidenSyntaxError
+from ..leiden import parse_gaps
+from ..leiden.render import format_gap, format_gap_tag
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..codec import CharPlanes
@@ -102,16 +105,12 @@ def encode_text(
 ) -> tuple[CharPlanes, list[GapRun], str | None]:
     """(planes with gaps as MASK letters, the gaps, the markup error or None); see the
     module doc. ``strict`` raises ``LeidenSyntaxError`` instead of the plain-text fallback."""
-    from ..codec import encode_planes
-
     if notation not in NOTATIONS:
         raise ConfigError(f"notation must be one of {list(NOTATIONS)}, got {notation!r}")
     if not 1 <= unknown_width <= max_width:
         raise ConfigError(f"need 1 <= unknown_width <= max_width, got {unknown_width} and {max_width}")
     if notation is None:
         return encode_planes(text), [], None
-    from ..leiden import parse_gaps
-    from ..leiden.render import format_gap, format_gap_tag
 
     try:
         gapped = parse_gaps(text, notation=notation)  # type: ignore[arg-type]
@@ -172,8 +171,6 @@ def hide_unmarked(planes: CharPlanes) -> CharPlanes:
 
 def select_letters(planes: CharPlanes, keep: np.ndarray) -> CharPlanes:
     """The letters of ``planes`` where ``keep`` is True (e.g. ``~data.gap_letters``: the text's own)."""
-    from dataclasses import fields
-
     from ..codec import CharPlanes
 
     arrays: dict[str, Any] = {f.name: getattr(planes, f.name) for f in fields(planes)}

@@ -17,6 +17,7 @@ from thinc.api import Model, chain
 from thinc.types import Floats2d
 
 from ..errors import ConfigError, StoicheiaError
+from .model import doc_inputs
 from .types import StoicheiaDocData
 
 Backprop = Callable[[Sequence[Any]], Any]
@@ -101,8 +102,6 @@ def _listener_forward(
 
 def _zeros(model: StoicheiaListener, docs: Sequence[Doc]) -> list[StoicheiaDocData]:
     """Zero outputs of the right shape, for Docs the encoder has not seen (initialization)."""
-    from .model import doc_inputs
-
     if not (model.has_dim("nO") and model.has_dim("n_layers")):
         raise ConfigError("stoicheia listener is not connected to a 'stoicheia_encoder' pipe")
     n_layers, width = model.get_dim("n_layers"), model.get_dim("nO")

@@ -9,6 +9,7 @@ import torch
 from spacy.util import registry
 from thinc.api import Model
 
+from ..backbone import load_backbone, load_backbone_config
 from ..backbone.model import StoicheiaEncoder
 from .model import set_backbone_weights
 
@@ -21,8 +22,6 @@ def random_backbone(source: str, *, seed: int = 0, revision: str | None = None) 
     forked RNG, so the global torch stream, and hence every later component's
     initialisation, is the same as in the pretrained arm.
     """
-    from ..backbone import load_backbone_config
-
     config = load_backbone_config(source, revision)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -51,8 +50,6 @@ def create_backbone_loader(
     """
 
     def load(model: Model) -> Model:
-        from ..backbone import load_backbone
-
         if random_init:
             backbone = random_backbone(source, seed=seed, revision=revision)
         else:

@@ -37,12 +37,14 @@ of every earlier batch resident.
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import srsly
+import torch
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
@@ -50,6 +52,8 @@ from spacy.util import registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
+from ..backbone import load_backbone, save_backbone
+from ..backbone.loading import stored_dtype
 from ..component import StoicheiaPipe
 from ..errors import CheckpointError, ConfigError
 from ..heap import trim_heap
@@ -346,29 +350,20 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
         stored precision; weights are always loaded back as float32 on CPU (and
         :attr:`save_dtype` from the stored file).
         """
-        import torch
-
-        from ..backbone import save_backbone
-
         dtypes = {"bfloat16": torch.bfloat16, "float16": torch.float16}
         save_backbone(torch_backbone(self.model), folder, dtype=dtypes.get(str(self.save_dtype)))
 
     def model_from_disk(self, folder: Path) -> None:
         """Read what :meth:`model_to_disk` wrote."""
-        from ..backbone import load_backbone
-
         if not (folder / "model.safetensors").is_file():
             raise CheckpointError(f"{folder} has no model.safetensors")
         set_backbone_weights(self.model, load_backbone(folder))
-        from ..backbone.loading import stored_dtype
 
         stored = stored_dtype(folder)
         self.save_dtype = {"BF16": "bfloat16", "F16": "float16"}.get(str(stored), self.save_dtype)
 
     def model_to_bytes(self) -> bytes:
         """``config.json`` and ``model.safetensors`` in one msgpack message."""
-        import tempfile
-
         with tempfile.TemporaryDirectory() as tmp:
             self.model_to_disk(Path(tmp))
             files = {name: (Path(tmp) / name).read_bytes() for name in ("config.json", "model.safetensors")}
@@ -376,8 +371,6 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
 
     def model_from_bytes(self, data: bytes) -> None:
         """Read what :meth:`model_to_bytes` wrote."""
-        import tempfile
-
         files = srsly.msgpack_loads(data)
         with tempfile.TemporaryDirectory() as tmp:
             for name, blob in files.items():

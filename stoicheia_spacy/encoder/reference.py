@@ -24,6 +24,7 @@ from spacy.util import registry
 from thinc.api import Model
 
 from ..errors import ConfigError
+from .model import torch_backbone
 
 
 class BackboneReference(Model):
@@ -51,8 +52,6 @@ class BackboneReference(Model):
 
     def backbone(self, overlay: tuple[dict[str, Any], dict[str, str]] | None = None) -> Any:
         """The encoder's torch backbone; with ``overlay`` (tensors, metadata), the overlaid view."""
-        from .model import torch_backbone
-
         if self._upstream is None:
             raise ConfigError(
                 f"the backbone reference to {self.upstream_name!r} is not connected: put a "

@@ -18,11 +18,11 @@ from typing import Any
 
 from srsly.msgpack import msgpack_encoders
 
+from .types import StoicheiaDocData
+
 
 def encode_stoicheia(obj: Any, chain: Callable[[Any], Any] | None = None) -> Any:
     """msgpack ``default`` hook (see the module docstring)."""
-    from .types import StoicheiaDocData
-
     if isinstance(obj, StoicheiaDocData):
         return None
     if type(obj).__module__.startswith("stoicheia_spacy."):

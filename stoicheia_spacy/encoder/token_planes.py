@@ -35,6 +35,7 @@ import numpy as np
 from spacy.tokens import Doc
 
 from ..alphabet import BND_SENT_END, BND_WORD_END, PUNCT_NONE
+from ..codec import encode_planes
 from ..codec.tables import PUNCT_CLASS
 from .types import StoicheiaDocData
 
@@ -67,8 +68,6 @@ MIN_GREEK_RATIO = 0.95
 
 def word_planes(text: str) -> CharPlanes | None:
     """The codec planes of one token's text, or None when it is no word (module doc)."""
-    from ..codec import encode_planes
-
     planes = encode_planes(text)
     n = len(planes.letters)
     if not n:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import conllu
 import numpy as np
 
 #: ``doc.user_data`` key a release decoder of the parser writes: ``{"decode", "sentences"}``.
@@ -35,8 +36,6 @@ def to_conllu(doc: Any, doc_id: str | None = None) -> str:
     written with the sentences the parser read, every word on the root with HEAD 0 (a
     research tree may have several), and, under ``paper``, the greedy heads and relations.
     """
-    import conllu
-
     parsed = doc.has_annotation("DEP")
     release = doc.user_data.get(RELEASE_PARSE) if parsed else None
     if release:

@@ -43,6 +43,7 @@ from ..tokenizer import is_gap_token, mark_gap
 from .agdt_tags import is_valid_tag, tags_to_ids
 from .agdt_to_ud import agdt_to_feats, agdt_to_upos
 from .constrained import constrained_decode, log_softmax, position_logprobs
+from .released import POS_TO_UPOS
 from .research_decode import constrained_xpos, encodable_tokens, rule_fallback
 from .settings import MorphologizerSettings
 from .training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
@@ -159,8 +160,6 @@ class StoicheiaMorphologizer(HeadPipe):
 
     def release_decode(self, doc: Doc, logits: np.ndarray) -> tuple[list[str], list[str]]:
         """(UPOS, tag) per token with the ``research`` or ``paper`` decoder (module doc)."""
-        from .released import POS_TO_UPOS
-
         rel = self.data["release"]
         n_upos, n_morph = len(UPOS_TAGS), sum(MORPH_GROUPS)
         width = n_morph + (len(rel["tags"]) if rel.get("flat") else 0)

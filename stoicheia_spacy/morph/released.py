@@ -45,10 +45,11 @@ import torch
 from spacy.language import Language
 
 from ..backbone.released import ReleasedCheckpoint
-from ..errors import CheckpointError, InvalidInputError
+from ..errors import CheckpointError, ConfigError, InvalidInputError
 from ..heads import torch_module
 from .agdt_tags import is_valid_tag
 from .lemma_scripts import EditScript
+from .research_decode import RELEASE_DECODERS, check_decode
 from .ud import MORPH_GROUPS, UPOS_TAGS, XPOS_ALPHABETS, XPOS_GROUPS
 
 #: Perseus POS letter (the release's ``upos``) -> UD UPOS.
@@ -273,9 +274,6 @@ def set_decode(nlp: Language, decode: str) -> list[str]:
     without them raises :class:`~stoicheia_spacy.errors.ConfigError`. (To keep a setting in
     a saved pipeline, set ``decode`` in its ``[components.NAME.settings]`` block instead.)
     """
-    from ..errors import ConfigError
-    from .research_decode import RELEASE_DECODERS, check_decode
-
     pipes = [(name, nlp.get_pipe(name), nlp.get_pipe_meta(name).factory) for name in nlp.pipe_names]
     pipes = [(name, pipe, factory) for name, pipe, factory in pipes if factory in OWN_DECODERS]
     if not pipes:

@@ -37,6 +37,9 @@ from typing import Any
 
 import numpy as np
 
+from ..encoder.token_planes import word_planes
+from ..errors import ConfigError
+
 #: The two decoders of released checkpoints (besides each component's own default).
 RELEASE_DECODERS = ("research", "paper")
 
@@ -152,8 +155,6 @@ def greedy_heads(arc_scores: np.ndarray) -> np.ndarray:
 
 def check_decode(value: str, own: tuple[str, ...]) -> str:
     """``value`` if it names one of ``own`` or :data:`RELEASE_DECODERS`, else ConfigError."""
-    from ..errors import ConfigError
-
     allowed = (*own, *RELEASE_DECODERS)
     if value not in allowed:
         raise ConfigError(f"decode must be one of {', '.join(allowed)}; got {value!r}")
@@ -172,6 +173,5 @@ def encodable_tokens(doc: Any) -> np.ndarray:
     lengths = getattr(data, "token_lengths", None)
     if lengths is not None and len(lengths) == len(doc):
         return np.asarray(lengths) > 0
-    from ..encoder.token_planes import word_planes
 
     return np.array([word_planes(t.text) is not None for t in doc], dtype=bool)

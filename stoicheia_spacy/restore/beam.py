@@ -68,6 +68,7 @@ from ..alphabet import (
     PAD_ID,
     PUNCT_UNKNOWN,
 )
+from ..backbone import planes_to_tensors
 from ..codec import CharPlanes
 from ..errors import DecodingError
 from .widths import MAX_WIDTH, Template, WidthPrior, templates_for
@@ -323,8 +324,6 @@ def beam_search(
 
     A query whose narrowest width exceeds ``max_width`` raises ``DecodingError`` (check
     with :func:`~.widths.too_wide` first to report it instead)."""
-    from ..backbone import planes_to_tensors
-
     if beam < 1 or n_best < 1 or min_per_template < 0 or unmask < 1:
         raise DecodingError("beam, n_best and unmask must be >= 1, min_per_template >= 0")
     if mode not in ("any", "confident"):

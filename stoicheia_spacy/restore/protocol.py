@@ -43,6 +43,7 @@ import torch
 
 from ..alphabet import ALPHABET, BND_UNKNOWN, DIA_UNKNOWN, MASK_ID, N_ALPHA, PUNCT_UNKNOWN
 from ..errors import DecodingError
+from .select import _item
 
 if TYPE_CHECKING:
     from .settings import RestorerSettings
@@ -236,8 +237,6 @@ def protocol_targets(module: Any, texts: Sequence[str], plans: Sequence[Any],
                      *, from_spans: Sequence[bool]) -> list[list[dict[str, Any]]]:
     """The restorer's result dicts (see :mod:`stoicheia_spacy.restore.restorer`) for each
     document's plan, every gap scored as the protocol; candidates ``(text, score, probability)``."""
-    from .select import _item
-
     out = []
     below = float(cfg.get("abstain_below", 0.0))
     above = float(cfg.get("confident_above", 0.0))

@@ -62,11 +62,14 @@ the overlay only (a ``cfg`` file of an older pipeline is still read).
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
 
+from safetensors.torch import save
 from spacy import util
 from spacy.language import Language
 from spacy.pipeline import Pipe
@@ -74,10 +77,17 @@ from spacy.tokens import Doc
 from thinc.api import Config, Model
 
 from ..accent.lexasset import RESTORE_LM_FILE, LexiconPin
+from ..backbone.overlay import OVERLAY_NAME, read_overlay
 from ..component import SerializedPipe, link_listeners, read_json, write_json
+from ..encoder.metadata import doc_metadata
 from ..encoder.reference import BackboneReference
 from ..errors import ConfigError
 from ..leiden import GappedText, parse_gaps, render_restorations
+from .beam import ModelScorer
+from .fusion import FusedScorer
+from .ngram_lm import NgramScorer
+from .queries import hide_spans
+from .select import Plan, restore_targets
 from .settings import RestorerSettings
 
 #: The LM's data-package pin beside the overlay (data; the settings are ``config.cfg``'s).
@@ -239,17 +249,12 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         lm = lm if lm is not None else self.ngram()
         if lm is None:
             return backbone
-        from .beam import ModelScorer
-        from .fusion import FusedScorer
-        from .ngram_lm import NgramScorer
 
         return FusedScorer(ModelScorer(backbone), NgramScorer(lm), float(c.lm_weight))
 
     def set_overlay(self, path: str | Path | None) -> None:
         """Use the restoration overlay at ``path`` (a file or a directory holding
         ``overlay.safetensors``); ``None`` drops it. Damaged files raise ``CheckpointError``."""
-        from ..backbone.overlay import read_overlay
-
         self.overlay = None if path is None else read_overlay(path)
         self._cast = None
 
@@ -303,9 +308,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             yield from self._restore(batch, only)
 
     def _restore(self, docs: list[Doc], only: list[int] | None = None) -> list[Doc]:
-        from ..encoder.metadata import doc_metadata
-        from .select import Plan, restore_targets
-
         c = self.settings
         plans, flags = [], []
         for doc in docs:
@@ -347,15 +349,11 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
     def model_to_disk(self, folder: Path) -> None:
         """The overlay as ``overlay.safetensors`` (nothing without one) and the LM's data-package
         pin as ``lexicon.json``."""
-        from ..backbone.overlay import OVERLAY_NAME
-
         if self.overlay is not None:
             (folder / OVERLAY_NAME).write_bytes(self.model_to_bytes())
         write_json(folder / PIN_FILE, None if self.lexicon_pin is None else self.lexicon_pin.to_dict())
 
     def model_from_disk(self, folder: Path) -> None:
-        from ..backbone.overlay import OVERLAY_NAME
-
         self.set_overlay(folder / OVERLAY_NAME if (folder / OVERLAY_NAME).exists() else None)
         if (folder / PIN_FILE).is_file():
             self._read_pin(read_json(folder / PIN_FILE))
@@ -380,8 +378,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         return self
 
     def model_to_bytes(self) -> bytes:
-        from safetensors.torch import save
-
         if self.overlay is None:
             return b""
         tensors, meta = self.overlay
@@ -391,9 +387,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         if not data:
             self.set_overlay(None)
             return
-        import tempfile
-
-        from ..backbone.overlay import OVERLAY_NAME
 
         with tempfile.TemporaryDirectory() as tmp:
             file = Path(tmp) / OVERLAY_NAME
@@ -415,8 +408,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
 
 def _with_metadata(plan: Any, region: int | None, century: int | None) -> Any:
     """``plan`` whose queries carry the document's region / century rows."""
-    from dataclasses import replace
-
     plan.decode = [replace(t, query=replace(t.query, region=region, century=century)) for t in plan.decode]
     return plan
 
@@ -430,6 +421,4 @@ def _weights_folder(weights: str | Path, name: str) -> Path:
 
 def _spans_gapped(doc: Doc, spans: list[tuple[int, int]]) -> GappedText:
     """Hide the given character spans of ``doc.text``: each becomes a ``restored`` gap."""
-    from .queries import hide_spans
-
     return hide_spans(doc.text, spans)

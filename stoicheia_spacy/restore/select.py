@@ -20,7 +20,8 @@ from ..codec import CharPlanes
 from ..encoder.gaps import GapRun
 from ..leiden import GappedText
 from .beam import ModelScorer, beam_search, width_bucket
-from .queries import GapTarget, build_queries, queries_from_runs
+from .calibration import top_confidence
+from .queries import TARGET_KINDS, GapTarget, build_queries, queries_from_runs
 from .widths import MAX_WIDTH, WidthPrior, too_wide
 
 if TYPE_CHECKING:
@@ -41,16 +42,12 @@ class Plan:
 def target_indices(gapped: GappedText) -> list[int]:
     """Indices (in ``gapped.gaps``) of the gaps a restorer restores, in text order: gap
     number N of the CLI (1-based) is ``target_indices(gapped)[N - 1]``."""
-    from .queries import TARGET_KINDS
-
     return [i for i, g in enumerate(gapped.gaps) if g.kind in TARGET_KINDS]
 
 
 def target_runs(runs: Sequence[GapRun]) -> list[int]:
     """:func:`target_indices` of the encoder's gaps (``doc._.stoicheia.gaps``): the
     ``GapRun.index`` of each gap a restorer restores, in text order."""
-    from .queries import TARGET_KINDS
-
     return [r.index for r in runs if r.gap is not None and r.gap.kind in TARGET_KINDS]
 
 
@@ -95,8 +92,6 @@ def _split(out: Plan, targets: list[GapTarget], max_width: int) -> Plan:
 
 def _item(target: GapTarget, from_spans: bool, status: str, cands: list[Any], abstain_below: float,
           confident_above: float = 0.0, slope: float = 1.0, bias: float = 0.0) -> dict[str, Any]:
-    from .calibration import top_confidence
-
     gap = target.gap
     top = float(top_confidence(cands[0].probability, slope, bias)) if cands else 0.0
     return {

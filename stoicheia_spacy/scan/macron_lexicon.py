@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from ..accent.lexasset import find_lexicon
 from ..errors import CorpusError
 
 FORMAT = "stoicheia-macron-lexicon/1"
@@ -218,8 +219,6 @@ def find_macron_lexicon(path: str | Path | None = None) -> Path | None:
     """``path`` when given (it must exist), else ``macron_lexicon.json.gz`` in the installed
     lexicon data package (``stoicheia_lexicon_grc``), else None; no environment variable is
     read (a pipeline's scanner names the package in its config)."""
-    from ..accent.lexasset import find_lexicon
-
     return find_lexicon(path, file=LEXICON_FILE)
 
 

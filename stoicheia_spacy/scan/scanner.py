@@ -62,6 +62,7 @@ of syllabification and scansion.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -69,6 +70,7 @@ from typing import Any
 
 import numpy as np
 import srsly
+from safetensors.torch import load_file, save_file
 from spacy.language import Language
 from spacy.tokens import Doc, Span, Token
 from spacy.training import Example, validate_examples, validate_get_examples
@@ -80,6 +82,7 @@ from ..component import StoicheiaPipe, read_json, write_json
 from ..encoder.gaps import select_letters
 from ..encoder.listener import _zeros
 from ..errors import CheckpointError, ConfigError, InvalidExampleError
+from . import research as rs
 from .lattice import (
     correption_mask,
     decode_lattices,
@@ -237,8 +240,6 @@ class ScannerPipe(StoicheiaPipe):
 
     def _annotate_research(self, doc: Doc, logits: np.ndarray) -> None:
         """``decode = "research"``: the released model's decode (see the module doc)."""
-        from . import research as rs
-
         data = doc._.stoicheia
         text = doc.text
         planes = data.planes
@@ -514,8 +515,6 @@ class ScannerPipe(StoicheiaPipe):
     def model_to_disk(self, folder: Path) -> None:
         """The heads as ``heads.json`` (sizes) + ``heads.safetensors``, the metres, the macron
         calibration and the lexicon pin (data; the settings are ``config.cfg``'s)."""
-        from safetensors.torch import save_file
-
         heads = torch_heads(self.model)
         srsly.write_json(folder / "heads.json", heads.config)
         save_file({k: v.detach().cpu().contiguous() for k, v in heads.state_dict().items()},
@@ -528,8 +527,6 @@ class ScannerPipe(StoicheiaPipe):
 
     def model_from_disk(self, folder: Path) -> None:
         """Read what :meth:`model_to_disk` wrote (also a trained-heads folder without ``cfg``)."""
-        from safetensors.torch import load_file
-
         if not (folder / "heads.safetensors").is_file():
             raise CheckpointError(f"{folder} has no heads.safetensors")
         conf = srsly.read_json(folder / "heads.json")
@@ -545,16 +542,12 @@ class ScannerPipe(StoicheiaPipe):
             self._read_pin(read_json(folder / PIN_FILE))
 
     def model_to_bytes(self) -> bytes:
-        import tempfile
-
         with tempfile.TemporaryDirectory() as tmp:
             self.model_to_disk(Path(tmp))
             files = {f.name: f.read_bytes() for f in Path(tmp).iterdir()}
         return bytes(srsly.msgpack_dumps(files))
 
     def model_from_bytes(self, data: bytes) -> None:
-        import tempfile
-
         files = srsly.msgpack_loads(data)
         with tempfile.TemporaryDirectory() as tmp:
             for n, b in files.items():

@@ -27,6 +27,7 @@ Epic correption and synizesis are alternatives the metre decoder may choose
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -243,8 +244,6 @@ def macronize_text(text: str, planes: CharPlanes, lengths: np.ndarray) -> str:
 
 def macronize_offsets(text: str, offsets: np.ndarray, lengths: np.ndarray) -> str:
     """:func:`macronize_text` given only the letters' offsets in ``text`` (all it reads of the planes)."""
-    import unicodedata
-
     lengths = np.asarray(lengths)
     idx = np.nonzero(lengths >= 0)[0]
     if idx.size == 0:

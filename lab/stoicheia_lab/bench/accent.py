@@ -22,7 +22,7 @@ from stoicheia_spacy.accent.lexasset import load_lexicon
 from stoicheia_spacy.accent.predict import PlaneControl, decode_heads, model_inputs, strip_planes
 from stoicheia_spacy.codec import encode_planes
 
-_FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "ud_sentences_200.txt"
+_FIXTURE = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "ud_sentences_200.txt"
 _PASSAGE = "ζῶσι δὲ καὶ οὗτοι τὸν αὐτὸν τρόπον τοῖς θρεψαμένοις, πότους τὰ πολλὰ ποιούμενοι."
 
 

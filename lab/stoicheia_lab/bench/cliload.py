@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 TEXT = "ἔδοξε τῇ βουλῇ [...] τῷ δήμῳ"
 
 # Builds the full default pipeline with the checkout first on sys.path and saves it.

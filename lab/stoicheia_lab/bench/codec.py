@@ -26,7 +26,7 @@ _PASSAGE = (
 
 
 def _default_text() -> str:
-    fixture = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "ud_sentences_200.txt"
+    fixture = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "ud_sentences_200.txt"
     if fixture.is_file():
         return " ".join(fixture.read_text(encoding="utf-8").split("\n")).strip()
     return _PASSAGE

@@ -43,7 +43,7 @@ from .pipeline import DEFAULT_SOURCE, sentences
 #: Perseus works for the pieces (``--source perseus`` records of the mirror): verse, prose.
 PIECE_WORKS = {"verse": "perseus:urn:cts:greekLit:tlg0012.tlg002.perseus-grc2",
                "prose": "perseus:urn:cts:greekLit:tlg0551.tlg017.perseus-grc2"}
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 
 # Runs in each arm's process, with that checkout's package first on sys.path: reads the
 # job (JSON) on stdin, prints {"inputs": {name: {"seconds": {pipe: s}, "words": n}}, "pipes": [...]}.

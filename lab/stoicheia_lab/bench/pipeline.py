@@ -31,7 +31,7 @@ from .roundtrip import UD_TEST_SETS, ud_texts
 
 DEFAULT_SOURCE = "embedded:grc_stoicheia_doc_clean"
 #: The 200 UD sentences shipped with the tests, used when no data mirror is given.
-FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "ud_sentences_200.txt"
+FIXTURE = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "ud_sentences_200.txt"
 
 
 def sentences(data: Path | None, n: int) -> tuple[list[str], str]:
