@@ -10,7 +10,7 @@ import spacy
 from spacy.tokens import Doc, DocBin
 
 from stoicheia_spacy.date.results import DateEstimate, LabelEstimate
-from stoicheia_spacy.dating import DateEstimate as ReExported
+from stoicheia_spacy.date.dating import DateEstimate as ReExported
 
 #: BGU I 100, a camel sale dated AD 159 (the README's example).
 SALE = ("Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι Ὥρου χαίρειν. ὁμολογῶ πεπρακέναι σοι κάμηλον θήλειαν. "
