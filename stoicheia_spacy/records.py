@@ -97,11 +97,13 @@ def set_records_extension(name: str) -> None:
     key = ("._.", name, None, None)
 
     def get(doc: Doc) -> list[Any] | None:
-        value = doc.user_data.get(key)
+        user_data: dict[Any, Any] = doc.user_data  # spaCy's keys are tuples
+        value = user_data.get(key)
         return None if value is None else list(value)
 
     def put(doc: Doc, value: Any) -> None:
-        doc.user_data[key] = None if value is None else list(value)
+        user_data: dict[Any, Any] = doc.user_data
+        user_data[key] = None if value is None else list(value)
 
     Doc.set_extension(name, getter=get, setter=put)
 
