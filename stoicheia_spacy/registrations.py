@@ -44,6 +44,7 @@ MODULES: tuple[str, ...] = (
     "stoicheia_spacy.accent.lexasset",
     "stoicheia_spacy.released_heads",
     "stoicheia_spacy.restore.settings",
+    "stoicheia_spacy.restore.accented",
     "stoicheia_spacy.scan.settings",
     "stoicheia_spacy.accent.settings",
     "stoicheia_spacy.morph.settings",

@@ -53,8 +53,8 @@ def _answers(nlp: spacy.Language) -> dict:
     doc = nlp(VERSE)
     return {"settings": {name: dataclasses.asdict(nlp.get_pipe(name).settings)
                          for name in ("stoicheia_encoder", "stoicheia_accentuator", "stoicheia_scanner")},
-            "accent": doc._.accent_text, "macrons": doc._.macrons,
-            "scansion": [v._.scansion["pattern"] for v in doc._.verses]}
+            "accent": doc._.accent_text, "macrons": [m.to_dict() for m in doc._.macrons],
+            "scansion": [v._.scansion.pattern for v in doc._.verses]}
 
 
 def test_settings_live_in_the_config_and_read_back_alike_in_a_fresh_process(tiny_checkpoint: Path,
@@ -86,8 +86,8 @@ def test_settings_live_in_the_config_and_read_back_alike_in_a_fresh_process(tiny
         doc = nlp({VERSE!r})
         print(json.dumps({{"settings": {{n: dataclasses.asdict(nlp.get_pipe(n).settings) for n in
                           ("stoicheia_encoder", "stoicheia_accentuator", "stoicheia_scanner")}},
-                          "accent": doc._.accent_text, "macrons": doc._.macrons,
-                          "scansion": [v._.scansion["pattern"] for v in doc._.verses],
+                          "accent": doc._.accent_text, "macrons": [m.to_dict() for m in doc._.macrons],
+                          "scansion": [v._.scansion.pattern for v in doc._.verses],
                           "calibration": nlp.get_pipe("stoicheia_scanner").calibration}}, default=list))
         """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT,

@@ -106,7 +106,7 @@ def test_a_model_folder_config_names_its_weights_relative_to_itself(tiny_checkpo
     restorer = nlp.get_pipe("stoicheia_restorer")
     assert restorer.settings.beam_width == 3  # the config's settings, not the folder's cfg
     [item] = nlp(DECREE)._.restorations
-    assert len(item["candidates"]) == 3 and all(len(c[0]) == 3 for c in item["candidates"])
+    assert len(item.candidates) == 3 and all(len(c.text) == 3 for c in item.candidates)
     only = assemble(moved / CONFIG, only=["stoicheia_encoder"])
     assert only.pipe_names == ["stoicheia_encoder"]
     with pytest.raises(ConfigError, match="no component"):

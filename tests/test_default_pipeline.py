@@ -17,6 +17,7 @@ from spacy.tokens import Doc
 
 from stoicheia_spacy.backbone import StoicheiaEncoder
 from stoicheia_spacy.encoder.model import torch_backbone
+from stoicheia_spacy.records import plain
 
 _spec = importlib.util.spec_from_file_location("morph_helpers", Path(__file__).parent / "morph" / "helpers.py")
 assert _spec and _spec.loader
@@ -55,7 +56,7 @@ def backbones(nlp: Language) -> list[StoicheiaEncoder]:
 def annotations(doc: Doc) -> dict[str, Any]:
     """What every component wrote (and the encoder's states) in comparable form."""
     data = doc._.stoicheia
-    verses = [(dict(v._.scansion), v._.meter) for v in doc._.verses or []]
+    verses = [(v._.scansion, v._.meter) for v in doc._.verses or []]
     return {
         "hidden": np.asarray(data.hidden).round(5).tolist(),
         "logits": {k: np.asarray(v).round(4).tolist() for k, v in data.logits.items()},
@@ -132,7 +133,7 @@ def test_the_default_pipeline_holds_one_backbone_and_runs_it_once_per_batch(tmp_
     finally:
         hook.remove()
     assert len(calls) == 2  # 6 Docs in batches of 3: one forward each, for every component
-    assert docs[0]._.accent_text and docs[1]._.verses[0]._.scansion["pattern"]
+    assert docs[0]._.accent_text and docs[1]._.verses[0]._.scansion.pattern
     assert all(t.tag_ and t.lemma_ and t.dep_ for t in docs[2])
     assert all(d._.date.low < d._.date.mean < d._.date.high for d in docs)
     assert "stoicheia_attributor" not in nlp.pipe_names  # it calls the Odyssey lyric: shipped beside, not in
@@ -142,6 +143,7 @@ def test_the_default_pipeline_holds_one_backbone_and_runs_it_once_per_batch(tmp_
 FRESH = """
 import json, sys
 import spacy
+from stoicheia_spacy.records import plain
 from stoicheia_spacy.registrations import register_all
 register_all()
 nlp = spacy.load(sys.argv[1])
@@ -149,8 +151,8 @@ texts = json.loads(sys.argv[2])
 out = []
 for doc in nlp.pipe(texts):
     out.append({"tokens": [(t.tag_, t.pos_, str(t.morph), t.lemma_, t.head.i, t.dep_, t.norm_, t._.macronized) for t in doc],
-                "accent": doc._.accent_text, "restorations": doc._.restorations, "macrons": doc._.macrons,
-                "verses": [(dict(v._.scansion), v._.meter) for v in doc._.verses or []]})
+                "accent": doc._.accent_text, "restorations": plain(doc._.restorations), "macrons": plain(doc._.macrons),
+                "verses": [(plain(v._.scansion), plain(v._.meter)) for v in doc._.verses or []]})
 print(json.dumps(out, ensure_ascii=False))
 """
 
@@ -167,7 +169,8 @@ def test_a_saved_pipeline_answers_the_same_in_a_fresh_process(small_default: Lan
     assert (tmp_path / "p" / "stoicheia_scanner" / "meters.json").is_file()
     assert (tmp_path / "p" / "stoicheia_restorer" / "overlay.safetensors").is_file()
     keys = ("tokens", "accent", "restorations", "macrons", "verses")
-    here = json.loads(json.dumps([{k: annotations(d)[k] for k in keys} for d in nlp.pipe(TEXTS)], ensure_ascii=False))
+    here = json.loads(json.dumps([{k: plain(annotations(d)[k]) for k in keys} for d in nlp.pipe(TEXTS)],
+                                 ensure_ascii=False))
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", FRESH, str(tmp_path / "p"), json.dumps(TEXTS)], capture_output=True,
                          text=True, cwd=tmp_path, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin",

@@ -40,8 +40,8 @@ gap = gapped.gaps[0]
 print(gapped.text, gap)
 if "stoicheia_restorer" in nlp.pipe_names:
     doc = nlp("ἀνδρῶν δ’ ἐπιφανῶν πᾶσα γῆ [.3]ος, καὶ οὐ στηλῶν μόνον")
-    for r in doc._.restorations:
-        print(r)
+    for r in doc._.restorations:  # typed records: Restoration, its Candidates
+        print([c.text for c in r.candidates[:5]], round(r.confidence, 2), r.confident)
 else:
     gold = st.encode_planes("ἀνδρῶν δ’ ἐπιφανῶν πᾶσα γῆ τάφος, καὶ οὐ στηλῶν μόνον")
     hidden = gold.with_unknown("diacritics")

@@ -169,29 +169,22 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
         return self._lexicon
 
     def __call__(self, doc: Doc) -> Doc:
-        return next(self.pipe([doc]))
+        self.annotate(doc)
+        return doc
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 64) -> Iterator[Doc]:
-        """Accentuate Docs (decoding only: the encoder ran the forward); restoration candidates
-        (``doc._.restorations``) get their accented forms (:mod:`stoicheia_spacy.restore.accented`)."""
-        batch: list[Doc] = []
+        """Accentuate Docs (decoding only: the encoder ran the forward); a Doc that fails goes
+        to the pipe's error handler (``nlp.set_error_handler``; the default raises).
+        Restoration candidates get their accented forms from the restorer, which calls
+        :meth:`annotate` through its accenting service (:mod:`stoicheia_spacy.restore.accented`)."""
+        handler = self.get_error_handler()
         for doc in stream:
-            self.annotate(doc)
-            batch.append(doc)
-            if len(batch) >= batch_size:
-                yield from self._accent_restorations(batch)
-                batch = []
-        yield from self._accent_restorations(batch)
-
-    def _accent_restorations(self, docs: list[Doc]) -> list[Doc]:
-        top = int(getattr(self.settings, "candidates", 0))
-        nlp = self._pipeline() if self._pipeline is not None else None
-        if top and nlp is not None and Doc.has_extension("restorations") \
-                and any(doc._.restorations for doc in docs):
-            from ..restore.accented import accent_candidates
-
-            accent_candidates(nlp, self, docs, top=top)
-        return docs
+            try:
+                self.annotate(doc)
+            except Exception as error:
+                handler(self.name, self, [doc], error)
+                continue
+            yield doc
 
     def annotate(self, doc: Doc) -> None:
         """Set ``doc._.accent_text``, ``source_alignment``, ``accent_planes`` and token norms."""

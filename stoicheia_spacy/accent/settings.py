@@ -5,8 +5,8 @@ holds the plane modes of :class:`~stoicheia_spacy.accent.accentuator.StoicheiaAc
 ``boundary`` [auto | keep | predict | copy | drop], ``diacritics``, ``punctuation`` and
 ``capitals`` [keep | predict | copy | drop; ``unknown`` is read as ``drop``], ``lowercase``
 [false] and ``orthography`` [true] (see :mod:`stoicheia_spacy.accent.predict`); ``candidates`` [5]:
-how many of each restored gap's candidates get an accented form (``item["accented"]``,
-:mod:`stoicheia_spacy.restore.accented`; 0: none). spaCy fills
+how many of each restored gap's candidates get an accented form (``Candidate.accented``, set by
+the restorer's accenting service, :mod:`stoicheia_spacy.restore.accented`; 0: none). spaCy fills
 the defaults and checks the types, :class:`~stoicheia_spacy.accent.predict.PlaneControl`
 the values; the object is the pipe's plane control. A changed setting is a new object
 (:meth:`AccentuatorSettings.replace`). Saved pipelines keep the settings in ``config.cfg``

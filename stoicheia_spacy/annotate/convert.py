@@ -6,7 +6,8 @@ works from these records, so the local and the Ray engine write the same bytes.
 
 Record keys: ``id``, ``text`` (the input text), ``words`` and ``spaces`` always; ``tags``,
 ``pos``, ``morphs``, ``lemmas``, ``norms``, ``macronized``, ``heads`` (absolute token index),
-``deps`` and ``sent_starts`` when a component set them; ``restorations``, ``restored``,
+``deps`` and ``sent_starts`` when a component set them; ``restorations`` (each a
+:class:`~stoicheia_spacy.restore.results.Restoration` as its ``to_dict()``), ``restored``,
 ``accent_text`` and ``verses`` when present; ``meta`` holds the input record's other fields.
 """
 
@@ -18,6 +19,9 @@ from typing import Any
 
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
+
+from ..records import plain
+from ..restore.results import Restoration
 
 #: Document-level extensions copied into the record when a component set them.
 DOC_EXTENSIONS = ("restorations", "restored", "accent_text")
@@ -52,10 +56,10 @@ def doc_to_record(doc: Doc, doc_id: str, meta: dict[str, Any] | None = None) -> 
     for name in DOC_EXTENSIONS:
         value = _ext(doc, name)
         if value:
-            out[name] = value
+            out[name] = plain(value)  # typed records (doc._.restorations) as their to_dict()
     verses = _ext(doc, "verses")
     if verses:
-        out["verses"] = [{"start": v.start, "end": v.end, "scansion": v._.scansion, "meter": v._.meter}
+        out["verses"] = [{"start": v.start, "end": v.end, "scansion": plain(v._.scansion), "meter": plain(v._.meter)}
                          for v in verses]
     if meta:
         out["meta"] = meta
@@ -123,7 +127,10 @@ def record_to_doc(record: dict[str, Any], vocab: Vocab) -> Doc:
         user_data["meta"] = record["meta"]
     for name in (*DOC_EXTENSIONS, "verses"):
         if name in record:
-            user_data[("._.", name, None, None)] = record[name]
+            value = record[name]
+            if name == "restorations":  # the restorer's typed records again
+                value = [Restoration.from_dict(r) for r in value]
+            user_data[("._.", name, None, None)] = value
     return doc
 
 

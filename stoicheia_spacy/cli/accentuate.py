@@ -130,7 +130,7 @@ def accentuate_command(
                    **doc._.source_alignment.to_dict()}
             if restore:
                 out["restored"] = doc._.restored
-                out["restorations"] = doc._.restorations
+                out["restorations"] = [r.to_dict() for r in doc._.restorations]
             lines.append(json.dumps(out, ensure_ascii=False))
         else:
             lines.append(doc._.restored if restore else doc.text)

@@ -128,8 +128,8 @@ def show_components(nlp: Any, masked: str, msg: Printer) -> None:
     if passage is not None and "stoicheia_restorer" in pipes:
         msg.divider(f"Restorer: {len(passage._.restorations)} lacunae, top 3 candidates each")
         for item in passage._.restorations:
-            top = ", ".join(f"{text} {prob:.2f}" for text, _lp, prob in item["candidates"][:3])
-            print(f"  {passage.text[max(0, item['start'] - 14): item['start']]}[…]  {top}")
+            top = ", ".join(f"{cand.text} {cand.share:.2f}" for cand in item.candidates[:3])
+            print(f"  {passage.text[max(0, item.start - 14): item.start]}[…]  {top}")
         print(f"  restored: {passage._.restored}")
     if "stoicheia_accentuator" in pipes:
         doc = nlp(BARE)

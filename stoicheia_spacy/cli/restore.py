@@ -15,6 +15,7 @@ every other byte unchanged."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -62,38 +63,33 @@ CALIBRATED_CANDIDATES = 20
 
 def gaps_json(doc: Any, top: int) -> list[dict[str, Any]]:
     """The ``--format json`` list of one Doc's gaps (module doc)."""
-    return [{"gap": number, "start": item["start"], "end": item["end"],
-             "markup": doc.text[item["start"]:item["end"]], "status": item.get("status", "restored"),
-             "confident": bool(item.get("confident", False)), "confidence": float(item.get("confidence", 0.0)),
-             "candidates": [{"text": cand, "score": float(score), **_accented(item, k)}
-                            for k, (cand, score, _) in enumerate(item["candidates"][:top])]}
+    return [{"gap": number, "start": item.start, "end": item.end,
+             "markup": doc.text[item.start:item.end], "status": item.status,
+             "confident": item.confident, "confidence": float(item.confidence),
+             "candidates": [{"text": cand.text, "score": float(cand.score),
+                             **({"accented": cand.accented} if cand.accented is not None else {})}
+                            for cand in item.candidates[:top]]}
             for number, item in enumerate(doc._.restorations, start=1)]
-
-
-def _accented(item: dict[str, Any], k: int) -> dict[str, str]:
-    """``{"accented": ...}`` for candidate ``k`` when the accentuator rendered it (``--accent``)."""
-    forms = item.get("accented") or []
-    return {"accented": forms[k]} if k < len(forms) and forms[k] is not None else {}
 
 
 def _candidates(doc: Any, restorer: Any, top: int, msg: Printer) -> None:
     print(doc._.restored)
     for number, item in enumerate(doc._.restorations, start=1):
-        msg.divider(f"gap {number}: {doc.text[item['start']:item['end']]}")
-        if item.get("status") == "too_wide":
+        msg.divider(f"gap {number}: {doc.text[item.start:item.end]}")
+        if item.status == "too_wide":
             msg.warn(f"not restored: too wide (more than {restorer.cfg['max_width']} characters)")
             continue
-        rows: list[tuple[Any, ...]] = [(rank, cand, f"{prob:.3f}", f"{lp:.2f}")
-                                       for rank, (cand, lp, prob) in enumerate(item["candidates"][:top], start=1)]
+        shown = item.candidates[:top]
+        rows: list[tuple[Any, ...]] = [(rank, cand.text, f"{cand.share:.3f}", f"{cand.score:.2f}")
+                                       for rank, cand in enumerate(shown, start=1)]
         header: tuple[str, ...] = ("#", "candidate", "p", "log p")
-        if item.get("accented"):
-            rows = [(row[0], row[1], _accented(item, k).get("accented", ""), *row[2:]) for k, row in enumerate(rows)]
+        if any(cand.accented is not None for cand in item.candidates):
+            rows = [(row[0], row[1], cand.accented or "", *row[2:]) for cand, row in zip(shown, rows, strict=True)]
             header = ("#", "candidate", "accented", "p", "log p")
         msg.table(rows, header=header, divider=True)
-        top_p = item["candidates"][0][2] if item["candidates"] else 0.0
-        confidence = float(item.get("confidence", top_p))  # the top candidate's calibrated chance of being right
+        confidence = float(item.confidence)  # the top candidate's calibrated chance of being right
         threshold = float(restorer.cfg["confident_above"])
-        if item.get("confident"):
+        if item.confident:
             msg.good(f"confident: {confidence:.0%} that the top candidate is right (>= {threshold:.0%})")
         else:
             msg.warn(f"not confident: {confidence:.0%} that the top candidate is right (< {threshold:.0%}, "
@@ -166,11 +162,9 @@ def restore_command(
         restorer.configure(lm=str(lm))
     if lm_weight is not None:
         restorer.configure(lm_weight=lm_weight)
+    if accent and restorer.accenter is not None:  # the restorer's accenting service: the top candidates
+        restorer.accenter = replace(restorer.accenter, top=top)
     docs = [_restore_one(nlp, restorer, t, gap, strip, region, century, lost) for t in texts]
-    if accent:
-        from ..restore.accented import accent_candidates
-
-        accent_candidates(nlp, nlp.get_pipe("stoicheia_accentuator"), docs, top=top)
     if not any(doc._.restorations for doc in docs):
         msg.warn("No gaps found (write them in Leiden notation: [---], [.3], [ca. 5], [5±2])")
     if output_format is RestoreFormat.json:

@@ -28,6 +28,7 @@ from typing import Any
 import typer
 from spacy.tokens import Doc
 
+from ..records import plain
 from .options import (
     Unit,
     deprecated_model,
@@ -62,15 +63,15 @@ def format_doc(doc: Doc) -> str:
     """Macronized text, then per verse: syllables, pattern and metre."""
     lines = ["".join(t._.macronized + t.whitespace_ for t in doc)]
     for verse in doc._.verses or []:
-        scan = verse._.scansion or {}
+        scan = verse._.scansion
         meter = verse._.meter
-        lines.append("  " + " | ".join(s.strip() for s in scan.get("syllables", [])))
-        lines.append("  " + scan.get("pattern", ""))
+        lines.append("  " + " | ".join(s.strip() for s in (scan.syllables if scan else ())))
+        lines.append("  " + (scan.pattern if scan else ""))
         if meter:
-            used = "metre applied" if meter["used"] else "metre not applied (gate)"
-            unit = "letter" if "labels" in meter else "syllable"
-            cost = "n/a" if meter["cost"] is None else f"{meter['cost']:.3f}"
-            lines.append(f"  {meter['name']}  cost {cost} nats/{unit}, {used}")
+            used = "metre applied" if meter.used else "metre not applied (gate)"
+            unit = "letter" if meter.decoder == "research" else "syllable"
+            cost = "n/a" if meter.cost is None else f"{meter.cost:.3f}"
+            lines.append(f"  {meter.name}  cost {cost} nats/{unit}, {used}")
     return "\n".join(lines)
 
 
@@ -88,8 +89,9 @@ def research_lines(nlp: Any, text: str, fmt: str) -> list[str]:
             out.extend([line] * (2 if fmt == "research" else 1))
             continue
         verse = nlp(line)
-        scan = (verse._.verses or [verse[:]])[0]._.scansion or {}
-        macronized, bracketed = scan.get("macronized", line), scan.get("bracketed", line)
+        scan = (verse._.verses or [verse[:]])[0]._.scansion
+        macronized = scan.macronized if scan is not None and scan.macronized is not None else line
+        bracketed = scan.bracketed if scan is not None and scan.bracketed is not None else line
         out.extend({"macronize": [macronized], "scan": [bracketed], "research": [macronized, bracketed]}[fmt])
     return out
 
@@ -97,7 +99,8 @@ def research_lines(nlp: Any, text: str, fmt: str) -> list[str]:
 def doc_json(doc: Doc) -> dict[str, Any]:
     """Macronized text and, per verse, its scansion and metre."""
     return {"text": doc.text, "macronized": "".join(t._.macronized + t.whitespace_ for t in doc),
-            "verses": [{"text": v.text, "scansion": v._.scansion, "meter": v._.meter} for v in doc._.verses or []]}
+            "verses": [{"text": v.text, "scansion": plain(v._.scansion), "meter": plain(v._.meter)}
+                       for v in doc._.verses or []]}
 
 
 @friendly

@@ -1,2 +1,2 @@
 """The dating room: the ``stoicheia_dater`` and ``stoicheia_attributor`` components, the date and
-genre/dialect models they run, their readings of a text and the HTML rendering of their results."""
+genre/dialect models they run, their readings of a text, their results (:mod:`.results`) and the HTML rendering of them."""

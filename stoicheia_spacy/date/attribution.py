@@ -21,28 +21,13 @@ import io
 import math
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import ConfigError
 from .dating import as_features
-
-
-@dataclass
-class LabelEstimate:
-    """The most probable ``label``, its ``probability`` and all calibrated ``probabilities``."""
-
-    label: str
-    probability: float
-    probabilities: dict[str, float]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def __str__(self) -> str:
-        return f"{self.label} ({self.probability:.0%})"
+from .results import LabelEstimate
 
 
 @dataclass

@@ -79,13 +79,20 @@ class StoicheiaAttributor(SerializedPipe, Pipe):
             self.models = {task: label_model_from_bytes(blob) for task, blob in srsly.msgpack_loads(data).items()}
 
     def __call__(self, doc: Doc) -> Doc:
-        return next(self.pipe([doc]))
+        for task, estimate in self.attribute(doc).items():
+            setattr(doc._, task, estimate)
+        return doc
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 64) -> Iterator[Doc]:
-        """Set ``doc._.genre`` and ``doc._.dialect`` on each Doc."""
+        """Set ``doc._.genre`` and ``doc._.dialect`` on each Doc; a Doc that fails goes to the
+        pipe's error handler (``nlp.set_error_handler``; the default raises)."""
+        handler = self.get_error_handler()
         for doc in stream:
-            for task, estimate in self.attribute(doc).items():
-                setattr(doc._, task, estimate)
+            try:
+                self(doc)
+            except Exception as error:
+                handler(self.name, self, [doc], error)
+                continue
             yield doc
 
     def attribute(self, doc: Doc) -> dict[str, Any]:

@@ -72,6 +72,7 @@ FIT_KEYS = ("layers", "max_chars")
 @Language.factory(
     "stoicheia_dater",
     assigns=["doc._.date"],
+    requires=["doc._.stoicheia"],  # the pooled states (a text model falls back to words without them)
     default_config={"settings": {"@misc": "stoicheia.DaterSettings.v1"}},
 )
 def make_stoicheia_dater(nlp: Language, name: str, settings: DaterSettings) -> StoicheiaDater:
@@ -137,12 +138,19 @@ class StoicheiaDater(SerializedPipe, Pipe):
             self.date_model = load_date_model(data)
 
     def __call__(self, doc: Doc) -> Doc:
-        return next(self.pipe([doc]))
+        doc._.date = self.estimate(doc)
+        return doc
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 64) -> Iterator[Doc]:
-        """Set ``doc._.date`` on each Doc."""
+        """Set ``doc._.date`` on each Doc; a Doc that fails goes to the pipe's error handler
+        (``nlp.set_error_handler``; the default raises)."""
+        handler = self.get_error_handler()
         for doc in stream:
-            doc._.date = self.estimate(doc)
+            try:
+                doc._.date = self.estimate(doc)
+            except Exception as error:
+                handler(self.name, self, [doc], error)
+                continue
             yield doc
 
     def estimate(self, doc: Doc) -> Any:

@@ -12,12 +12,13 @@ residuals) is done by ``projects/date``; this module only stores and applies the
 from __future__ import annotations
 
 import io
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import ConfigError
+from .results import DateEstimate
 
 #: Default layers pooled: the middle and the last block output (indices into ``hidden``).
 DEFAULT_LAYERS: tuple[int, ...] = (3, 6)
@@ -62,31 +63,6 @@ def as_features(x: np.ndarray, n_in: int, what: str) -> np.ndarray:
     return x
 
 
-@dataclass
-class DateEstimate:
-    """A date distribution in years (negative = BCE): ``mean``, the point estimate (the ridge
-    mean, or the weighted median of :mod:`stoicheia_spacy.date.text`), the ``level`` interval
-    ``low``..``high``, and ``histogram``: ``(bin_start, probability)`` pairs of
-    :data:`BIN_YEARS`-year bins with non-zero mass."""
-
-    mean: float
-    low: float
-    high: float
-    level: float
-    histogram: list[tuple[int, float]]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def __str__(self) -> str:
-        return f"{_year(self.mean)} ({self.level:.0%} interval {_year(self.low)} – {_year(self.high)})"
-
-
-def _year(value: float) -> str:
-    year = int(round(value))
-    return f"{-year} BCE" if year < 0 else f"{year} CE"
-
-
 def residual_estimate(estimate: float, residuals: np.ndarray, level: float = 0.9) -> DateEstimate:
     """The distribution ``estimate + residuals``: its ``level`` interval (residual quantiles)
     and its histogram over :data:`BIN_YEARS`-year bins; ``mean`` is ``estimate``."""
@@ -95,7 +71,7 @@ def residual_estimate(estimate: float, residuals: np.ndarray, level: float = 0.9
     low, high = np.quantile(sample, [tail, 1.0 - tail])
     bins = np.floor(sample / BIN_YEARS).astype(int) * BIN_YEARS
     starts, counts = np.unique(bins, return_counts=True)
-    histogram = [(int(s), float(c) / len(sample)) for s, c in zip(starts, counts, strict=True)]
+    histogram = tuple((int(s), float(c) / len(sample)) for s, c in zip(starts, counts, strict=True))
     return DateEstimate(estimate, float(low), float(high), level, histogram)
 
 

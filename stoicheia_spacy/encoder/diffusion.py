@@ -46,6 +46,7 @@ HEADS = {"char": "char", "boundary": "boundary", "dia": "dia", "punct": "punct"}
 @Language.factory(
     "stoicheia_diffusion",
     assigns=[],
+    requires=[],  # training only: it reads the encoder's backbone through its reference
     default_config={"model": Config().from_str(DEFAULT_MODEL)["model"], "weight": 0.3, "min_rate": 0.15, "max_rate": 0.5,
                     "plane_rate": 0.3, "plane_weight": 0.5, "seed": 0},
 )

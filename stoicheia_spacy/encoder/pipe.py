@@ -124,6 +124,7 @@ encoder_settings = registry.misc.register("stoicheia.EncoderSettings.v1", func=E
 @Language.factory(
     "stoicheia_encoder",
     assigns=["doc._.stoicheia"],
+    requires=[],
     default_config={"model": Config().from_str(DEFAULT_ENCODER_MODEL)["model"],
                     "settings": {"@misc": "stoicheia.EncoderSettings.v1"}},
 )

@@ -822,8 +822,10 @@ def _get(item: Any, *names: str) -> Any:
 
 
 def _candidates(item: Any) -> list[tuple[str, float | None]]:
-    """``(text, probability)`` of a restoration: a restorer dict (``candidates`` of
-    ``(text, logprob, probability)``), an object with ``candidates``, or a plain sequence."""
+    """``(text, probability)`` of a restoration: a restorer record
+    (:class:`~stoicheia_spacy.restore.results.Restoration`, whose candidates have ``text`` and
+    ``share``), a dict or object with ``candidates`` (``(text, logprob, probability)`` tuples or
+    ``{"text", "probability"}``), or a plain sequence."""
     if item is None:
         return []
     if isinstance(item, str):
@@ -845,7 +847,7 @@ def _candidates(item: Any) -> list[tuple[str, float | None]]:
             prob = cand[2] if len(cand) >= 3 else cand[1] if len(cand) == 2 else None
         else:
             text = _get(cand, "text", "candidate")
-            prob = _get(cand, "probability", "prob", "p")
+            prob = _get(cand, "share", "probability", "prob", "p")
         if not isinstance(text, str):
             raise EpiDocError(f"a restoration candidate has no text: {cand!r}")
         if text.strip():  # a space at an edge is a word break the restorer chose: kept
@@ -912,9 +914,9 @@ def write_epidoc(source: bytes | str | Path, restorations: Sequence[Any] | Mappi
     """The bytes of ``source`` with each restored gap replaced (see the module docstring).
 
     ``restorations`` are aligned with ``read_epidoc(source, supplied=..., regularised=...)
-    .gaps``: the restorer's ``doc._.restorations`` dicts (matched by ``start``/``end``), a
+    .gaps``: the restorer's ``doc._.restorations`` records (matched by ``start``/``end``), a
     sequence of the same length as the gaps (None keeps a gap), or a mapping gap index ->
-    restoration. A restoration is a restorer dict, an object or mapping with ``candidates``
+    restoration. A restoration is a restorer record, an object or mapping with ``candidates``
     (``(text, logprob, probability)`` tuples or ``{"text", "probability"}``), or a plain
     string. Only gaps whose ``reason`` is in ``reasons`` are written; ``top`` caps the
     candidates written per gap. Every other byte stays as it was.

@@ -56,6 +56,7 @@ def score_lemma(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
 @Language.factory(
     "stoicheia_lemmatizer",
     assigns=["token.lemma"],
+    requires=["doc._.stoicheia", "token.tag"],
     default_config={"model": Config().from_str(DEFAULT_LEMMA_MODEL)["model"],
                     "settings": {"@misc": "stoicheia.LemmatizerSettings.v1"},
                     "scorer": {"@scorers": "stoicheia.lemma_scorer.v1"}},

@@ -81,6 +81,7 @@ def score_morph(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
 @Language.factory(
     "stoicheia_morphologizer",
     assigns=["token.tag", "token.pos", "token.morph"],
+    requires=["doc._.stoicheia"],
     default_config={"model": Config().from_str(DEFAULT_MORPH_MODEL)["model"], "settings": {"@misc": "stoicheia.MorphologizerSettings.v1"},
                     "scorer": {"@scorers": "stoicheia.morph_scorer.v1"}},
     default_score_weights={"tag_acc": 0.5, "pos_acc": 0.25, "morph_acc": 0.25, "morph_per_feat": None},

@@ -44,6 +44,7 @@ import torch
 from ..alphabet import ALPHABET, BND_UNKNOWN, DIA_UNKNOWN, MASK_ID, N_ALPHA, PUNCT_UNKNOWN
 from ..errors import DecodingError
 from .select import _item
+from .results import Restoration
 
 if TYPE_CHECKING:
     from .settings import RestorerSettings
@@ -234,9 +235,9 @@ def _probabilities(scores: Sequence[float]) -> list[float]:
 
 def protocol_targets(module: Any, texts: Sequence[str], plans: Sequence[Any],
                      metadata: Sequence[tuple[int | None, int | None]], cfg: RestorerSettings | Mapping[str, Any],
-                     *, from_spans: Sequence[bool]) -> list[list[dict[str, Any]]]:
-    """The restorer's result dicts (see :mod:`stoicheia_spacy.restore.restorer`) for each
-    document's plan, every gap scored as the protocol; candidates ``(text, score, probability)``."""
+                     *, from_spans: Sequence[bool]) -> list[list[Restoration]]:
+    """The restorer's records (:class:`~.results.Restoration`) for each document's plan, every
+    gap scored as the protocol: a candidate's ``score`` is the protocol's score."""
     out = []
     below = float(cfg.get("abstain_below", 0.0))
     above = float(cfg.get("confident_above", 0.0))
@@ -259,7 +260,7 @@ def protocol_targets(module: Any, texts: Sequence[str], plans: Sequence[Any],
             cands = [_Cand(t, s, p) for (t, s), p in zip(ranked, probs, strict=True)]
             items.append(_item(target, spans_mode, "restored", cands, below, above))
         items += [_item(t, spans_mode, "too_wide", [], below, above) for t in plan.too_wide]
-        out.append(sorted(items, key=lambda it: it["start"]))
+        out.append(sorted(items, key=lambda it: it.start))
     return out
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..htmlpage import finish_html
+from .results import Candidate, Restoration
 
 __all__ = ["render_html"]
 
@@ -33,45 +34,43 @@ table.cands.abstain .bar{background:#d1d5db}
 """
 
 
-def _gap_span(doc_text: str, item: dict[str, Any], number: int) -> str:
-    cands = item["candidates"]
-    markup = html.escape(doc_text[item["start"]:item["end"]])
-    if cands and not item["abstain"]:
-        top, _, prob = cands[0]
+def _gap_span(doc_text: str, item: Restoration, number: int) -> str:
+    cands = item.candidates
+    markup = html.escape(doc_text[item.start:item.end])
+    if cands and not item.abstain:
+        top = cands[0].text
         label = f"[{html.escape(top)}]"
-        sure = item.get("confident", True)
-        title = (f"gap {number}: {item.get('confidence', prob):.0%} that [{top}] is right"
+        sure = item.confident
+        title = (f"gap {number}: {item.confidence:.0%} that [{top}] is right"
                  + ("" if sure else ", not confident"))
         cls = "gap" if sure else "gap unsure"
     else:
-        why = "too wide" if item.get("status") == "too_wide" else "abstained"
+        why = "too wide" if item.status == "too_wide" else "abstained"
         label, title, cls = markup, f"gap {number}: not restored ({why})", "gap abstain"
     return f'<span class="{cls}" title="{html.escape(title)}">{label}<sup class="mark">{number}</sup></span>'
 
 
-def _table(item: dict[str, Any], number: int, doc_text: str) -> str:
-    accented = item.get("accented") or []
-
-    def shown(k: int, text: str) -> str:  # the accented form when the accentuator gave one
-        form = accented[k] if k < len(accented) else None
+def _table(item: Restoration, number: int, doc_text: str) -> str:
+    def shown(cand: Candidate) -> str:  # the accented form when the accentuator gave one
+        form, text = cand.accented, cand.text
         return (f'{html.escape(form)} <span class="bare">{html.escape(text)}</span>' if form and form != text
                 else html.escape(text))
 
     rows = "".join(
-        f"<tr><td>{rank}</td><td>{shown(rank - 1, text)}</td><td>{prob:.3f}</td>"
-        f'<td><span class="bar" style="width:{max(1, round(prob * 120))}px"></span></td><td>{lp:.2f}</td></tr>'
-        for rank, (text, lp, prob) in enumerate(item["candidates"], start=1)
+        f"<tr><td>{rank}</td><td>{shown(cand)}</td><td>{cand.share:.3f}</td>"
+        f'<td><span class="bar" style="width:{max(1, round(cand.share * 120))}px"></span></td><td>{cand.score:.2f}</td></tr>'
+        for rank, cand in enumerate(item.candidates, start=1)
     )
-    width = item["min_width"] if item["max_width"] == item["min_width"] else (
-        f"{item['min_width']}–{item['max_width']}" if item["max_width"] is not None else "unknown")
-    note = (", not restored: too wide" if item.get("status") == "too_wide"
-            else ", abstained" if item["abstain"] else "")
-    head = (f"<p><b>gap {number}</b> {html.escape(doc_text[item['start']:item['end']])} "
+    width = item.min_width if item.max_width == item.min_width else (
+        f"{item.min_width}–{item.max_width}" if item.max_width is not None else "unknown")
+    note = (", not restored: too wide" if item.status == "too_wide"
+            else ", abstained" if item.abstain else "")
+    head = (f"<p><b>gap {number}</b> {html.escape(doc_text[item.start:item.end])} "
             f"(width {width}{note})</p>")
-    if item.get("status") == "restored" and not item["abstain"] and not item.get("confident", True):
-        head += (f'<p class="unsure-note">not confident: {item.get("confidence", 0.0):.0%} that the top candidate '
+    if item.status == "restored" and not item.abstain and not item.confident:
+        head += (f'<p class="unsure-note">not confident: {item.confidence:.0%} that the top candidate '
                  "is right, below the threshold fitted for 90 % precision on dev gaps</p>")
-    cls = "cands abstain" if item["abstain"] else "cands"
+    cls = "cands abstain" if item.abstain else "cands"
     return head + (f"<table class='{cls}'><tr><th>#</th><th>candidate</th><th>p (calibrated)</th><th></th>"
                    f"<th>log p</th></tr>{rows}</table>")
 
@@ -84,15 +83,15 @@ def render_html(docs: Any, *, page: bool = True, path: str | Path | None = None)
     for doc in items:
         restorations = doc._.restorations or []
         text, body, cursor = doc.text, [], 0
-        for number, item in enumerate(sorted(restorations, key=lambda it: it["start"]), start=1):
-            body.append(html.escape(text[cursor:item["start"]]))
+        for number, item in enumerate(sorted(restorations, key=lambda it: it.start), start=1):
+            body.append(html.escape(text[cursor:item.start]))
             body.append(_gap_span(text, item, number))
-            cursor = item["end"]
+            cursor = item.end
         body.append(html.escape(text[cursor:]))
         data = getattr(doc._, "stoicheia", None)
         if data is not None and data.markup_error:  # read as plain text: nothing restored, say why
             body.append(f'<p class="error">markup did not parse, nothing restored: {html.escape(data.markup_error)}</p>')
         tables = "".join(_table(item, n, text) for n, item in
-                         enumerate(sorted(restorations, key=lambda it: it["start"]), start=1))
+                         enumerate(sorted(restorations, key=lambda it: it.start), start=1))
         parts.append(f'<div class="stoicheia-restore"><p class="text">{"".join(body)}</p>{tables}</div>')
     return finish_html("".join(parts), title="Stoicheia restoration", style=_STYLE, page=page, path=path)

@@ -17,16 +17,18 @@ that re-reads the markup, with ``parse_gaps(..., strip_restorations=True)``); wh
 ``doc.spans[spans_key]`` exists, the gaps are those spans (each span's characters are
 hidden and become a gap of ``len(span.text)`` characters).
 
-``doc._.restorations`` is a list (document order) of dicts::
-
-    {"start": int, "end": int,        # the gap's markup (or span) in doc.text
-     "gap_index": int | None,         # GapRun.index: index in parse_gaps(doc.text).gaps (None for spans)
-     "min_width": int, "max_width": int | None, "kind": str,
-     "candidates": [(text, logprob, probability), ...],   # up to n_candidates, best first
-     "abstain": bool,                 # top probability < abstain_below, or not restored
-     "confidence": float,             # the top candidate's calibrated chance of being right (Platt on dev)
-     "confident": bool,               # confidence >= confident_above (fitted for 90 % precision on dev)
-     "status": "restored" | "too_wide"}   # too_wide: narrowest width > max_width, no candidates
+``doc._.restorations`` is a list (document order) of frozen
+:class:`~stoicheia_spacy.restore.results.Restoration` records: each gap's markup (or span)
+``start``/``end`` in ``doc.text``, ``gap_index`` (its index in ``parse_gaps(doc.text).gaps``;
+None for spans), ``min_width``/``max_width``, ``kind``, ``candidates`` (up to ``n_candidates``
+:class:`~stoicheia_spacy.restore.results.Candidate` s, best first: ``text``, ``score``,
+``share``, ``accented``), ``abstain`` (top share < ``abstain_below``, or not restored),
+``confidence`` (the top candidate's calibrated chance of being right, Platt on dev),
+``confident`` (``confidence >= confident_above``, fitted for 90 % precision on dev) and
+``status`` (``"restored"``, or ``"too_wide"``: narrowest width > ``max_width``, no candidates).
+``Restoration.to_dict()`` is its JSON. Accented candidates come from a declared service, the
+``accenter`` block (:class:`~stoicheia_spacy.restore.accented.CandidateAccenter`): it borrows
+the decoding of the accentuator pipe it names when that pipe is in the pipeline.
 
 Which gaps: all target gaps; only those whose markup overlaps a span of
 ``doc.spans[gaps_key]`` when that group exists; or only the gap indices given per call
@@ -40,7 +42,7 @@ itself lives in :mod:`stoicheia_spacy.restore.select` (functions of the backbone
 scores every gap as the paper's strict protocol instead
 (:mod:`stoicheia_spacy.restore.protocol`): candidates are ``(text, score, probability)``
 with the protocol's length-normalised log-probability as ``score`` (σ only, spaces
-count), ``probability`` a softmax over the returned scores; ``doc._.region`` /
+count), ``share`` a softmax over the returned scores; ``doc._.region`` /
 ``doc._.century`` reach the backbone's metadata tables there as in the encoder.
 
 ``doc._.restored`` is ``doc.text`` with every non-abstained gap filled by its top
@@ -83,10 +85,13 @@ from ..encoder.metadata import doc_metadata
 from ..encoder.reference import BackboneReference
 from ..errors import ConfigError
 from ..leiden import GappedText, parse_gaps, render_restorations
+from ..records import set_records_extension
+from .accented import CandidateAccenter
 from .beam import ModelScorer
 from .fusion import FusedScorer
 from .ngram_lm import NgramScorer
 from .queries import hide_spans
+from .results import Restoration
 from .select import Plan, restore_targets
 from .settings import RestorerSettings
 
@@ -95,30 +100,29 @@ PIN_FILE = "lexicon.json"
 
 logger = logging.getLogger(__name__)
 
-if not Doc.has_extension("restorations"):
-    Doc.set_extension("restorations", default=None)
+set_records_extension("restorations")  # a list of Restoration records
 
 
 def _restored(doc: Doc) -> str | None:
-    items = doc._.restorations
+    items: list[Restoration] | None = doc._.restorations
     if items is None:
         return None
     if not items:
         return str(doc.text)
-    if any(item["gap_index"] is None for item in items):  # span mode: splice into the text
+    if any(item.gap_index is None for item in items):  # span mode: splice into the text
         out, cursor = [], 0
-        for item in sorted(items, key=lambda it: it["start"]):
-            out.append(doc.text[cursor : item["start"]])
-            top = item["candidates"][0][0] if item["candidates"] and not item["abstain"] else None
-            out.append(f"[{top}]" if top is not None else doc.text[item["start"] : item["end"]])
-            cursor = item["end"]
+        for item in sorted(items, key=lambda it: it.start):
+            out.append(doc.text[cursor : item.start])
+            top = item.candidates[0].text if item.candidates and not item.abstain else None
+            out.append(f"[{top}]" if top is not None else doc.text[item.start : item.end])
+            cursor = item.end
         out.append(doc.text[cursor:])
         return "".join(out)
     user_data: dict[Any, Any] = doc.user_data
     notation, strip = user_data.get(("stoicheia_restorer", "parse"), ("leiden", False))
     gapped = parse_gaps(doc.text, notation=notation, strip_restorations=strip)
-    fills = {item["gap_index"]: item["candidates"][0][0] for item in items
-             if item["candidates"] and not item["abstain"]}
+    fills = {item.gap_index: item.candidates[0].text for item in items
+             if item.gap_index is not None and item.candidates and not item.abstain}
     return render_restorations(gapped, fills, notation=notation)
 
 
@@ -140,15 +144,18 @@ DEFAULT_CONFIG: dict[str, Any] = RestorerSettings().to_dict()
     assigns=["doc._.restorations", "doc._.restored"],
     requires=["doc._.stoicheia"],
     default_config={"model": Config().from_str(DEFAULT_RESTORER_MODEL)["model"],
-                    "settings": {"@misc": "stoicheia.RestorerSettings.v1"}, "lexicon": None},
+                    "settings": {"@misc": "stoicheia.RestorerSettings.v1"}, "lexicon": None,
+                    "accenter": {"@misc": "stoicheia.CandidateAccenter.v1"}},
 )
 def make_stoicheia_restorer(nlp: Language, name: str, model: Model, settings: RestorerSettings,
-                            lexicon: LexiconPin | None) -> StoicheiaRestorer:
+                            lexicon: LexiconPin | None, accenter: CandidateAccenter | None) -> StoicheiaRestorer:
     """Create the ``stoicheia_restorer`` pipe; ``settings``: the
     ``[components.stoicheia_restorer.settings]`` block (:mod:`stoicheia_spacy.restore.settings`);
     ``lexicon``: the data package whose character n-gram LM (``ngram_lm7.npz``) the beam fuses
-    (``stoicheia.Lexicon.v1``, pinned at ``initialize``; null: no LM unless ``settings.lm`` names a file)."""
-    return StoicheiaRestorer(nlp, name, model=model, settings=settings, lexicon=lexicon).bind(nlp)
+    (``stoicheia.Lexicon.v1``, pinned at ``initialize``; null: no LM unless ``settings.lm`` names a file);
+    ``accenter``: the service that accents the candidates (``stoicheia.CandidateAccenter.v1``; null: none)."""
+    return StoicheiaRestorer(nlp, name, model=model, settings=settings, lexicon=lexicon,
+                             accenter=accenter).bind(nlp)
 
 
 class StoicheiaRestorer(SerializedPipe, Pipe):
@@ -158,7 +165,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
 
     def __init__(self, nlp: Language, name: str = "stoicheia_restorer", *, model: Model | None = None,
                  settings: RestorerSettings | None = None, lexicon: LexiconPin | None = None,
-                 **options: Any) -> None:
+                 accenter: CandidateAccenter | None = None, **options: Any) -> None:
         if model is None:
             model = BackboneReference()
         if not any(isinstance(node, BackboneReference) for node in model.walk()):
@@ -175,6 +182,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         self._lm: tuple[str, Any] | None = None  # (path, the loaded n-gram LM)
         #: the data package of the fused n-gram LM (pinned to version + sha256 at initialize)
         self.lexicon_pin = LexiconPin.from_dict(lexicon) if isinstance(lexicon, dict) else lexicon
+        #: the declared service that accents the candidates (None: no accented forms)
+        self.accenter = accenter
 
     @property
     def cfg(self) -> Mapping[str, Any]:
@@ -293,19 +302,21 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
     # ------------------------------------------------------------ running
     def __call__(self, doc: Doc, *, restore_only: Iterable[int] | None = None) -> Doc:
         """Restore ``doc``; ``restore_only``: gap indices (``gap_index``) to restore."""
-        return next(iter(self.pipe([doc], restore_only=restore_only)))
+        return self._restore([doc], None if restore_only is None else [int(i) for i in restore_only])[0]
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 8,
              restore_only: Iterable[int] | None = None) -> Iterator[Doc]:
+        """Restore Docs in batches of ``batch_size``; a batch that fails goes to the pipe's error
+        handler (``nlp.set_error_handler``; the default raises)."""
         only = None if restore_only is None else [int(i) for i in restore_only]
-        batch: list[Doc] = []
-        for doc in stream:
-            batch.append(doc)
-            if len(batch) >= batch_size:
-                yield from self._restore(batch, only)
-                batch = []
-        if batch:
-            yield from self._restore(batch, only)
+        handler = self.get_error_handler()
+        for batch in util.minibatch(stream, size=batch_size):
+            try:
+                done = self._restore(list(batch), only)
+            except Exception as error:
+                handler(self.name, self, list(batch), error)
+                continue
+            yield from done
 
     def _restore(self, docs: list[Doc], only: list[int] | None = None) -> list[Doc]:
         c = self.settings
@@ -331,8 +342,10 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             results, forwards = restore_targets(self.scorer(backbone, lm), plans, c, from_spans=flags,
                                                 lm=lm if float(c.lm_rescore) > 0 else None)
             self.forwards += forwards
+        if self.accenter is not None and decoding:
+            results = self.accenter(self.nlp, self.reference.upstream_name, docs, results)
         for doc, items in zip(docs, results, strict=True):
-            doc._.restorations = items
+            doc._.restorations = list(items)
             user_data: dict[Any, Any] = doc.user_data
             user_data[("stoicheia_restorer", "parse")] = (c.notation, c.strip_restorations)
         return docs

@@ -5,7 +5,7 @@
 whose markup overlaps the given character spans, or only the given gap indices; the other
 lacunae stay in the context as unknown letters) and sets aside the gaps that are too wide
 to decode. :func:`restore_targets` runs one batched beam search over the targets of many
-documents with a backbone module and returns the pipe's result dicts.
+documents with a backbone module and returns the pipe's records (:mod:`.results`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ..leiden import GappedText
 from .beam import ModelScorer, beam_search, width_bucket
 from .calibration import top_confidence
 from .queries import TARGET_KINDS, GapTarget, build_queries, queries_from_runs
+from .results import Candidate, Restoration
 from .widths import MAX_WIDTH, WidthPrior, too_wide
 
 if TYPE_CHECKING:
@@ -91,24 +92,25 @@ def _split(out: Plan, targets: list[GapTarget], max_width: int) -> Plan:
 
 
 def _item(target: GapTarget, from_spans: bool, status: str, cands: list[Any], abstain_below: float,
-          confident_above: float = 0.0, slope: float = 1.0, bias: float = 0.0) -> dict[str, Any]:
+          confident_above: float = 0.0, slope: float = 1.0, bias: float = 0.0) -> Restoration:
     gap = target.gap
     top = float(top_confidence(cands[0].probability, slope, bias)) if cands else 0.0
-    return {
-        "start": int(gap.source_start), "end": int(gap.source_end),
-        "gap_index": None if from_spans else target.index,
-        "min_width": int(gap.min_width), "max_width": gap.max_width, "kind": gap.kind,
-        "candidates": [cand.as_tuple() for cand in cands],
-        "confidence": top,  # the top candidate's calibrated chance of being right
-        "abstain": bool(status != "restored" or top < abstain_below),
-        "confident": bool(status == "restored" and cands and top >= confident_above),
-        "status": status,
-    }
+    return Restoration(
+        start=int(gap.source_start), end=int(gap.source_end),
+        gap_index=None if from_spans else target.index,
+        min_width=int(gap.min_width), max_width=None if gap.max_width is None else int(gap.max_width),
+        kind=str(gap.kind),
+        candidates=tuple(Candidate(str(c.text), float(c.logprob), float(c.probability)) for c in cands),
+        confidence=top,  # the top candidate's calibrated chance of being right
+        abstain=bool(status != "restored" or top < abstain_below),
+        confident=bool(status == "restored" and cands and top >= confident_above),
+        status=status,
+    )
 
 
 def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: RestorerSettings | Mapping[str, Any],
-                    *, from_spans: Sequence[bool] | None = None, lm: Any = None) -> tuple[list[list[dict[str, Any]]], int]:
-    """Result dicts (document order) for each plan, and the forwards made. ``lm``: the n-gram LM
+                    *, from_spans: Sequence[bool] | None = None, lm: Any = None) -> tuple[list[list[Restoration]], int]:
+    """The :class:`~.results.Restoration` records (document order) for each plan, and the forwards made. ``lm``: the n-gram LM
     whose joint probability of each filled window rescores the finished candidates (weight
     ``lm_rescore``; :class:`~.ngram_lm.LMRescorer`).
 
@@ -154,5 +156,5 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: R
                                *c.confidence_scaling(width_bucket(target.query.widths))))
             cursor += 1
         items += [_item(t, spans_mode, "too_wide", [], below, above) for t in p.too_wide]
-        out.append(sorted(items, key=lambda it: it["start"]))
+        out.append(sorted(items, key=lambda it: it.start))
     return out, forwards

@@ -25,12 +25,12 @@ Options (defaults in brackets):
 * ``dtype`` [bfloat16 | float32]: the weights the beam's forwards run in (a cached bf16 copy of
   the backbone, 1.5-1.7x faster on CPUs with AVX512-BF16; the encoder and the other components
   keep float32, and protocol scoring always runs float32);
-* ``confidence_slope`` [1.0], ``confidence_bias`` [0.0]: ``doc._.restorations[i]["confidence"]``,
+* ``confidence_slope`` [1.0], ``confidence_bias`` [0.0]: ``doc._.restorations[i].confidence``,
   the top candidate's calibrated chance of being right, is ``sigmoid(slope * logit(p) + bias)`` of
   its probability ``p`` among the candidates (Platt scaling fitted on dev by ``restore-eval``,
   :func:`.calibration.fit_confidence`); ``confidence_slopes`` / ``confidence_biases`` [{}] hold
   the pair per width bucket (as ``temperatures``), a bucket without its own pair uses those two;
-* ``confident_above`` [0.6212]: ``doc._.restorations[i]["confident"]`` is True when the top
+* ``confident_above`` [0.6212]: ``doc._.restorations[i].confident`` is True when the top
   candidate's calibrated probability reaches it (fitted for 90 % precision on dev gaps by
   ``projects/restore``'s ``restore-eval``, :func:`.calibration.fit_threshold`; the embedded model's
   config sets its own, ``projects/restore/calibration_run10.json``);

@@ -35,19 +35,17 @@ over the research grammars, macrons from the macron head alone, never changed by
 metre). ``stoicheia package`` sets ``decode = "research"`` for a released meter or
 macronizer checkpoint. Under ``"research"``, ``meter`` (a grammar name such as ``"hex"``
 or a corpus name such as ``"dactylic hexameter"``) forces the verse's metre (the research
-``gated_decode``); unset, the metre is detected (``gated_auto``). Each verse's
-``span._.scansion`` then holds ``labels`` (per letter: 0 none, 1 heavy ends, 2 light
-ends, 3 verse ends), ``bracketed`` (the research ``--scan`` string), ``macronized``
-(``--macronize``), ``syllables`` and ``pattern``; ``span._.meter`` the gated decode
-(``name``, ``used``, ``cost`` nats per letter, ``forced``, ``labels``, ``pattern``
-H/L/V, ``bracketed``, ``costs`` per grammar, and ``auto`` when the metre was forced).
+``gated_decode``); unset, the metre is detected (``gated_auto``).
 
-Writes ``token._.macronized`` (U+0304 long, U+0306 short), ``doc._.macrons`` (one dict
-per dichronon: ``offset``, ``p_long``, ``length`` 1/0/None, ``metre`` vote +1/-1/0 and
-``metre_margin``, the nats by which the metre holds that weight, 20 where it forces it), ``span._.scansion``
-(``syllables``, ``pattern`` in – ⏑, ``synizesis``: rule-syllable indices ``k`` merged
-with ``k + 1``) and ``span._.meter`` (``name``, ``cost`` nats per
-syllable, ``used``) on ``doc._.verses``. Gold for ``update`` is
+Writes ``token._.macronized`` (U+0304 long, U+0306 short) and typed records of one shape for
+both decoders (:mod:`stoicheia_spacy.scan.results`): ``doc._.macrons`` (a
+:class:`~stoicheia_spacy.scan.results.Macron` per dichronon: ``offset``, ``p_long``, ``length``
+1/0/None, ``metre`` vote +1/-1/0 and ``metre_margin``), and on each verse of ``doc._.verses``
+``span._.scansion`` (a :class:`~stoicheia_spacy.scan.results.Scansion`: ``syllables``,
+``pattern`` in – ⏑, ``synizesis``; the research decode's per-letter ``labels``, ``bracketed``
+and ``macronized`` strings) and ``span._.meter`` (a :class:`~stoicheia_spacy.scan.results.Meter`:
+``name``, ``cost``, ``used``; the research gate's ``forced``, ``labels``, ``pattern`` H/L/V,
+``bracketed``, ``costs`` per grammar, and ``auto`` when the metre was forced). Gold for ``update`` is
 ``reference._.scan_gold = {"macron": [...], "scan": [...]}`` per codec letter (-1 =
 no label), as built by :mod:`stoicheia_lab.scan.silver`. The heads are a torch module
 in a ``PyTorchWrapper_v3`` node, stepped by the training config's optimizer
@@ -64,6 +62,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -82,6 +81,7 @@ from ..component import StoicheiaPipe, read_json, write_json
 from ..encoder.gaps import select_letters
 from ..encoder.listener import _zeros
 from ..errors import CheckpointError, ConfigError, InvalidExampleError
+from ..records import set_records_extension
 from . import research as rs
 from .lattice import (
     correption_mask,
@@ -94,13 +94,15 @@ from .macron_decoder import MacronDecoder
 from .macron_lexicon import MacronLexicon
 from .meters import load_meters, meter_from_dict, meter_to_dict, shipped_meter_dirs
 from .model import N_MACRON, ScannerHeads, heads_node, make_heads, torch_heads
+from .results import Macron, Meter, Scansion
 from .settings import ScannerSettings
 from .syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_offsets, syllabify
 
 for _name, _cls in (("macronized", Token), ("scansion", Span), ("meter", Span)):
     if not _cls.has_extension(_name):
         _cls.set_extension(_name, default=None)
-for _name in ("macrons", "verses", "scan_gold"):
+set_records_extension("macrons")  # a list of Macron records
+for _name in ("verses", "scan_gold"):
     if not Doc.has_extension(_name):
         Doc.set_extension(_name, default=None)
 
@@ -117,6 +119,7 @@ dropout = 0.1
 @Language.factory(
     "stoicheia_scanner",
     assigns=["token._.macronized", "doc._.macrons", "doc._.verses", "span._.scansion", "span._.meter"],
+    requires=["doc._.stoicheia"],
     default_config={"model": Config().from_str(DEFAULT_SCANNER_MODEL)["model"],
                     "settings": {"@misc": "stoicheia.ScannerSettings.v1"},
                     "lexicon": {"@misc": "stoicheia.Lexicon.v1", "package": DATA_PACKAGE}},
@@ -127,6 +130,18 @@ def make_stoicheia_scanner(nlp: Language, name: str, model: Model, settings: Sca
     ``[components.stoicheia_scanner.settings]`` block (:mod:`stoicheia_spacy.scan.settings`);
     ``lexicon``: the lexicon data package of the macron lexicon, ``null`` for none."""
     return ScannerPipe(nlp.vocab, model, name, settings=settings, lexicon=lexicon).bind(nlp)
+
+
+#: The decoders (``settings.decode``), as ``Scansion.decoder`` / ``Meter.decoder`` name them.
+LATTICE, RESEARCH = "lattice", "research"
+
+
+def _research_meter(decision: dict[str, Any], *, costs: dict[str, float | None] | None = None,
+                    auto: Meter | None = None) -> Meter:
+    """``span._.meter`` of one research gated decode (:func:`~stoicheia_spacy.scan.research.decision_dict`)."""
+    return Meter(name=decision["name"], cost=decision["cost"], used=bool(decision["used"]), decoder=RESEARCH,
+                 forced=bool(decision["forced"]), labels=tuple(decision["labels"]), pattern=decision["pattern"],
+                 bracketed=decision["bracketed"], costs=dict(costs or {}), auto=auto)
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:
@@ -264,32 +279,29 @@ class ScannerPipe(StoicheiaPipe):
             hi = int(np.searchsorted(offsets, span.end_char))
             vtext = text[span.start_char : span.end_char]
             if hi <= lo:
-                span._.scansion = {"syllables": [], "pattern": "", "labels": [], "bracketed": vtext,
-                                   "macronized": vtext}
+                span._.scansion = Scansion(syllables=(), pattern="", decoder=RESEARCH, bracketed=vtext,
+                                           macronized=vtext)
                 span._.meter = None
                 continue
             off = offsets[lo:hi] - span.start_char
             labels = rs.scan_labels(planes.letters[lo:hi], planes.diacritics[lo:hi], scan[lo:hi])
             marks = {k: (rs.MAC_LONG if lengths[lo + k] == 1 else rs.MAC_SHORT)
                      for k in range(hi - lo) if lengths[lo + k] >= 0}
-            span._.scansion = {
-                "labels": [int(x) for x in labels], "bracketed": rs.bracketize(vtext, off, labels),
-                "macronized": rs.insert_marks(vtext, off, marks),
-                "syllables": [p.strip() for p, lab in rs.bracket_spans(vtext, off, labels) if lab != rs.NONE],
-                "pattern": rs.metrical_pattern(labels)}
+            span._.scansion = Scansion(
+                syllables=tuple(p.strip() for p, lab in rs.bracket_spans(vtext, off, labels) if lab != rs.NONE),
+                pattern=rs.metrical_pattern(labels), decoder=RESEARCH, labels=tuple(int(x) for x in labels),
+                bracketed=rs.bracketize(vtext, off, labels), macronized=rs.insert_marks(vtext, off, marks))
             logp = rs.log_probs(scan[lo:hi])
-            auto = rs.decision_dict(rs.gated_auto(logp, labels, theta), vtext, off, forced=False)
             costs = rs.meter_costs(logp)
+            auto = _research_meter(rs.decision_dict(rs.gated_auto(logp, labels, theta), vtext, off, forced=False))
             if forced is not None:
                 chosen = rs.decision_dict(rs.gated(logp, forced, labels, theta), vtext, off, forced=True)
-                chosen["auto"] = auto
+                span._.meter = _research_meter(chosen, costs=costs, auto=auto)
             else:
-                chosen = auto
-            chosen["costs"] = costs
-            span._.meter = chosen
+                span._.meter = replace(auto, costs=costs)
         doc._.verses = verses
-        doc._.macrons = [{"offset": int(offsets[i]), "p_long": float(p_long[i]), "metre": 0,
-                          "metre_margin": 0.0, "length": int(lengths[i])} for i in np.nonzero(amb)[0]]
+        doc._.macrons = [Macron(offset=int(offsets[i]), p_long=float(p_long[i]), length=int(lengths[i]))
+                         for i in np.nonzero(amb)[0]]
         for tok in doc:
             sl = slice(int(token_ends[tok.i - 1]) if tok.i else 0, int(token_ends[tok.i]))
             tok._.macronized = macronize_offsets(tok.text, offsets[sl] - tok.idx, lengths[sl])
@@ -327,7 +339,7 @@ class ScannerPipe(StoicheiaPipe):
             sub = planes[lo:hi] if hi > lo else None
             syl = syllabify(sub, text=text) if sub is not None else None
             if sub is None or syl is None or len(syl) == 0:
-                span._.scansion = {"syllables": [], "pattern": ""}
+                span._.scansion = Scansion(syllables=(), pattern="", decoder=LATTICE)
                 span._.meter = None
                 continue
             corr = correption_mask(syl, sub, text)
@@ -372,10 +384,11 @@ class ScannerPipe(StoicheiaPipe):
             sylls = [text[int(sub_off[a]) : int(sub_off[b]) + 1]
                      for a, b in zip(starts, disp.ends[keep], strict=True)]
             shown = weights[keep]  # both halves of a merge share its weight
-            span._.scansion = {"syllables": sylls, "pattern": syl.pattern(shown), "synizesis": list(merged)}
-            span._.meter = None if res is None else {
-                "name": res.meter, "cost": float(res.cost), "used": bool(res.used_viterbi),
-                "synizesis": [int(k) for k in merged]}
+            span._.scansion = Scansion(syllables=tuple(sylls), pattern=syl.pattern(shown), decoder=LATTICE,
+                                       synizesis=tuple(int(k) for k in merged))
+            span._.meter = None if res is None else Meter(
+                name=res.meter, cost=float(res.cost), used=bool(res.used_viterbi), decoder=LATTICE,
+                synizesis=tuple(int(k) for k in merged))
         if decoder is not None:
             p_long = decoder.posterior(p_long, metre_vote, dich, margin=metre_margin, planes=planes,
                                        verse_metre=verse_metre, text=text)
@@ -383,9 +396,9 @@ class ScannerPipe(StoicheiaPipe):
         conf = np.maximum(p_long, 1 - p_long)
         lengths = np.where(dich & (conf < abstain), -1, lengths)
         doc._.verses = verses
-        doc._.macrons = [{"offset": int(offsets[i]), "p_long": float(p_long[i]), "metre": int(metre_vote[i]),
-                          "metre_margin": float(metre_margin[i]),
-                          "length": None if lengths[i] < 0 else int(lengths[i])} for i in np.nonzero(dich)[0]]
+        doc._.macrons = [Macron(offset=int(offsets[i]), p_long=float(p_long[i]),
+                                length=None if lengths[i] < 0 else int(lengths[i]), metre=int(metre_vote[i]),
+                                metre_margin=float(metre_margin[i])) for i in np.nonzero(dich)[0]]
         for tok in doc:
             sl = slice(int(token_ends[tok.i - 1]) if tok.i else 0, int(token_ends[tok.i]))
             tok._.macronized = macronize_offsets(tok.text, offsets[sl] - tok.idx, lengths[sl])

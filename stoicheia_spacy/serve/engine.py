@@ -23,6 +23,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from ..errors import ConfigError, InvalidInputError, StoicheiaError
+from ..records import plain
 
 #: Longest text the page accepts (characters); longer texts are refused with 413.
 MAX_TEXT = 20_000
@@ -231,7 +232,7 @@ def leiden_epidoc(analysis: Analysis) -> bytes | None:
 def as_json(analysis: Analysis) -> dict[str, Any]:
     """The page's results as one JSON object (the JSON download)."""
     doc = analysis.doc
-    out: dict[str, Any] = {"text": doc.text, "restorations": doc._.restorations or []}
+    out: dict[str, Any] = {"text": doc.text, "restorations": [r.to_dict() for r in doc._.restorations or []]}
     for key in ("restored", "accent_text"):
         if doc.has_extension(key):
             out[key] = getattr(doc._, key)
@@ -241,6 +242,7 @@ def as_json(analysis: Analysis) -> dict[str, Any]:
     out["tokens"] = [{"text": t.text, "lemma": t.lemma_, "upos": t.pos_, "tag": t.tag_, "head": t.head.i,
                       "dep": t.dep_} for t in doc]
     if doc.has_extension("verses") and doc._.verses:
-        out["verses"] = [{"text": v.text, "scansion": v._.scansion, "meter": v._.meter} for v in doc._.verses]
+        out["verses"] = [{"text": v.text, "scansion": plain(v._.scansion), "meter": plain(v._.meter)}
+                         for v in doc._.verses]
     out["which_model"] = analysis.which.to_dict() if analysis.which is not None else None
     return out

@@ -11,6 +11,7 @@ import html
 from typing import Any
 from urllib.parse import quote
 
+from ..restore.results import Restoration
 from .engine import MAX_TEXT, Analysis
 
 #: Sentences drawn by displaCy (the CoNLL-U download holds them all).
@@ -73,23 +74,23 @@ def _notes(analysis: Analysis) -> str:
     return '<div class="notes">' + "".join(f"<p>{e(n)}</p>" for n in analysis.notes) + "</div>"
 
 
-def _ordered(doc: Any) -> list[dict[str, Any]]:
-    return sorted(doc._.restorations or [], key=lambda item: item["start"])
+def _ordered(doc: Any) -> list[Restoration]:
+    return sorted(doc._.restorations or [], key=lambda item: item.start)
 
 
 def _restorations(doc: Any) -> str:
     items = _ordered(doc)
     text, out, cursor = doc.text, [], 0
     for number, item in enumerate(items, start=1):
-        out.append(e(text[cursor:item["start"]]))
-        cands = item["candidates"]
-        restored = bool(cands) and not item["abstain"]
-        title = (f"gap {number}: {item.get('confidence', cands[0][2]):.0%} that the top candidate is right"
+        out.append(e(text[cursor:item.start]))
+        cands = item.candidates
+        restored = bool(cands) and not item.abstain
+        title = (f"gap {number}: {item.confidence:.0%} that the top candidate is right"
                  if restored else f"gap {number}: not restored")
-        label = f"[{e(cands[0][0])}]" if restored else e(text[item["start"]:item["end"]])
+        label = f"[{e(cands[0].text)}]" if restored else e(text[item.start:item.end])
         cls = "gap" if restored else "gap abstain"
         out.append(f'<a class="{cls}" href="#gap-{number}" title="{e(title)}">{label}<sup>{number}</sup></a>')
-        cursor = item["end"]
+        cursor = item.end
     out.append(e(text[cursor:]))
     lead = (f"<p>{len(items)} gap{'s' if len(items) != 1 else ''}; the top candidate of each is shown in brackets.</p>"
             if items else '<p class="quiet">No gaps in this text (write them in Leiden notation: [.4], [---], [ca. 5]).</p>')
@@ -97,32 +98,29 @@ def _restorations(doc: Any) -> str:
     return _section("restoration", "Text and gaps", f'{lead}<p class="text" lang="grc" id="gapped">{"".join(out)}</p>{tables}')
 
 
-def _candidates(item: dict[str, Any], number: int, text: str) -> str:
-    width = (item["min_width"] if item["max_width"] == item["min_width"]
-             else f"{item['min_width']}–{item['max_width']}" if item["max_width"] is not None else "unknown")
+def _candidates(item: Restoration, number: int, text: str) -> str:
+    width = (item.min_width if item.max_width == item.min_width
+             else f"{item.min_width}–{item.max_width}" if item.max_width is not None else "unknown")
     flags = []
-    if item.get("status") == "too_wide":
+    if item.status == "too_wide":
         flags.append('<span class="flag">not restored: too wide</span>')
-    elif item["abstain"]:
+    elif item.abstain:
         flags.append('<span class="flag">abstained</span>')
-    if "confident" in item:
-        flags.append(f'<span class="flag confident-{str(bool(item["confident"])).lower()}">'
-                     f'{"confident" if item["confident"] else "not confident"}</span>')
-    accented = item.get("accented") or []
+    flags.append(f'<span class="flag confident-{str(bool(item.confident)).lower()}">'
+                 f'{"confident" if item.confident else "not confident"}</span>')
+    accented = any(cand.accented for cand in item.candidates)
 
-    def shown(k: int) -> str:  # the accented form (the accentuator, in context), when there is a column
-        if not any(accented):
-            return ""
-        form = accented[k] if k < len(accented) else None
-        return f'<td lang="grc" class="accented">{e(form or "")}</td>'
+    def shown(form: str | None) -> str:  # the accented form (the accentuator, in context), when there is a column
+        return f'<td lang="grc" class="accented">{e(form or "")}</td>' if accented else ""
 
     rows = "".join(
-        f'<tr><td>{rank}</td><td lang="grc" class="cand">{e(cand)}</td>{shown(rank - 1)}<td class="p">{prob:.3f}</td>'
-        f'<td><span class="bar" style="width:{max(1, round(prob * 160))}px"></span></td><td>{lp:.2f}</td></tr>'
-        for rank, (cand, lp, prob) in enumerate(item["candidates"], start=1))
-    head = (f'<h3>gap {number} <code>{e(text[item["start"]:item["end"]])}</code> '
+        f'<tr><td>{rank}</td><td lang="grc" class="cand">{e(cand.text)}</td>{shown(cand.accented)}'
+        f'<td class="p">{cand.share:.3f}</td>'
+        f'<td><span class="bar" style="width:{max(1, round(cand.share * 160))}px"></span></td><td>{cand.score:.2f}</td></tr>'
+        for rank, cand in enumerate(item.candidates, start=1))
+    head = (f'<h3>gap {number} <code>{e(text[item.start:item.end])}</code> '
             f'<small>width {e(width)}</small> {"".join(flags)}</h3>')
-    accent_head = "<th>accented</th>" if any(accented) else ""
+    accent_head = "<th>accented</th>" if accented else ""
     table = (f"<table class='cands'><tr><th>#</th><th>candidate</th>{accent_head}<th>p (calibrated)</th><th></th>"
              f"<th>log p</th></tr>{rows}</table>") if rows else ""
     return f'<div class="gapinfo" id="gap-{number}">{head}{table}</div>'
@@ -154,14 +152,14 @@ def _scansion(doc: Any) -> str:
     rows: list[str] = []
     prose = 0
     for verse in doc._.verses:
-        meter, scan = verse._.meter, verse._.scansion or {}
-        if not meter or not meter["used"]:  # no metre, or its gate rejected it: read as prose
+        meter, scan = verse._.meter, verse._.scansion
+        if not meter or not meter.used or scan is None:  # no metre, or its gate rejected it: read as prose
             prose += 1
             continue
         if len(rows) < MAX_VERSES:
-            rows.append(f'<tr><td lang="grc">{e(" | ".join(s.strip() for s in scan.get("syllables", [])))}</td>'
-                        f'<td class="pattern">{e(scan.get("pattern", "").translate(BREVE))}</td>'
-                        f'<td>{e(meter["name"].replace("_", " "))}</td><td>{meter["cost"]:.2f}</td></tr>')
+            rows.append(f'<tr><td lang="grc">{e(" | ".join(s.strip() for s in scan.syllables))}</td>'
+                        f'<td class="pattern">{e(scan.pattern.translate(BREVE))}</td>'
+                        f'<td>{e((meter.name or "").replace("_", " "))}</td><td>{meter.cost or 0.0:.2f}</td></tr>')
     if not rows:
         return _section("scansion", "Scansion", '<p class="quiet">No verse recognised: the text reads as prose.</p>')
     note = f'<p class="quiet">{prose} more line{"s" if prose != 1 else ""} read as prose.</p>' if prose else ""

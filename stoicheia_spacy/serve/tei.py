@@ -9,11 +9,11 @@ takes the restorer's items by their ``gap_index``.
 
 from __future__ import annotations
 
-from typing import Any
 from xml.sax.saxutils import escape
 
 from ..leiden import parse_gaps
 from ..leiden.model import LINE_BREAK, LINES, RESTORED, Gap
+from ..restore.results import Restoration
 
 HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n<TEI xmlns="http://www.tei-c.org/ns/1.0">\n'
         "  <teiHeader><fileDesc><titleStmt><title>Pasted text</title></titleStmt>"
@@ -62,6 +62,6 @@ def leiden_to_tei(text: str) -> bytes:
     return "".join(out).encode("utf-8")
 
 
-def by_gap_index(restorations: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    """The restorer's items keyed by their gap's index in ``parse_gaps(text).gaps``."""
-    return {int(item["gap_index"]): item for item in restorations if item.get("gap_index") is not None}
+def by_gap_index(restorations: list[Restoration]) -> dict[int, Restoration]:
+    """The restorer's records keyed by their gap's index in ``parse_gaps(text).gaps``."""
+    return {int(item.gap_index): item for item in restorations if item.gap_index is not None}

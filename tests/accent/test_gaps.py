@@ -117,11 +117,11 @@ def test_pipeline_accentuates_and_restores_in_one_pass() -> None:
     nlp = _gap_pipeline(str(TINY))
     doc = nlp(DECREE)
     (item,) = doc._.restorations
-    assert doc.text[item["start"]:item["end"]] == "[.4]"
-    assert item["min_width"] == item["max_width"] == 4 and len(item["candidates"]) == 4
-    best = item["candidates"][0][0]
+    assert doc.text[item.start:item.end] == "[.4]"
+    assert item.min_width == item.max_width == 4 and len(item.candidates) == 4
+    best = item.candidates[0].text
     assert len(best) == 4
-    assert doc._.restored == doc.text[:item["start"]] + f"[{best}]" + doc.text[item["end"]:]
+    assert doc._.restored == doc.text[:item.start] + f"[{best}]" + doc.text[item.end:]
     assert doc._.source_text == DECREE
 
 
@@ -136,9 +136,9 @@ def test_default_model_accentuates_around_a_gap_and_restores_it(default_model: S
     assert _letters_outside_gaps(doc.text) == _letters_outside_gaps(source)
     assert doc._.accent_planes.planes.diacritics[doc._.accent_planes.planes.letters != MASK_ID].any()
     (item,) = doc._.restorations
-    assert doc.text[item["start"]:item["end"]] == "[.3]"
-    assert item["candidates"] and all(len(text) == 3 for text, _, _ in item["candidates"])
-    probs = [p for _, _, p in item["candidates"]]
+    assert doc.text[item.start:item.end] == "[.3]"
+    assert item.candidates and all(len(c.text) == 3 for c in item.candidates)
+    probs = [c.share for c in item.candidates]
     assert probs == sorted(probs, reverse=True)
 
 

@@ -19,6 +19,7 @@ from stoicheia_spacy.leiden.epidoc import (
     write_epidoc,
 )
 from stoicheia_spacy.restore.epidoc import restore_epidoc
+from stoicheia_spacy.restore.results import Candidate, Restoration
 
 NS = {"t": TEI_NS}
 #: what the writer puts in place of a gap element (one per restored gap)
@@ -55,16 +56,16 @@ SAMPLE_TEXT = ("ἔδοξεν τῆι [.4] δήμωι [ἐπ]ὶ τ\u0323ῆ\u03
                "[ca. 6] [---] et [.2]ος α& |gap=2_lines|")
 
 
-def fake_restorations(view: EpiDocText) -> list[dict]:
-    """Restorer-shaped results (``doc._.restorations``) for every gap of ``view``, no model."""
+def fake_restorations(view: EpiDocText) -> list[Restoration]:
+    """Restorer records (``doc._.restorations``) for every gap of ``view``, no model."""
     words = ["καὶ", "τοῦ δήμου", "ἐπὶ"]
     out = []
     for number, gap in enumerate(view.gaps):
         top = words[number % len(words)]
-        out.append({"start": gap.start, "end": gap.end, "gap_index": number, "kind": "lacuna",
-                    "min_width": gap.min_width, "max_width": gap.max_width, "abstain": False,
-                    "status": "restored",
-                    "candidates": [(top, -0.5, 0.6), ("τῶν", -1.5, 0.3), ("ὡς", -2.5, 0.1)]})
+        cands = tuple(Candidate(t, s, p) for t, s, p in ((top, -0.5, 0.6), ("τῶν", -1.5, 0.3), ("ὡς", -2.5, 0.1)))
+        out.append(Restoration(start=gap.start, end=gap.end, gap_index=number, kind="lacuna",
+                               min_width=gap.min_width, max_width=gap.max_width, abstain=False,
+                               status="restored", candidates=cands, confidence=0.6, confident=False))
     return out
 
 
@@ -331,9 +332,9 @@ def test_restore_epidoc_with_the_tiny_restorer(tiny_restorer, epidoc_ddbdp: list
     ours = root.findall(".//t:supplied[@resp='#stoicheia']", NS)
     # the same restorations as the pipe gives on the Leiden text
     doc = tiny_restorer(view.text)
-    by_start = {item["start"]: item for item in doc._.restorations}
-    expected = [by_start[view.gaps[i].start]["candidates"][0][0] for i in view.restorable
-                if by_start[view.gaps[i].start]["candidates"]]
+    by_start = {item.start: item for item in doc._.restorations}
+    expected = [by_start[view.gaps[i].start].candidates[0].text for i in view.restorable
+                if by_start[view.gaps[i].start].candidates]
     assert [el.text for el in ours] == expected and expected
     assert all(re.fullmatch(r"[\w\s]+", text) for text in expected)
     original = path.read_text(encoding="utf-8")

@@ -82,7 +82,7 @@ def test_scanner_config_trains_on_silver(shared_data: Path, tmp_path: Path, monk
     assert status["done"]
     nlp = spacy.load(out / "model-last")
     doc = nlp(rows[0]["text"])
-    assert doc._.verses and doc._.verses[0]._.scansion["pattern"]
+    assert doc._.verses and doc._.verses[0]._.scansion.pattern
 
     meter_arms = load_script(SCRIPTS / "meter_arms.py", "finetune_meter_arms")
     metrics = tmp_path / "metrics"

@@ -24,6 +24,7 @@ from stoicheia_spacy.backbone import load_backbone, planes_to_tensors
 from stoicheia_spacy.cli import app
 from stoicheia_spacy.errors import CheckpointError, InvalidInputError
 from stoicheia_spacy.scan.research import grammar_name
+from stoicheia_spacy.scan.results import Meter
 
 from .golden import golden_dir
 
@@ -86,18 +87,19 @@ def test_backbone_golden(packaged: dict[str, Path], case: dict[str, Any]) -> Non
 
 
 # ------------------------------------------------------------------ meter
-def _same_decision(got: dict[str, Any], expected: dict[str, Any], where: str) -> None:
-    assert got["name"] == expected["meter"], where
-    assert got["used"] == expected["applied"], where
-    assert got["cost"] == pytest.approx(expected["cost_per_letter"], abs=TOL), where
+def _same_decision(got: Meter | None, expected: dict[str, Any], where: str) -> None:
+    assert got is not None and got.decoder == "research", where
+    assert got.name == expected["meter"], where
+    assert got.used == expected["applied"], where
+    assert got.cost == pytest.approx(expected["cost_per_letter"], abs=TOL), where
     if expected.get("research_quirk") == "gate_fallback_without_rules":
         # the research code returns the bare argmax here; the paper implies the rule-corrected labels
-        assert got["labels"] == expected["paper_implied_labels"], where
-        assert got["labels"] != expected["labels"], where
+        assert list(got.labels) == expected["paper_implied_labels"], where
+        assert list(got.labels) != expected["labels"], where
     else:
-        assert got["labels"] == expected["labels"], where
-        assert got["pattern"] == expected["pattern"], where
-        assert got["bracketed"] == expected["bracketed"], where
+        assert list(got.labels) == expected["labels"], where
+        assert got.pattern == expected["pattern"], where
+        assert got.bracketed == expected["bracketed"], where
 
 
 @pytest.mark.parametrize("case", _cases("meter"), ids=lambda c: c["input"]["source"])
@@ -114,23 +116,23 @@ def test_meter_golden(meter_nlp: spacy.language.Language, case: dict[str, Any]) 
     verse = doc._.verses[0]
     scan = verse._.scansion
     near = set(exp.get("near_tie", []))
-    labels = [x for i, x in enumerate(scan["labels"]) if i not in near]
+    labels = [x for i, x in enumerate(scan.labels) if i not in near]
     assert labels == [x for i, x in enumerate(exp["scan_labels"]) if i not in near]
-    assert scan["bracketed"] == exp["scansion"]
-    assert scan["macronized"] == exp["macronized"]
-    assert "".join(c for c in scan["pattern"]) == "".join("⏑" if c == "L" else "–" for c in exp["scan_pattern"])
+    assert scan.bracketed == exp["scansion"]
+    assert scan.macronized == exp["macronized"]
+    assert "".join(c for c in scan.pattern) == "".join("⏑" if c == "L" else "–" for c in exp["scan_pattern"])
     macrons = doc._.macrons
     assert len(macrons) == len(exp["macrons"])
     for got, want in zip(macrons, exp["macrons"], strict=True):
-        assert got["p_long"] == pytest.approx(want["p_long"], abs=TOL)
-        assert got["length"] == (1 if want["length"] == "long" else 0)
-        assert inp["text"][got["offset"]] in (want["char"], inp["text"][got["offset"]])
+        assert got.p_long == pytest.approx(want["p_long"], abs=TOL)
+        assert got.length == (1 if want["length"] == "long" else 0)
+        assert inp["text"][got.offset] in (want["char"], inp["text"][got.offset])
     meter = verse._.meter
-    assert meter["forced"] and meter["name"] == grammar_name(inp["meter"])
+    assert meter.forced and meter.name == grammar_name(inp["meter"])
     _same_decision(meter, exp["viterbi_forced"], "forced")
-    _same_decision(meter["auto"], exp["viterbi_auto"], "auto")
+    _same_decision(meter.auto, exp["viterbi_auto"], "auto")
     for name, cost in exp["viterbi_cost_per_letter"].items():
-        assert meter["costs"][name] == pytest.approx(cost, abs=TOL), name
+        assert meter.costs[name] == pytest.approx(cost, abs=TOL), name
 
 
 def test_meter_macrons_do_not_follow_the_metre(meter_nlp: spacy.language.Language) -> None:
@@ -142,7 +144,7 @@ def test_meter_macrons_do_not_follow_the_metre(meter_nlp: spacy.language.Languag
         forced = meter_nlp(text)
     finally:
         scanner.configure(meter=None)
-    assert [m["length"] for m in free._.macrons] == [m["length"] for m in forced._.macrons]
+    assert [m.length for m in free._.macrons] == [m.length for m in forced._.macrons]
     assert [t._.macronized for t in free] == [t._.macronized for t in forced]
 
 
@@ -215,9 +217,9 @@ def test_restoration_golden(restoration_nlp: spacy.language.Language, case: dict
     assert restorer.cfg["scoring"] == "protocol"
     doc = restoration_nlp(_gap_text(case))
     (item,) = doc._.restorations
-    _same_candidates([(c[0], c[1]) for c in item["candidates"]], case["expected"])
-    assert item["candidates"][0][0] == case["expected"]["top1"]
-    assert sum(c[2] for c in item["candidates"]) == pytest.approx(1.0)
+    _same_candidates([(c.text, c.score) for c in item.candidates], case["expected"])
+    assert item.candidates[0].text == case["expected"]["top1"]
+    assert sum(c.share for c in item.candidates) == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("index", [2, 7])
@@ -264,7 +266,7 @@ def test_restoration_loads_without_sizes_with_15_rows_and_prefix(tmp_path: Path)
         encoder = nlp.config["components"]["stoicheia_encoder"]["model"]
         assert (encoder["n_region"], encoder["n_century"]) == (15, 15 if kwargs.get("century_rows") else 16)
         (item,) = nlp(_gap_text(case))._.restorations
-        got = [(c[0], c[1]) for c in item["candidates"]]
+        got = [(c.text, c.score) for c in item.candidates]
         if kwargs.get("century_rows"):  # unknown = the last row, the same vector: the same answer
             assert [t for t, _ in got] == [c["text"] for c in case["expected"]["candidates"]]
         else:
@@ -341,7 +343,7 @@ def test_restorer_reads_region_and_century(restoration_nlp: spacy.language.Langu
         doc._.region, doc._.century = region, century
         with restoration_nlp.select_pipes(enable=["stoicheia_encoder"]):
             doc = restoration_nlp(doc)
-        return [(c[0], round(c[1], 6)) for c in restorer(doc)._.restorations[0]["candidates"]]
+        return [(c.text, round(c.score, 6)) for c in restorer(doc)._.restorations[0].candidates]
 
     restorer.configure(scoring=scoring)
     try:

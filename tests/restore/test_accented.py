@@ -50,8 +50,8 @@ def test_the_default_pipeline_accents_the_top_candidates_in_context(nlp: spacy.L
     assert doc.text == DECREE
     [item] = doc._.restorations
     top = nlp.get_pipe("stoicheia_accentuator").cfg["candidates"]
-    assert top == 5 and len(item["accented"]) == len(item["candidates"])
-    shown = [(c[0], form) for c, form in zip(item["candidates"], item["accented"], strict=True)][:top]
+    assert top == 5
+    shown = [(c.text, c.accented) for c in item.candidates][:top]
     assert all(form is not None for _, form in shown)
     for cand, form in shown:  # the same letters and word division, diacritics added
         assert _letters(form) == _letters(cand), (cand, form)
@@ -61,14 +61,14 @@ def test_the_default_pipeline_accents_the_top_candidates_in_context(nlp: spacy.L
     assert len(marked) >= 3, shown  # whole Greek words get their accents and breathings
     if "και" in [c for c, _ in shown]:  # καί before a word takes the grave
         assert dict(shown)["και"] == "καὶ"
-    assert all(form is None for form in item["accented"][top:])
+    assert all(c.accented is None for c in item.candidates[top:])
 
 
 def test_a_candidate_inside_a_word_takes_the_whole_words_accents(nlp: spacy.Language) -> None:
     doc = nlp("ἔδοξε τῆι β[.3]ῆι καὶ τῶι δήμωι")
     [item] = doc._.restorations
-    for (cand, *_), form in zip(item["candidates"][:5], item["accented"][:5], strict=True):
-        assert form is not None and _letters(form) == _letters(cand)
+    for cand in item.candidates[:5]:
+        assert cand.accented is not None and _letters(cand.accented) == _letters(cand.text)
 
 
 def test_cli_restore_accent_shows_and_exports_the_accented_forms(tmp_path: Path) -> None:

@@ -124,14 +124,14 @@ def test_confident_flag_follows_the_threshold_in_items_cli_and_html(nlp: spacy.L
     assert pipe.cfg["dtype"] == "bfloat16"
     pipe.configure(confident_above=0.0)
     [item] = nlp("τῆι βουλῆι [.3] δήμωι")._.restorations
-    assert item["confident"] is True
+    assert item.confident is True
     pipe.configure(confident_above=1.0)
     try:
         doc = nlp("τῆι βουλῆι [.3] δήμωι")
     finally:
         pipe.configure(confident_above=0.6212)
     [item] = doc._.restorations
-    assert item["confident"] is False and not item["abstain"]
+    assert item.confident is False and not item.abstain
     assert doc._.restored.startswith("τῆι βουλῆι [")  # still restored, flagged
     page = render_html(doc)
     assert "gap unsure" in page and "not confident" in page
@@ -167,10 +167,10 @@ def test_restorer_fuses_a_pinned_lm_and_refuses_another(nlp: spacy.Language, lm:
     assert digest == lm_digest(load_lm(tmp_path / "lm.npz"))  # a content pin, not the zip's bytes
     pipe = nlp.get_pipe("stoicheia_restorer")
     text = "ἔδοξεν τῆι βουλῆι [.3] τῶι δήμωι"
-    plain = [c[0] for c in nlp(text)._.restorations[0]["candidates"]]
+    plain = [c.text for c in nlp(text)._.restorations[0].candidates]
     pipe.configure(lm=str(tmp_path / "lm.npz"), lm_sha256=digest, lm_weight=3.0)
     try:
-        fused = [c[0] for c in nlp(text)._.restorations[0]["candidates"]]
+        fused = [c.text for c in nlp(text)._.restorations[0].candidates]
         assert fused[0] == "και" and fused != plain  # the tiny backbone alone does not know the formula
         pipe.configure(lm_sha256="0" * 64)
         pipe._lm = None
@@ -205,13 +205,13 @@ def test_restorer_fuses_the_lm_of_its_pinned_data_package(lm: CharNgramLM, tmp_p
     restorer.initialize(lambda: [], nlp=nlp)
     assert restorer.lexicon_pin.version == "1.2.3" and len(restorer.lexicon_pin.sha256) == 64
     text = "ἔδοξεν τῆι βουλῆι [.3] τῶι δήμωι"
-    assert nlp(text)._.restorations[0]["candidates"][0][0] == "και"  # the LM knows the formula
+    assert nlp(text)._.restorations[0].candidates[0].text == "και"  # the LM knows the formula
     nlp.to_disk(tmp_path / "p")
     saved = json.loads((tmp_path / "p" / "stoicheia_restorer" / "lexicon.json").read_text(encoding="utf-8"))
     assert saved["package"] == package and saved["sha256"] == restorer.lexicon_pin.sha256
     assert not list((tmp_path / "p").rglob("*.npz"))  # the LM stays in its data package
     loaded = spacy.load(tmp_path / "p")
-    assert loaded(text)._.restorations[0]["candidates"][0][0] == "και"
+    assert loaded(text)._.restorations[0].candidates[0].text == "και"
     back = spacy.blank("grc").from_config(nlp.config)  # to_bytes carries the pin too
     back.get_pipe("stoicheia_restorer").from_bytes(restorer.to_bytes())
     assert back.get_pipe("stoicheia_restorer").lexicon_pin == restorer.lexicon_pin
@@ -252,21 +252,21 @@ def test_confidence_is_platt_scaling_of_the_top_probability_fitted_on_dev(nlp: s
     assert top_confidence(0.5) == pytest.approx(0.5) and top_confidence(0.5, 2.0, 0.0) == pytest.approx(0.5)
     pipe = nlp.get_pipe("stoicheia_restorer")
     [item] = nlp("τῆι βουλῆι [.3] δήμωι")._.restorations
-    assert item["confidence"] == pytest.approx(item["candidates"][0][2])  # slope 1, bias 0: the probability
+    assert item.confidence == pytest.approx(item.candidates[0].share)  # slope 1, bias 0: the probability
     pipe.configure(confidence_slope=2.0, confidence_bias=1.0)
     try:
         [item] = nlp("τῆι βουλῆι [.3] δήμωι")._.restorations
     finally:
         pipe.configure(confidence_slope=1.0, confidence_bias=0.0)
-    assert item["confidence"] == pytest.approx(top_confidence(item["candidates"][0][2], 2.0, 1.0))
-    assert item["confident"] == (item["confidence"] >= pipe.cfg["confident_above"])
+    assert item.confidence == pytest.approx(top_confidence(item.candidates[0].share, 2.0, 1.0))
+    assert item.confident == (item.confidence >= pipe.cfg["confident_above"])
     # a pair per width bucket: the 3-letter gap takes the 1-3 pair, the range gap the pooled one
     pipe.configure(confidence_slopes={"1-3": 0.5}, confidence_biases={"1-3": -1.0})
     try:
         short, wide = nlp("τῆι βουλῆι [.3] δήμωι [ca. 5] καὶ")._.restorations
     finally:
         pipe.configure(confidence_slopes={}, confidence_biases={})
-    assert short["confidence"] == pytest.approx(top_confidence(short["candidates"][0][2], 0.5, -1.0))
-    assert wide["confidence"] == pytest.approx(wide["candidates"][0][2])
+    assert short.confidence == pytest.approx(top_confidence(short.candidates[0].share, 0.5, -1.0))
+    assert wide.confidence == pytest.approx(wide.candidates[0].share)
     with pytest.raises(ConfigError):
         pipe.configure(confidence_slopes={"1-3": 0.5})  # a slope without its bias

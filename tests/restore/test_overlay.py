@@ -88,23 +88,23 @@ def test_restorer_pipe_uses_and_serializes_its_overlay(tmp_path: Path) -> None:
     save_overlay(tuned, names, tmp_path / "overlay", dtype=torch.float32)
     nlp = build_pipeline(str(TINY))
     pipe = nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 4, "n_candidates": 4}})
-    plain = nlp(TEXT)._.restorations[0]["candidates"]
+    plain = nlp(TEXT)._.restorations[0].candidates
     pipe.set_overlay(tmp_path / "overlay")
-    tuned_cands = nlp(TEXT)._.restorations[0]["candidates"]
+    tuned_cands = nlp(TEXT)._.restorations[0].candidates
     assert tuned_cands != plain
     assert pipe.backbone() is not nlp.get_pipe("stoicheia_encoder").model  # a private copy
     nlp.to_disk(tmp_path / "pipeline")
     assert (tmp_path / "pipeline" / "stoicheia_restorer" / "overlay.safetensors").exists()
     again = spacy.load(tmp_path / "pipeline")
-    assert again(TEXT)._.restorations[0]["candidates"] == tuned_cands
+    assert again(TEXT)._.restorations[0].candidates == tuned_cands
     restorer = again.get_pipe("stoicheia_restorer")
     clone = nlp.get_pipe("stoicheia_restorer").to_bytes()
     restorer.set_overlay(None)
-    assert again(TEXT)._.restorations[0]["candidates"] == plain
+    assert again(TEXT)._.restorations[0].candidates == plain
     restorer.from_bytes(clone)
-    assert again(TEXT)._.restorations[0]["candidates"] == tuned_cands
+    assert again(TEXT)._.restorations[0].candidates == tuned_cands
     restorer.configure(use_overlay=False)
-    assert again(TEXT)._.restorations[0]["candidates"] == plain
+    assert again(TEXT)._.restorations[0].candidates == plain
 
 
 def test_default_package_restorer_carries_its_papyrus_overlay() -> None:
@@ -124,11 +124,11 @@ def test_default_package_restorer_carries_its_papyrus_overlay() -> None:
     restorer.configure(lm_weight=0.0, lm_rescore=0.0, unmask=1, final_forward=True)
     doc = nlp("Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι Ὥρου [.3]ρειν.")
     [item] = doc._.restorations
-    assert len(item["candidates"]) > 1 and all(len(c[0]) == 3 for c in item["candidates"])
-    assert "χαι" in [c[0] for c in item["candidates"][:3]]
+    assert len(item.candidates) > 1 and all(len(c.text) == 3 for c in item.candidates)
+    assert "χαι" in [c.text for c in item.candidates[:3]]
     # the default settings (the 7-gram fused and rescoring): the decree formula's καί among the top 3
     restorer.configure(lm_weight=1.0, lm_rescore=1.0, unmask=2, final_forward=False)
     [item] = nlp("ἔδοξε τῇ βουλῇ [.3] τῷ δήμῳ")._.restorations
-    assert "και" in [c[0] for c in item["candidates"][:3]]
-    probs = [c[2] for c in item["candidates"]]
+    assert "και" in [c.text for c in item.candidates[:3]]
+    probs = [c.share for c in item.candidates]
     assert abs(sum(probs) - 1.0) < 1e-6 and probs == sorted(probs, reverse=True)  # normalised over the list

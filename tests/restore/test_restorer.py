@@ -30,12 +30,12 @@ def test_gap_offsets_point_at_the_markup_in_doc_text(nlp: spacy.Language) -> Non
     doc = nlp(text)
     assert doc.text == text
     items = doc._.restorations
-    assert [doc.text[it["start"] : it["end"]] for it in items] == ["[---]", "[.4]"]
-    assert items[0]["max_width"] is None and items[1]["min_width"] == items[1]["max_width"] == 4
-    assert all(0 < len(it["candidates"]) <= 4 for it in items)
-    assert all(len(c[0]) == 4 for c in items[1]["candidates"])  # spaces count toward the width
+    assert [doc.text[it.start : it.end] for it in items] == ["[---]", "[.4]"]
+    assert items[0].max_width is None and items[1].min_width == items[1].max_width == 4
+    assert all(0 < len(it.candidates) <= 4 for it in items)
+    assert all(len(c.text) == 4 for c in items[1].candidates)  # spaces count toward the width
     restored = doc._.restored
-    top0, top1 = items[0]["candidates"][0][0], items[1]["candidates"][0][0]
+    top0, top1 = items[0].candidates[0].text, items[1].candidates[0].text
     assert restored == f"ἔδοξε τῆι βουλῆι [{top0}] τῶι δήμωι [{top1}] ἐπεστάτει"
 
 
@@ -49,8 +49,8 @@ def test_editorial_restorations_are_text_unless_stripped(nlp: spacy.Language) ->
     finally:
         pipe.configure(strip_restorations=False)
     [item] = doc._.restorations
-    assert doc.text[item["start"] : item["end"]] == "[ουλ]"
-    assert all(len(c[0]) == 3 for c in item["candidates"])
+    assert doc.text[item.start : item.end] == "[ουλ]"
+    assert all(len(c.text) == 3 for c in item.candidates)
     assert doc._.restored.startswith("ἔδοξε τῆι β[") and doc._.restored.endswith("]ῆι")
 
 
@@ -59,8 +59,8 @@ def test_gaps_from_doc_spans(nlp: spacy.Language) -> None:
     doc.spans["restore"] = [doc.char_span(17, 20)]  # καὶ
     doc = nlp(doc)
     [item] = doc._.restorations
-    assert (item["start"], item["end"], item["gap_index"]) == (17, 20, None)
-    assert doc._.restored == f"ἔδοξε τῆι βουλῆι [{item['candidates'][0][0]}] τῶι δήμωι"
+    assert (item.start, item.end, item.gap_index) == (17, 20, None)
+    assert doc._.restored == f"ἔδοξε τῆι βουλῆι [{item.candidates[0].text}] τῶι δήμωι"
 
 
 def test_abstain_below_keeps_candidates_but_not_the_restoration(nlp: spacy.Language) -> None:
@@ -71,10 +71,10 @@ def test_abstain_below_keeps_candidates_but_not_the_restoration(nlp: spacy.Langu
     finally:
         pipe.configure(abstain_below=0.0)
     [item] = doc._.restorations
-    assert item["abstain"] and item["candidates"]
+    assert item.abstain and item.candidates
     assert doc._.restored == "τῆι βουλῆι [.3] δήμωι"
     html = render_html(doc)
-    assert "abstain" in html and "<table" in html and item["candidates"][0][0] in html
+    assert "abstain" in html and "<table" in html and item.candidates[0].text in html
 
 
 def test_no_gaps_and_malformed_markup(nlp: spacy.Language) -> None:
@@ -110,11 +110,11 @@ def test_the_restorer_reads_the_encoders_single_parse(nlp: spacy.Language, monke
 
     monkeypatch.setattr(parser._Scanner, "run", forbidden)
     items = nlp.get_pipe("stoicheia_restorer")(doc)._.restorations
-    assert [doc.text[it["start"] : it["end"]] for it in items] == ["[c. 2-3]", "[.4]", "[---]"]
-    assert [(it["min_width"], it["max_width"]) for it in items] == [(2, 3), (4, 4), (1, None)]
-    assert {len(c[0]) for c in items[0]["candidates"]} <= {2, 3} and {len(c[0]) for c in items[1]["candidates"]} == {4}
+    assert [doc.text[it.start : it.end] for it in items] == ["[c. 2-3]", "[.4]", "[---]"]
+    assert [(it.min_width, it.max_width) for it in items] == [(2, 3), (4, 4), (1, None)]
+    assert {len(c.text) for c in items[0].candidates} <= {2, 3} and {len(c.text) for c in items[1].candidates} == {4}
     [only] = nlp.get_pipe("stoicheia_restorer")(doc, restore_only=[1])._.restorations
-    assert only["gap_index"] == 1 and doc.text[only["start"] : only["end"]] == "[.4]"
+    assert only.gap_index == 1 and doc.text[only.start : only.end] == "[.4]"
 
 
 def test_needs_the_encoder_pipe() -> None:
@@ -139,9 +139,9 @@ def test_to_disk_and_spacy_load_keep_the_restorer(nlp: spacy.Language, tmp_path:
     loaded = spacy.load(tmp_path / "p")
     assert loaded.pipe_names == ["stoicheia_encoder", "stoicheia_restorer"]
     assert loaded.get_pipe("stoicheia_restorer").cfg["temperature"] == 2.5
-    a = nlp("τῆι βουλῆι [.3] δήμωι")._.restorations[0]["candidates"]
-    b = loaded("τῆι βουλῆι [.3] δήμωι")._.restorations[0]["candidates"]
-    assert [c[0] for c in a] == [c[0] for c in b]  # same weights, same texts
+    a = nlp("τῆι βουλῆι [.3] δήμωι")._.restorations[0].candidates
+    b = loaded("τῆι βουλῆι [.3] δήμωι")._.restorations[0].candidates
+    assert [c.text for c in a] == [c.text for c in b]  # same weights, same texts
 
 
 def test_cli_prints_candidates(tmp_path: Path) -> None:
@@ -166,8 +166,8 @@ def test_default_model_restores_a_formulaic_decree_phrase() -> None:
     nlp = build_pipeline(str(default_model_dir()), components=False)
     nlp.add_pipe("stoicheia_restorer", config={"settings": {"strip_restorations": True, "context": 64}})
     docs = list(nlp.pipe(["ἔδοξε τῆι β[ουλ]ῆι καὶ τῶι δήμωι", "ἔδοξε τῆι βουλῆι [καὶ] τῶι δήμωι"]))
-    first = [c[0] for c in docs[0]._.restorations[0]["candidates"]]
-    second = [c[0] for c in docs[1]._.restorations[0]["candidates"]]
+    first = [c.text for c in docs[0]._.restorations[0].candidates]
+    second = [c.text for c in docs[1]._.restorations[0].candidates]
     assert len(first) == 20 and first[0] == "ουλ"
     assert "και" in second[:3]
     assert nlp.get_pipe("stoicheia_restorer").forwards == 3 + 1  # both gaps in one beam search

@@ -36,13 +36,13 @@ def test_restore_only_decodes_just_the_asked_gaps(nlp: spacy.Language) -> None:
     before = pipe.forwards
     doc = nlp(TEXT, component_cfg={"stoicheia_restorer": {"restore_only": [1]}})
     [item] = doc._.restorations
-    assert doc.text[item["start"] : item["end"]] == "[.4]" and item["gap_index"] == 1
-    assert all(len(c[0]) == 4 for c in item["candidates"])
+    assert doc.text[item.start : item.end] == "[.4]" and item.gap_index == 1
+    assert all(len(c.text) == 4 for c in item.candidates)
     assert pipe.forwards - before == 4 + 1  # one gap of 4 letters, not three beam searches
     restored = doc._.restored
     assert "[---]" in restored and "[.2]" in restored and "[.4]" not in restored
     encoded = nlp.get_pipe("stoicheia_encoder")(nlp.make_doc(TEXT))  # the restorer reads the encoder's gaps
-    assert [it["gap_index"] for it in pipe(encoded)._.restorations] == [0, 1, 2]
+    assert [it.gap_index for it in pipe(encoded)._.restorations] == [0, 1, 2]
 
 
 def test_gaps_in_doc_spans_are_the_ones_restored(nlp: spacy.Language) -> None:
@@ -50,15 +50,15 @@ def test_gaps_in_doc_spans_are_the_ones_restored(nlp: spacy.Language) -> None:
     start = TEXT.index("[.2]")
     doc.spans["restore_gaps"] = [doc.char_span(start, start + 4, alignment_mode="expand")]
     doc = nlp.get_pipe("stoicheia_restorer")(nlp.get_pipe("stoicheia_encoder")(doc))
-    assert [it["gap_index"] for it in doc._.restorations] == [2]
+    assert [it.gap_index for it in doc._.restorations] == [2]
 
 
 def test_absurd_widths_are_reported_not_allocated(nlp: spacy.Language) -> None:
     """Wider than the restorer's max_width (64): too_wide, no beam search."""
     doc = nlp("ἔδοξε τῆι [ca. 500] βουλῆι [.3] δήμωι")
     wide, ok = doc._.restorations
-    assert wide["status"] == "too_wide" and wide["candidates"] == [] and wide["abstain"]
-    assert ok["status"] == "restored" and ok["candidates"]
+    assert wide.status == "too_wide" and wide.candidates == () and wide.abstain
+    assert ok.status == "restored" and ok.candidates
     html = render_html(doc)
     assert "not restored: too wide" in html and "class='cands abstain'" in html
     assert "[ca. 500]" in doc._.restored
@@ -76,7 +76,7 @@ SCRIPT = textwrap.dedent("""
                  "ἔδοξε τῆι " + "-" * 300 + " βουλῆι [.2] δήμωι", "ἔδοξε [500-900] τῆι",
                  "ἔδοξε τῆι [ca. 100000] βουλῆι"):
         items = nlp(text)._.restorations
-        print([(it["status"], len(it["candidates"])) for it in items])
+        print([(it.status, len(it.candidates)) for it in items])
 """)
 
 
@@ -100,7 +100,7 @@ def test_restoration_only_preset_has_two_pipes_and_the_shipped_settings() -> Non
     nlp = restoration_pipeline(TINY, beam_width=2, n_candidates=2)
     assert nlp.pipe_names == ["stoicheia_encoder", "stoicheia_restorer"]
     doc = nlp("τῶι δήμωι [.3] ἐπεστάτει")
-    assert doc._.restorations[0]["status"] == "restored"
+    assert doc._.restorations[0].status == "restored"
 
 
 def test_cli_gap_option(tmp_path: Path) -> None:

@@ -86,9 +86,9 @@ def test_too_wide_gaps_are_reported_and_cost_nothing() -> None:
     assert len(p.decode[0].query.context) < 40 + 512
     model = TableModel(_table(8, T=700))
     [items], forwards = restore_targets(model, [p], CFG)
-    assert [it["status"] for it in items] == ["too_wide", "restored"]
-    assert items[0]["candidates"] == [] and items[0]["abstain"]
-    assert len(items[1]["candidates"][0][0]) == 3 and forwards == 3 + 1
+    assert [it.status for it in items] == ["too_wide", "restored"]
+    assert items[0].candidates == () and items[0].abstain
+    assert len(items[1].candidates[0].text) == 3 and forwards == 3 + 1
     with pytest.raises(DecodingError):
         beam_search(ModelScorer(model), [p.too_wide[0].query], max_width=64)
 

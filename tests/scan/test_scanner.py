@@ -50,9 +50,9 @@ def test_update_lowers_loss_and_annotations_have_shapes(tiny_model_config, tiny_
     scores = nlp.get_pipe("stoicheia_scanner").predict([doc])
     assert scores[0].shape == (len(doc._.stoicheia.planes), 6)
     (verse,) = doc._.verses
-    assert len(verse._.scansion["pattern"]) == len(verse._.scansion["syllables"]) == 15
-    assert verse._.meter is None or verse._.meter["name"]
-    assert all(0.0 <= m["p_long"] <= 1.0 for m in doc._.macrons)
+    assert len(verse._.scansion.pattern) == len(verse._.scansion.syllables) == 15
+    assert verse._.meter is None or verse._.meter.name
+    assert all(0.0 <= m.p_long <= 1.0 for m in doc._.macrons)
     assert "".join(t._.macronized for t in doc).replace("\u0304", "").replace("\u0306", "") \
         .replace("ᾱ", "α").replace("ᾰ", "α") != ""
 
@@ -78,7 +78,7 @@ def test_abstain_below_leaves_vowels_unmarked(tiny_model_config, tiny_checkpoint
     nlp.initialize(lambda: _examples(nlp))
     nlp.get_pipe("stoicheia_scanner").configure(abstain_below=1.01)
     doc = nlp(LINES[0][0])
-    assert all(m["length"] is None for m in doc._.macrons)
+    assert all(m.length is None for m in doc._.macrons)
     assert "".join(t._.macronized for t in doc) == "".join(t.text for t in doc)
 
 
@@ -90,12 +90,12 @@ def test_default_package_scans_iliad_1_1_as_hexameter() -> None:
     nlp = scanner_pipeline()
     doc = nlp("ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον, ὃς μάλα πολλὰ")
     meter = doc._.verses[0]._.meter
-    assert meter is not None and meter["name"] == "dactylic_hexameter"
+    assert meter is not None and meter.name == "dactylic_hexameter"
     # 17 syllables: five dactyls, so the metre forces the open α of ἄνδρα, μοῦσα, μάλα (twice) short
-    by_metre = [(doc.text[m["offset"]], m["length"], m["metre_margin"]) for m in doc._.macrons if m["metre"]]
+    by_metre = [(doc.text[m.offset], m.length, m.metre_margin) for m in doc._.macrons if m.metre]
     assert by_metre == [("α", 0, 20.0), ("α", 0, 20.0), ("ά", 0, 20.0), ("α", 0, 20.0)]
-    assert all(m["metre_margin"] == 0.0 for m in doc._.macrons if not m["metre"])  # ἄν closed, λύ before τρ
-    assert all(m["p_long"] < 0.5 for m in doc._.macrons if m["metre"])
+    assert all(m.metre_margin == 0.0 for m in doc._.macrons if not m.metre)  # ἄν closed, λύ before τρ
+    assert all(m.p_long < 0.5 for m in doc._.macrons if m.metre)
 
 
 def test_heads_are_stepped_by_the_training_optimizer(tiny_model_config, tiny_checkpoint) -> None:
@@ -156,12 +156,12 @@ def test_lexicon_decoder_decides_where_the_lexicon_is_sure_and_travels_with_the_
     pipe.calibration = {"lexicon": {"prior": prior}}
     pipe._meters = {}  # no metre: the prior alone decides
     doc = nlp(text)
-    lengths = {text[m["offset"]]: m["length"] for m in doc._.macrons}
+    lengths = {text[m.offset]: m.length for m in doc._.macrons}
     assert lengths["ί"] == 1 and lengths["ά"] == 1
-    assert [m["length"] for m in doc._.macrons if text[m["offset"]] == "α"] == [0]
+    assert [m.length for m in doc._.macrons if text[m.offset] == "α"] == [0]
     pipe.configure(abstain_below=0.99)
     unsure = nlp(text)
-    assert all(m["length"] is None for m in unsure._.macrons if m["offset"] == text.index("ἄ"))
+    assert all(m.length is None for m in unsure._.macrons if m.offset == text.index("ἄ"))
     pipe.configure(abstain_below=0.0)
     pipe.to_disk(tmp_path / "scanner")
     assert not (tmp_path / "scanner" / "macron_lexicon.json.gz").exists()  # the data stays in its package
@@ -173,4 +173,4 @@ def test_lexicon_decoder_decides_where_the_lexicon_is_sure_and_travels_with_the_
     other.initialize(lambda: _examples(other))
     other.get_pipe("stoicheia_scanner").from_disk(tmp_path / "scanner")
     other.get_pipe("stoicheia_scanner")._meters = {}
-    assert [m["length"] for m in other(text)._.macrons] == [m["length"] for m in doc._.macrons]
+    assert [m.length for m in other(text)._.macrons] == [m.length for m in doc._.macrons]

@@ -233,7 +233,7 @@ def pipeline_bench(args: argparse.Namespace, argv: list[str] | None) -> int:
         seconds, doc = cpu(DECREE.format(notation))
         item = doc._.restorations[0]
         rows[notation] = {"cpu_s": seconds, "ratio_vs_no_gap": seconds / max(base, 1e-9),
-                          "top": [c[0] for c in item["candidates"][:3]], "confident": item.get("confident")}
+                          "top": [c.text for c in item.candidates[:3]], "confident": item.confident}
     float32: dict[str, float] = {}
     if args.compare_float32:  # the same calls with the beam in the encoder's float32 weights
         restorer.configure(dtype="float32")

@@ -163,14 +163,14 @@ def annotate(pipe, docs, logits, lexicon, calibration, items):
     pipe._lexicon = lexicon
     pipe.calibration = calibration
     pipe.set_annotations(docs, logits)
-    by_doc = [{m["offset"]: m for m in d._.macrons} for d in docs]
+    by_doc = [{m.offset: m for m in d._.macrons} for d in docs]
     res = []
     for _, k, i in items:
         if i < 0:
             res.append((0.5, -1, 0, 0.0))
             continue
         m = by_doc[k][int(np.asarray(docs[k]._.stoicheia.planes.offsets)[i])]
-        res.append((m["p_long"], -1 if m["length"] is None else m["length"], m["metre"], m["metre_margin"]))
+        res.append((m.p_long, -1 if m.length is None else m.length, m.metre, m.metre_margin))
     return np.array(res, dtype=np.float64)
 
 
@@ -192,7 +192,7 @@ def posterior_design(docs, items, p_prior: np.ndarray, ann: np.ndarray, lexicon=
                         corpus_votes(docs[k].text, planes, dich, lexicon))
         pos[j], dia[j], cor[j] = cache[k][0][i], cache[k][1][i], cache[k][2][i]
         off = int(np.asarray(docs[k]._.stoicheia.planes.offsets)[i])
-        verse[j] = float(any(v.start_char <= off < v.end_char and bool(v._.meter and v._.meter["used"])
+        verse[j] = float(any(v.start_char <= off < v.end_char and bool(v._.meter and v._.meter.used)
                              for v in docs[k]._.verses))
     return posterior_features(p_prior, ann[:, 2], ann[:, 3], pos, verse, dia, cor)
 
@@ -528,7 +528,7 @@ def markdown(results: dict, command: str) -> str:
         "them, the deictic-ί rule, the dialect cues and the corpus counts (above). A logistic *prior* stage combines these; its probability feeds the metre automata's Viterbi path in verse, and a *posterior* "
         "stage combines the prior with the metre's vote, the metre's margin, the letter's position, the "
         "dialect cues and the corpus counts (as chosen; groups "
-        "and L2 chosen on the fitting data, above); its probability is `doc._.macrons[i][\"p_long\"]` and what `abstain_below` "
+        "and L2 chosen on the fitting data, above); its probability is `doc._.macrons[i].p_long` and what `abstain_below` "
         "compares max(p, 1 − p) with. The prior stage is fitted on Norma's `dev.txt` "
         f"({results['dev']['lines']} Aristophanic lines, {results['dev']['positions']:,} marked dichrona, "
         f"{results['dev']['long']} long), the posterior stage on {fit_text}, never on the test lines; weights in `training/macron_calibration.json` "

@@ -59,8 +59,8 @@ def full_weights(doc) -> tuple[np.ndarray, np.ndarray]:
 
     weights, drop, base = [], [], 0
     for v in doc._.verses:
-        reduced = np.array([HEAVY if c == "–" else LIGHT for c in v._.scansion["pattern"]], dtype=np.int64)
-        merged = tuple(v._.scansion.get("synizesis", ()))
+        reduced = np.array([HEAVY if c == "–" else LIGHT for c in v._.scansion.pattern], dtype=np.int64)
+        merged = tuple(v._.scansion.synizesis)
         full = expand_weights(reduced, merged, len(reduced) + len(merged))
         weights.append(full)
         drop += [base + k for k in merged]
@@ -80,13 +80,13 @@ def score_annotated(scanner, norma, mac_docs, mac_logits, syl_docs, syl_logits, 
     gold, pred, probs = [], [], []
     for line, doc in zip(norma.macron, mac_docs, strict=True):
         idx = mark_letters(line)
-        by_off = {m["offset"]: m for m in doc._.macrons}
+        by_off = {m.offset: m for m in doc._.macrons}
         offs = np.asarray(doc._.stoicheia.planes.offsets)
         for (_, g), i in zip(line.marks, idx.tolist(), strict=True):
             m = by_off.get(int(offs[i])) if i >= 0 else None
             gold.append(g)
-            pred.append(-1 if m is None or m["length"] is None else m["length"])
-            probs.append(0.5 if m is None else m["p_long"])
+            pred.append(-1 if m is None or m.length is None else m.length)
+            probs.append(0.5 if m is None else m.p_long)
     out: dict = {"macron": score_macrons(gold, pred)}
     from stoicheia_lab.scoring.calibration import coverage_accuracy, expected_calibration_error
 
