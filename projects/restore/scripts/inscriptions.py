@@ -45,13 +45,24 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from restore_eval import GAP_RE, recorded_argv, write_split
+from restore_eval import (
+    GAP_RE,
+    correct_top1,
+    load_split,
+    recorded_argv,
+    rescore_fused,
+    score,
+    write_split,
+)
 
 from stoicheia_spacy.errors import EpiDocError
 from stoicheia_spacy.leiden import parse_gaps
 from stoicheia_spacy.leiden.epidoc import read_epidoc
 from stoicheia_spacy.leiden.model import Gap
+from stoicheia_spacy.restore import WidthPrior
+from stoicheia_spacy.restore.calibration import rerank
 from stoicheia_spacy.restore.formats import ithaca_text
+from stoicheia_spacy.scoring.stats import mcnemar_exact
 
 log = logging.getLogger("inscriptions")
 
@@ -229,6 +240,40 @@ def stats(docs: list[dict], data: dict[str, list[dict]], skipped: list[str], arg
     return out
 
 
+def score_cached(args: argparse.Namespace) -> int:
+    """Known-width scores of decodings ``restore_eval.py evaluate`` cached (``--run ARM=FILE``,
+    one per arm, the same test records): CER / top-1 / top-20 per L as ``evaluate`` scores them
+    (the ``fused`` arm LM-rescored at ``--lm-rescore`` as the restorer does), exact McNemar on
+    top-1 between every pair, CPU seconds per gap; for a session whose CPU cannot run the whole
+    ``evaluate`` (its dev-fitted calibration needs the dev decodings)."""
+    test = load_split(Path(args.samples), "test", args.per_length)
+    metrics: dict[str, Any] = {"command": "python scripts/inscriptions.py " + " ".join(recorded_argv(args.argv)),
+                               "n_test": len(test), "widths": "known", "arms": {}, "speed": {}, "mcnemar": {}}
+    correct = {}
+    for item in args.run:
+        arm, _, file = item.partition("=")
+        run = json.loads(Path(file).read_text(encoding="utf-8"))
+        if run["n"] != len(test):
+            raise SystemExit(f"{file}: {run['n']} decodings for {len(test)} test records")
+        if arm == "fused" and args.lm_rescore > 0:
+            run = rescore_fused({("test", "fused", "known"): run}, {"test": test}, args, grid=False)[("test", "fused", "known")]
+        tops = [[c[0] for c in rerank([tuple(c) for c in cands], WidthPrior())[:20]] for cands in run["cands"]]
+        metrics["arms"][arm] = score(test, tops)
+        metrics["speed"][arm] = {"gaps": run["n"], "cpu_s_per_gap": run["cpu_s"] / max(run["n"], 1)}
+        correct[arm] = correct_top1(test, tops)
+    names = list(correct)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            r = mcnemar_exact(correct[a], correct[b])
+            metrics["mcnemar"][f"{a} vs {b}"] = {"a_only": r.a_only, "b_only": r.b_only, "p": r.pvalue}
+    out = Path(args.out)
+    out.write_text(json.dumps(metrics, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    for arm, sc in metrics["arms"].items():
+        o = sc["overall"]
+        log.info("%s: CER %.1f, top-1 %.1f, top-20 %.1f (%d gaps)", arm, o["cer"], o["top1"], o["top20"], o["n"])
+    return 0
+
+
 class _Collect(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
@@ -249,9 +294,20 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--out", required=True)
     s.add_argument("--per-length", type=int, default=100, help="test gaps per L at most (dev: half)")
     s.add_argument("--seed", type=int, default=0)
+    c = sub.add_parser("score", help="known-width scores of cached evaluate decodings (see score_cached)")
+    c.add_argument("--samples", required=True)
+    c.add_argument("--per-length", type=int, default=None)
+    c.add_argument("--run", action="append", required=True, metavar="ARM=FILE")
+    c.add_argument("--lm", default=None, help="the fused arm's n-gram LM (its rescoring)")
+    c.add_argument("--lm-rescore", type=float, default=1.0)
+    c.add_argument("--window", type=int, default=24)
+    c.add_argument("--slack", type=int, default=2)
+    c.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     args.argv = sys.argv[1:] if argv is None else list(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    if args.cmd == "score":
+        return score_cached(args)
     collect = _Collect()
     log.addHandler(collect)
     try:
