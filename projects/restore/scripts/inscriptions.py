@@ -54,6 +54,7 @@ from restore_eval import (
     score,
     write_split,
 )
+from stoicheia_lab.scoring.stats import mcnemar_exact
 
 from stoicheia_spacy.errors import EpiDocError
 from stoicheia_spacy.leiden import parse_gaps
@@ -62,7 +63,6 @@ from stoicheia_spacy.leiden.model import Gap
 from stoicheia_spacy.restore import WidthPrior
 from stoicheia_spacy.restore.calibration import rerank
 from stoicheia_spacy.restore.formats import ithaca_text
-from stoicheia_spacy.scoring.stats import mcnemar_exact
 
 log = logging.getLogger("inscriptions")
 
