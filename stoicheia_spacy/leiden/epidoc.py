@@ -24,6 +24,9 @@ encoder read as they read any Leiden text:
   ``<note>``, ``<certainty>``, ``<desc>``, ``<figure>``, ``<head>`` and the like are left out.
 * Blocks (``div``, ``ab``, ``p``, ``l``...) declared in a language that is not Greek are
   left out; an edition with no Greek passes through.
+* Several ``<div type="edition">``: each is read, except a ``diplomatic`` or
+  ``transliteration`` repeat of another and a word-segmented repeat (subtype
+  ``X_segmented``, as IIP files carry beside ``X``) of an edition that is there.
 
 Characters that Leiden reads as markup (brackets, ``|``, ``/``, ``?``, ``-``...) never come
 from the file's text: they are dropped, so every gap of :attr:`EpiDocText.text` is one of
@@ -100,6 +103,8 @@ _BREAKS: Final = frozenset({"lb", "cb", "pb", "milestone"})
 _WORDS: Final = frozenset({"expan", "w"})
 #: subtypes of an edition that repeat another edition of the same file
 _SECONDARY: Final = frozenset({"diplomatic", "transliteration"})
+#: the subtype suffix of an edition that repeats edition ``X`` split into ``<w>`` words
+_SEGMENTED: Final = "_segmented"
 #: elements whose content is not part of the text read
 _SKIP: Final = frozenset({
     "note", "certainty", "desc", "figure", "figDesc", "head", "witDetail", "wit", "interp", "precision",
@@ -695,10 +700,18 @@ class _Reader:
         return True
 
 
+def _subtype(el: Any) -> str:
+    return (el.get("subtype") or "").strip().lower()
+
+
 def _editions(root: Any) -> list[Any]:
-    """The edition divs read: all of them but a diplomatic or transliterated repeat of another."""
+    """The edition divs read: all of them but a diplomatic or transliterated repeat of another,
+    and but a word-segmented repeat (subtype ``X_segmented``, as in IIP) of an edition ``X``."""
     found = [el for el in root.iter(f"{{{TEI_NS}}}div", "div") if (el.get("type") or "").strip() == "edition"]
-    main = [el for el in found if (el.get("subtype") or "").strip().lower() not in _SECONDARY]
+    main = [el for el in found if _subtype(el) not in _SECONDARY]
+    subtypes = {_subtype(el) for el in main}
+    main = [el for el in main if not (_subtype(el).endswith(_SEGMENTED)
+                                      and _subtype(el).removesuffix(_SEGMENTED) in subtypes)]
     return main or found
 
 

@@ -390,3 +390,17 @@ def test_text_that_leiden_would_read_as_markup_is_neutralised() -> None:
                            'κα[ὶ] - τοῦ? | δή/μου <gap reason="lost" quantity="2" unit="character"/>'))
     assert view.text == "ἔτους 5 [α] 5 [β] καὶ τοῦ δήμου [.2]"
     assert [g.source_start for g in parse_gaps(view.text).gaps] == [view.gaps[0].start]
+
+
+def test_word_segmented_repeat_of_an_edition_is_read_once() -> None:
+    """IIP style: a ``transcription`` and its ``transcription_segmented`` repeat in ``<w>`` words
+    (and a diplomatic one): the text is read once, from the transcription."""
+    words = "".join(f'<w xml:lang="grc">{w}</w> ' for w in ("Μνημεῖον", "Πέτρος", "Ἀλφίου"))
+    source = tei('Μνημεῖον Πέ<lb break="no"/>τρος <supplied reason="lost">Ἀλ</supplied>φίου',
+                 lang=' subtype="transcription" xml:lang="grc"').replace(
+        "</body>", f'<div type="edition" subtype="transcription_segmented"><p>{words}</p></div>\n</body>').replace(
+        "<text><body>\n", '<text><body>\n<div type="edition" subtype="diplomatic"><p>ΜΝΗΜΕΙΟΝ</p></div>\n')
+    assert read_epidoc(source).text == "Μνημεῖον Πέτρος [Ἀλ]φίου"
+    # alone (no transcription beside it), the segmented edition is the one read
+    alone = tei(words, lang=' subtype="transcription_segmented"')
+    assert read_epidoc(alone).text == "Μνημεῖον Πέτρος Ἀλφίου"

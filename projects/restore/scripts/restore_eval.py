@@ -20,7 +20,8 @@ Arms: ``fused`` (the finetuned backbone fused with the character n-gram LM of ``
 ``--lm-weight``, :class:`~stoicheia_spacy.restore.fusion.FusedScorer`: the shipped default),
 ``finetuned`` (the backbone with the restoration overlay of ``--overlay``, default the
 shipped one), ``pretrained`` (the backbone, zero-shot), ``random_init`` (same shape, random
-weights: the control) and ``ngram`` (a 6-gram LM on the training papyri, same beam). Widths:
+weights: the control), ``ngram`` (a 6-gram LM on the training papyri, same beam) and ``lm``
+(the fused arm's n-gram LM of ``--lm`` alone, same beam). Widths:
 ``known`` (L), ``hidden`` (unknown: letter counts 1..max_letters enumerated), ``range`` (L±slack),
 ``chat`` (N letters, word breaks free). Hidden and range candidates are ranked with the width prior
 fitted on dev (rank rule and length bonus by dev CER, prior = dev width frequencies); temperatures
@@ -38,6 +39,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import os
 import random
 import re
 import resource
@@ -63,7 +65,7 @@ from stoicheia_spacy.restore.formats import (
 from stoicheia_spacy.restore.ngram_lm import NgramScorer  # the n-gram arm
 
 GAP_RE = re.compile(r"^[\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f]+(?: [\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f]+)*$")
-ARMS = ("fused", "finetuned", "pretrained", "random_init", "ngram")
+ARMS = ("fused", "finetuned", "pretrained", "random_init", "ngram", "lm")
 MODES = ("known", "hidden", "range", "chat")
 
 
@@ -111,6 +113,14 @@ def fit_ngram(mirror: str, fold: int, limit: int) -> object:
         final = p.boundary > 0
         seqs.append(np.insert(p.letters.astype(np.int64), np.flatnonzero(final) + 1, SPACE))
     return CharNgramLM(order=6).fit(seqs)
+
+
+def recorded_argv(argv: list[str]) -> list[str]:
+    """``argv`` as a metrics file records it: the value of ``--mirror`` that is
+    ``$STOICHEIA_ASSET_MIRROR`` is written as that name, not as this machine's path."""
+    mirror = os.environ.get("STOICHEIA_ASSET_MIRROR")
+    return ["$STOICHEIA_ASSET_MIRROR" if mirror and a == mirror and i and argv[i - 1] == "--mirror" else a
+            for i, a in enumerate(argv)]
 
 
 def is_ithaca(record: dict) -> bool:
@@ -321,7 +331,7 @@ def run_workers(pending: list[tuple[str, str, str]], args: argparse.Namespace, l
     merges and scores. Progress goes to ``logs/``; a failed worker stops the evaluation."""
     tasks = []
     for split, arm, mode in pending:
-        n = 1 if arm == "ngram" else args.workers
+        n = 1 if arm in ("ngram", "lm") else args.workers
         for k in range(n):
             name = f"{split}_{arm}_{mode}" + (f".shard{k}of{n}" if n > 1 else "")
             cmd = [sys.executable, str(Path(__file__).resolve()), *args.argv, "--workers", "1", "--arms", arm,
@@ -369,7 +379,7 @@ def evaluate(args: argparse.Namespace) -> int:
     samples = Path(args.samples)
     test = load_split(samples, "test", args.per_length)
     dev = load_split(Path(args.dev_samples) if args.dev_samples else samples, "dev", args.dev_per_length)
-    arms = args.arms.split(",") if args.arms else [a for a in ARMS if a != "fused" or args.lm]
+    arms = args.arms.split(",") if args.arms else [a for a in ARMS if a not in ("fused", "lm") or args.lm]
     if set(arms) - set(ARMS) or not arms:
         raise SystemExit(f"unknown arms {sorted(set(arms) - set(ARMS))}; choose from {ARMS}")
     out = Path(args.out)
@@ -382,15 +392,15 @@ def evaluate(args: argparse.Namespace) -> int:
     weights = model_hash.hexdigest()[:10]
     with_overlay = sha256_of(overlay_file(overlay), h=model_hash.copy()).hexdigest()[:10]
     lm_hash = sha256_of(Path(args.lm)).hexdigest()[:10] if args.lm else ""
-    if "fused" in arms and not args.lm:
-        raise SystemExit("the fused arm needs --lm (the character n-gram LM, `make restore-lm`)")
+    if {"fused", "lm"} & set(arms) and not args.lm:
+        raise SystemExit("the fused and lm arms need --lm (the character n-gram LM, `make restore-lm`)")
 
     def fused_tag(weight: float) -> str:
         return f"fused-{with_overlay}-lm{lm_hash}x{weight:g}" if args.lm else f"fused-{with_overlay}-lmnone"
 
     tags = {"fused": fused_tag(args.lm_weight), "finetuned": f"finetuned-{with_overlay}",
             "pretrained": f"pretrained-{weights}", "random_init": f"random_init-{weights}",
-            "ngram": f"ngram{args.ngram_docs}"}
+            "ngram": f"ngram{args.ngram_docs}", "lm": f"lm{lm_hash}"}
     splits = {"test": test, "dev": dev}
 
     def cache_file(split: str, arm: str, mode: str) -> Path:
@@ -412,6 +422,10 @@ def evaluate(args: argparse.Namespace) -> int:
             from stoicheia_spacy.restore.ngram_lm import load_lm
 
             return FusedScorer(model, NgramScorer(load_lm(args.lm)), args.lm_weight)
+        if arm == "lm":
+            from stoicheia_spacy.restore.ngram_lm import load_lm
+
+            return NgramScorer(load_lm(args.lm))
         if arm == "random_init":
             torch.manual_seed(0)
             return ModelScorer(StoicheiaEncoder(pretrained.config).to(dtype))
@@ -558,7 +572,7 @@ def evaluate(args: argparse.Namespace) -> int:
         "n_test": len(test), "n_dev": len(dev), "fold": args.fold, "beam": args.beam, "window": args.window,
         "slack": args.slack, "max_letters": args.max_letters, "main_arm": main_arm,
         "unmask": args.unmask, "final_forward": not args.no_final_forward,
-        "command": "python scripts/restore_eval.py " + " ".join(args.argv),
+        "command": "python scripts/restore_eval.py " + " ".join(recorded_argv(args.argv)),
         "arms": {arm: score(test, tops[("test", arm, "known")]) for arm in arms},
         "widths": {mode: score(test, tops[("test", main_arm, mode)]) for mode in modes},
         "widths_dev": {mode: score(dev, tops[("dev", main_arm, mode)]) for mode in dev_modes},
