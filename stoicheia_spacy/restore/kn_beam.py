@@ -110,15 +110,18 @@ def _beam(lm: KneserNeyLM, ctx: np.ndarray, far: np.ndarray, widths: np.ndarray,
     return fills, score
 
 
-def score_texts(lm: KneserNeyLM, left: np.ndarray, right: np.ndarray, cands: Sequence[np.ndarray],
-                far: int = 10) -> tuple[np.ndarray, np.ndarray]:
-    """``fwd`` and ``rev`` of each candidate (symbol arrays) between ``left`` and ``right``."""
-    rows = [np.concatenate([left, c, right]) for c in cands]
-    n = len(left)
-    ends_f = [n + len(c) + min(far, len(right)) for c in cands]
-    fwd = lm.sequence_logprob(rows, np.full(len(rows), n), ends_f)
-    starts_r = np.full(len(rows), max(0, n - far))
-    rev = lm.sequence_logprob(rows, starts_r, [n + len(c) for c in cands], reverse=True)
+def score_texts(lm: KneserNeyLM, left: np.ndarray | Sequence[np.ndarray], right: np.ndarray | Sequence[np.ndarray],
+                cands: Sequence[np.ndarray], far: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    """``fwd`` and ``rev`` of each candidate (symbol arrays) between ``left`` and ``right`` (one
+    pair for all candidates, or one per candidate)."""
+    lefts = [left] * len(cands) if isinstance(left, np.ndarray) else list(left)
+    rights = [right] * len(cands) if isinstance(right, np.ndarray) else list(right)
+    rows = [np.concatenate([a, c, b]) for a, c, b in zip(lefts, cands, rights, strict=True)]
+    n = np.array([len(a) for a in lefts], dtype=np.int64)
+    widths = np.array([len(c) for c in cands], dtype=np.int64)
+    ends_f = n + widths + np.minimum(far, [len(b) for b in rights])
+    fwd = lm.sequence_logprob(rows, n, ends_f)
+    rev = lm.sequence_logprob(rows, np.maximum(0, n - far), n + widths, reverse=True)
     return fwd, rev
 
 
@@ -156,18 +159,21 @@ def kn_restore(lm: KneserNeyLM, queries: Sequence[object], *, beam: int = 20, fa
                 for b in np.flatnonzero(np.isfinite(score[j])):
                     seq = fills[j, b, :w]
                     found[qi][tuple((seq[::-1] if reverse else seq).tolist())] = None
-    out: list[list[KnCandidate]] = []
+    per_query: list[list[np.ndarray]] = []
     for qi, q in enumerate(queries):
         _, n_letters = _widths(q, max_letters)
         cands = [np.array(k, np.int64) for k in found[qi]]
         if n_letters is not None:
             cands = [s for s in cands if int((s != SPACE).sum()) == n_letters]
-        if not cands:
-            out.append([])
-            continue
-        left, right = sides[qi]
-        fwd, rev = score_texts(lm, left, right, cands, far)
-        nxt = int(right[0]) if len(right) else UNK
-        items = [KnCandidate(render(s, nxt), len(s), float(f), float(r)) for s, f, r in zip(cands, fwd, rev, strict=True)]
-        out.append(sorted(items, key=lambda x: -x.score))
-    return out
+        per_query.append(cands)
+    # every candidate of every query rescored in one batched lookup per direction
+    owner = [qi for qi, cands in enumerate(per_query) for _ in cands]
+    flat = [s for cands in per_query for s in cands]
+    lefts = [sides[qi][0] for qi in owner]
+    rights = [sides[qi][1] for qi in owner]
+    fwd, rev = score_texts(lm, lefts, rights, flat, far)
+    out: list[list[KnCandidate]] = [[] for _ in queries]
+    for qi, s, f, r in zip(owner, flat, fwd, rev, strict=True):
+        right = sides[qi][1]
+        out[qi].append(KnCandidate(render(s, int(right[0]) if len(right) else UNK), len(s), float(f), float(r)))
+    return [sorted(items, key=lambda x: -x.score) for items in out]

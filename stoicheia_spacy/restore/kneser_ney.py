@@ -150,19 +150,26 @@ class KneserNeyLM:
         """Per row, the summed log-probability of its symbols ``starts[i]:ends[i]`` (default to
         the end), each given up to ``order - 1`` symbols before it (after it with ``reverse``)
         in the row; ``UNK`` symbols are not scored."""
-        ctxs, syms, owner = [], [], []
-        for i, seq in enumerate(rows):
-            seq = np.asarray(seq, np.int64)
-            e = len(seq) if ends is None else int(ends[i])
-            pos = np.arange(int(starts[i]), e)
-            pos = pos[seq[pos] != UNK]
-            ctxs.append(self.contexts(seq, pos, reverse=reverse))
-            syms.append(seq[pos])
-            owner.append(np.full(len(pos), i))
         out = np.zeros(len(rows))
-        if ctxs and sum(len(s) for s in syms):
-            lp = self.logprob(np.concatenate(ctxs), np.concatenate(syms), reverse=reverse)
-            np.add.at(out, np.concatenate(owner), lp)
+        if not len(rows):
+            return out
+        # all rows side by side in one padded array: one context window per scored position
+        c = self.order - 1
+        lens = np.array([len(r) for r in rows], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lens + c)])[:-1] + c
+        flat = np.full(int(offsets[-1] + lens[-1] + c), UNK, np.int64)
+        for row, at in zip(rows, offsets, strict=True):
+            flat[at : at + len(row)] = row
+        s = np.asarray(starts, np.int64)
+        e = lens if ends is None else np.asarray(ends, np.int64)
+        count = np.maximum(e - s, 0)
+        owner = np.repeat(np.arange(len(rows)), count)
+        pos = np.repeat(offsets + s, count) + (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
+        keep = flat[pos] != UNK
+        pos, owner = pos[keep], owner[keep]
+        if len(pos):
+            lp = self.logprob(self.contexts(flat, pos, reverse=reverse), flat[pos], reverse=reverse)
+            np.add.at(out, owner, lp)
         return out
 
     @property

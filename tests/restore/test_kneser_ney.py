@@ -104,3 +104,30 @@ def test_restores_a_sale_formula(lm):
     # the gap counted in letters: its candidates hold exactly that many letters
     [free] = kn_restore(lm, [target.query.__class__(**{**target.query.__dict__, "letters": 5})])
     assert free and all(len(c.text.replace(" ", "")) == 5 for c in free)
+
+
+def test_the_restorer_decodes_with_the_ngram_and_skips_the_backbone(lm, tmp_path):
+    from pathlib import Path
+
+    import torch
+
+    from stoicheia_spacy.assembly import build_pipeline
+    from stoicheia_spacy.errors import ConfigError
+
+    torch.set_num_threads(1)
+    path = tmp_path / "kn.npz"
+    save_kn(lm, path)
+    nlp = build_pipeline(str(Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"))
+    pipe = nlp.add_pipe("stoicheia_restorer", config={"settings": {
+        "beam_width": 4, "n_candidates": 5, "kn_lm": str(path), "kn_lm_sha256": kn_digest(lm),
+        "kn_weights": {"default": [0.0, 1.0, 1.0, 0.0]}}})
+    text = "Ἀπίων Ὥρου χαίρειν. ὁμολογῶ πεπρα[.5] σοι κάμηλον θήλειαν"
+    [item] = nlp(text)._.restorations
+    assert item["candidates"][0][0] == "κεναι"
+    assert pipe.forwards == 0  # no bucket weighs the backbone: its beam is not run
+    assert 0.0 < item["confidence"] <= 1.0
+    pipe.configure(kn_weights={"default": [0.3, 1.0, 1.0, 0.0]})
+    [item] = nlp(text)._.restorations
+    assert pipe.forwards > 0 and "κεναι" in [c[0] for c in item["candidates"]]
+    with pytest.raises(ConfigError):
+        pipe.configure(kn_weights={"default": [1.0, 1.0]})

@@ -147,8 +147,8 @@ def inscriptions(mirror: Path, held: set[int], sample_ids: set[str], stats: dict
             yield words_array(text)
 
 
-def build(args: argparse.Namespace) -> int:
-    t0, cpu0 = time.perf_counter(), time.process_time()
+def read_sources(args: argparse.Namespace) -> tuple[dict[str, list[np.ndarray]], dict]:
+    """The training sequences per source and their counts (documents, letters, left out)."""
     mirror = Path(args.mirror)
     held = {args.fold, (args.fold + 1) % 10}
     sample_ids: set[str] = set()
@@ -166,6 +166,13 @@ def build(args: argparse.Namespace) -> int:
         sym = np.concatenate(arrs) if arrs else np.zeros(0, np.uint8)
         sources[name]["letters"] = int((sym < SPACE).sum())
         sources[name]["unknown"] = int((sym == UNK).sum())
+    return seqs, sources
+
+
+def build(args: argparse.Namespace) -> int:
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    seqs, sources = read_sources(args)
+    held = {args.fold, (args.fold + 1) % 10}
     t_read = time.process_time() - cpu0
     mins = [int(x) for x in args.min_counts.split(",")] if args.min_counts else None
     lm = build_kn([a for arrs in seqs.values() for a in arrs], order=args.order, min_counts=mins)
@@ -182,6 +189,45 @@ def build(args: argparse.Namespace) -> int:
     return 0
 
 
+def table(args: argparse.Namespace) -> int:
+    """Size against dev accuracy of the ngram8 arm for each pruning (the text read once)."""
+    import tempfile
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from restore_eval import load_split, query, score
+
+    from stoicheia_spacy.restore.kn_beam import kn_restore
+    from stoicheia_spacy.restore.kneser_ney import load_kn
+
+    cpu0 = time.process_time()
+    seqs, sources = read_sources(args)
+    all_seqs = [a for arrs in seqs.values() for a in arrs]
+    dev = load_split(Path(args.samples[0]), "dev", args.dev_per_length)
+    queries = [query(r, "known", 2) for r in dev]
+    rows = []
+    for spec in args.variants:
+        mins = [int(x) for x in spec.split(",")]
+        t = time.process_time()
+        lm = build_kn(all_seqs, order=args.order, min_counts=mins)
+        build_s = time.process_time() - t
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "kn.npz"
+            save_kn(lm, path)
+            size = path.stat().st_size
+            loaded = load_kn(path)
+            t = time.process_time()
+            cands = kn_restore(loaded, queries, beam=20, far=10)
+            per_gap = (time.process_time() - t) / len(dev)
+        o = score(dev, [[c.text for c in cs[:20]] for cs in cands])["overall"]
+        rows.append({"min_counts": mins, "ngrams_per_order": lm.sizes(), "bytes": size, "build_cpu_s": build_s,
+                     "dev_gaps": len(dev), "dev_cer": o["cer"], "dev_top1": o["top1"], "dev_top20": o["top20"],
+                     "cpu_s_per_gap": per_gap})
+        print(json.dumps(rows[-1]), flush=True)
+    out = {"command": "python scripts/kn_lm.py " + " ".join(sys.argv[1:]), "sources": sources, "variants": rows, "cpu_s": time.process_time() - cpu0}
+    Path(args.out).write_text(json.dumps(out, indent=1), encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kn_lm.py")
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -194,8 +240,15 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--literary-letters", type=int, default=15_000_000)
     b.add_argument("--no-inscriptions", dest="inscriptions", action="store_false")
     b.add_argument("--out", required=True)
+    t = sub.add_parser("table", help="size against dev accuracy for several prunings")
+    for a in b._actions[1:]:
+        if a.dest not in ("min_counts", "out"):
+            t._add_action(a)
+    t.add_argument("--variants", nargs="+", required=True, help="min-counts specs, e.g. 1,1,1,1,1,1,2,2")
+    t.add_argument("--dev-per-length", type=int, default=30)
+    t.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    return build(args)
+    return build(args) if args.cmd == "build" else table(args)
 
 
 if __name__ == "__main__":
