@@ -107,7 +107,7 @@ def papyri(mirror: Path, held: set[int], sample_ids: set[str], stats: dict) -> I
 
 
 def literary(mirror: Path, budget: int, stats: dict) -> Iterator[np.ndarray]:
-    from stoicheia_spacy.corpus import iter_records
+    from stoicheia_lab.corpus import iter_records
 
     used = 0
     for source in ("perseus", "first1k", "glaux"):
