@@ -164,6 +164,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         self._cast: tuple[int, Any] | None = None  # (id of the float32 module, its bf16 copy)
         self._lm: tuple[str, Any] | None = None  # (path, the loaded n-gram LM)
         self._kn: tuple[str, Any] | None = None  # (path, the loaded Kneser-Ney 8-gram)
+        self._pinned_for: str | None = None  # the file whose sha256 the pin holds
         #: the data package of the fused n-gram LM (pinned to version + sha256 at initialize)
         self.lexicon_pin = LexiconPin.from_dict(lexicon) if isinstance(lexicon, dict) else lexicon
 
@@ -216,13 +217,25 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         (the combined decoder), else the fused 7-gram."""
         return RESTORE_KN_FILE if self.settings.kn_weights else RESTORE_LM_FILE
 
+    def _resolve(self, file: str) -> str:
+        """The pinned data package's ``file``: checked against the pin's sha256 when the pin was
+        made for it (:meth:`pin_file` at initialize or load), else by version alone (a decoder
+        switched at run time, e.g. ``configure(kn_weights={})``)."""
+        import dataclasses
+
+        pin = self.lexicon_pin
+        assert pin is not None
+        if self._pinned_for is not None and self._pinned_for != file:
+            pin = dataclasses.replace(pin, sha256=None)
+        return str(pin.resolve(file, self.name))
+
     def kn_path(self) -> str | None:
         """The Kneser-Ney 8-gram of the combined decoder: ``settings.kn_lm``, else the pinned data
         package's ``kn_lm8.npz``, else None (the backbone's beam alone)."""
         if self.settings.kn_lm:
             return str(self.settings.kn_lm)
         if self.lexicon_pin is not None and self.settings.kn_weights:
-            return str(self.lexicon_pin.resolve(RESTORE_KN_FILE, self.name))
+            return self._resolve(RESTORE_KN_FILE)
         return None
 
     def kn(self) -> Any:
@@ -242,7 +255,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         if self.settings.lm:
             return str(self.settings.lm)
         if self.lexicon_pin is not None and not self.settings.kn_weights:
-            return str(self.lexicon_pin.resolve(RESTORE_LM_FILE, self.name))
+            return self._resolve(RESTORE_LM_FILE)
         return None
 
     def ngram(self) -> Any:
@@ -401,6 +414,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         self._kn = None
         if self.lexicon_pin is not None:
             self.lexicon_pin.resolve(self.pin_file(), self.name)
+            self._pinned_for = self.pin_file() if self.lexicon_pin.sha256 else None
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """The overlay (``model``) and the LM pin (``lexicon``) as one msgpack message."""
@@ -445,6 +459,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             self.from_disk(_weights_folder(weights, self.name), exclude=["cfg"])
         if self.lexicon_pin is not None:  # raises LexiconMissingError without the data package
             self.lexicon_pin = self.lexicon_pin.pin(self.pin_file(), self.name)
+            self._pinned_for = self.pin_file()
 
 
 

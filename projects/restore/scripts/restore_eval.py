@@ -184,21 +184,40 @@ def knfeatures(lm: Any, q: Any, cands: list, far: int) -> list:
 def fit_combination(runs: dict, splits: dict, args: argparse.Namespace) -> tuple[dict, dict]:
     """The ``combined`` arm's weights per width bucket of the known-width dev gaps, by dev CER of
     the top candidate over a grid (backbone weight, right-to-left weight; fwd fixed at 1; length
-    0 for one known width), and the grid's dev CER table."""
+    0 for one known width), and the grid's dev CER table. Each gap's union and its features are
+    computed once (:func:`~stoicheia_spacy.restore.combine.combine` with unit weights)."""
     from stoicheia_spacy.restore.combine import combine
 
     dev = splits["dev"]
     lm = knlm(args.kn_lm)
-    bb, ng = runs[("dev", "finetuned", "known")]["cands"], runs[("dev", "ngram8", "known")]["cands"]
-    qs = [query(r, "known", args.slack) for r in dev]
-    feats = [knfeatures(lm, q, g, args.kn_far) for q, g in zip(qs, ng, strict=True)]
-    buckets = [bucket_of(r, "known") for r in dev]
-    grid = [(b, rv) for b in args.kn_backbone_weights for rv in (0.5, 1.0, 1.5)]
+    ng = runs[("dev", "ngram8", "known")]["cands"]
+    bb_run = runs.get(("dev", "finetuned", "known"))  # absent when only backbone weight 0 is tried
+    bb = bb_run["cands"] if bb_run else [[] for _ in ng]
+    grid = [(b, rv) for b in (args.kn_backbone_weights if bb_run else [0.0]) for rv in (0.5, 1.0, 1.5)]
     cer = np.zeros((len(grid), len(dev)))
-    for gi, (b, rv) in enumerate(grid):
-        for i, (q, r) in enumerate(zip(qs, dev, strict=True)):
-            top = combine(lm, q, [tuple(x) for x in bb[i]], feats[i], (b, 1.0, rv, 0.0), far=args.kn_far)[:1]
-            cer[gi, i] = ours_cer(top[0][0] if top else "", r["gold"])
+    for i, r in enumerate(dev):
+        q = query(r, "known", args.slack)
+        feats = knfeatures(lm, q, ng[i], args.kn_far)
+        backbone = [tuple(x) for x in bb[i]]
+        # the union's features, read back from combine() with one weight at a time
+        rows: dict[str, list[float]] = {}
+        for k, w in enumerate(((1.0, 0, 0, 0), (1.0, 1.0, 0, 0), (1.0, 0, 1.0, 0))):
+            for text, value, _ in combine(lm, q, backbone, feats, w, far=args.kn_far):
+                rows.setdefault(text, [0.0, 0.0, 0.0])[k] = value - (rows[text][0] if k else 0.0)
+        kn_only = {c.text for c in feats}  # a backbone weight of 0 consults the n-gram's candidates only
+        texts = list(rows)
+        X = np.array([rows[t] for t in texts]) if texts else np.zeros((0, 3))
+        costs = np.array([ours_cer(t, r["gold"]) for t in texts]) if texts else np.zeros(0)
+        only = np.array([t in kn_only for t in texts], dtype=bool)
+        for gi, (b, rv) in enumerate(grid):
+            if not len(texts):
+                cer[gi, i] = 1.0
+                continue
+            score = b * X[:, 0] + X[:, 1] + rv * X[:, 2]
+            if b == 0:
+                score = np.where(only, score, -np.inf)
+            cer[gi, i] = costs[int(np.argmax(score))] if np.isfinite(score).any() else 1.0
+    buckets = [bucket_of(r, "known") for r in dev]
     table, weights = {}, {}
     pooled = cer.mean(1)
     best = int(np.argmin(pooled))
@@ -576,13 +595,14 @@ def evaluate(args: argparse.Namespace) -> int:
     fitted = None
     if "combined" in arms and not args.cached_only:  # fit the combination on dev first: its backbone runs
         # are decoded only when some bucket weighs the backbone
-        dev_runs = {p: decode((lambda arm=p[1]: scorer(arm)), dev, "known", args, cache_file(*p))
-                    for p in (("dev", "finetuned", "known"), ("dev", "ngram8", "known"))}
+        wanted = [("dev", "ngram8", "known")] + ([("dev", "finetuned", "known")]
+                                                 if max(args.kn_backbone_weights) > 0 else [])
+        dev_runs = {p: decode((lambda arm=p[1]: scorer(arm)), dev, "known", args, cache_file(*p)) for p in wanted}
         fitted = fit_combination(dev_runs, splits, args)
         from stoicheia_spacy.restore.combine import uses_backbone
 
         if not uses_backbone(fitted[0]):
-            plan = [p for p in plan if p[1] != "finetuned" or p == ("dev", "finetuned", "known")
+            plan = [p for p in plan if p[1] != "finetuned" or (p == ("dev", "finetuned", "known") and len(wanted) > 1)
                     or (p[0] == "test" and p[2] == "known" and "finetuned" in (args.arms or "").split(","))]
     wall0, cpu0 = time.perf_counter(), cpu_seconds()
     earlier = [p for p in plan if cache_file(*p).is_file() or merge_shards(cache_file(*p), len(splits[p[0]]))]
