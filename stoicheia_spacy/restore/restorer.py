@@ -136,8 +136,10 @@ def make_stoicheia_restorer(nlp: Language, name: str, model: Model, settings: Re
                             lexicon: LexiconPin | None) -> StoicheiaRestorer:
     """Create the ``stoicheia_restorer`` pipe; ``settings``: the
     ``[components.stoicheia_restorer.settings]`` block (:mod:`stoicheia_spacy.restore.settings`);
-    ``lexicon``: the data package whose character n-gram LM (``ngram_lm7.npz``) the beam fuses
-    (``stoicheia.Lexicon.v1``, pinned at ``initialize``; null: no LM unless ``settings.lm`` names a file)."""
+    ``lexicon``: the data package whose Kneser-Ney 8-gram (``kn_lm8.npz``, with ``kn_weights`` set: the
+    default) or character 7-gram (``ngram_lm7.npz``, fused into the beam) the restorer reads
+    (``stoicheia.Lexicon.v1``, that file pinned at ``initialize``; null: no LM unless ``settings.kn_lm`` /
+    ``settings.lm`` names a file)."""
     return StoicheiaRestorer(nlp, name, model=model, settings=settings, lexicon=lexicon).bind(nlp)
 
 

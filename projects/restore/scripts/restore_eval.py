@@ -492,7 +492,8 @@ def evaluate(args: argparse.Namespace) -> int:
     samples = Path(args.samples)
     test = load_split(samples, "test", args.per_length)
     dev = load_split(Path(args.dev_samples) if args.dev_samples else samples, "dev", args.dev_per_length)
-    arms = args.arms.split(",") if args.arms else [a for a in ARMS if a != "fused" or args.lm]
+    arms = args.arms.split(",") if args.arms else [a for a in ARMS if (a != "fused" or args.lm)
+                                                   and (a not in ("ngram8", "combined") or args.kn_lm)]
     if set(arms) - set(ARMS) or not arms:
         raise SystemExit(f"unknown arms {sorted(set(arms) - set(ARMS))}; choose from {ARMS}")
     out = Path(args.out)
