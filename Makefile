@@ -30,6 +30,11 @@ install: $(VENV)/.installed
 LEXICON_WHEEL_DIR := packages/lexicon/dist
 LEXICON_STAMP := $(VENV)/.lexicon-installed
 RESTORE_LM := projects/restore/training/ngram_lm7.npz
+RESTORE_KN := projects/restore/training/kn_lm8.npz
+# the 8-gram's pruning (raw-count threshold per order, chosen in projects/restore/RESULTS.md) and the
+# inscription samples left out of it when they exist
+KN_MIN_COUNTS := 1,1,1,1,1,1,1,1
+KN_SAMPLES := $(if $(wildcard projects/restore/samples/inscriptions/test.jsonl),--samples samples/inscriptions,)
 
 $(LEXICON_STAMP): | $(VENV)/.installed
 	@if [ ! -d "$(STOICHEIA_ASSET_MIRROR)/lexica" ]; then \
@@ -38,9 +43,9 @@ $(LEXICON_STAMP): | $(VENV)/.installed
 	  set -e; \
 	  cd projects/accent && $(abspath $(PY)) scripts/build_formlex.py "$(STOICHEIA_ASSET_MIRROR)" corpus/formlex.npz --literary-limit 400 && cd ../..; \
 	  cd projects/meter && $(abspath $(PY)) scripts/build_lexicon.py assets/macron_lexicon.json.gz && cd ../..; \
-	  [ -f $(RESTORE_LM) ] || $(MAKE) --no-print-directory restore-lm; \
+	  [ -f $(RESTORE_LM) ] && [ -f $(RESTORE_KN) ] || $(MAKE) --no-print-directory restore-lm; \
 	  $(PY) projects/accent/scripts/package_lexicon.py "$(STOICHEIA_ASSET_MIRROR)" projects/accent/corpus/formlex.npz packages/lexicon \
-	    --macron-lexicon projects/meter/assets/macron_lexicon.json.gz --restore-lm $(RESTORE_LM); \
+	    --macron-lexicon projects/meter/assets/macron_lexicon.json.gz --restore-lm $(RESTORE_LM) --restore-kn $(RESTORE_KN); \
 	  $(PY) -m pip install -q --no-deps --force-reinstall $(LEXICON_WHEEL_DIR)/stoicheia_lexicon_grc-*.whl; \
 	  touch $@; \
 	fi
@@ -70,12 +75,17 @@ demo: install lexicon
 	@if $(PY) -c "import stoicheia_lexicon_grc" 2>/dev/null; then $(PY) -m stoicheia_spacy.cli demo --build; \
 	else $(PY) -m stoicheia_spacy.cli demo --build --no-lexicon; fi
 
-# The restorer's character n-gram LM (issue 29): built from the mirror's DDbDP papyri, leaving out every
-# document of the frozen restore-eval samples (TM digits 3 and 4); ~6 CPU-minutes, 12 MB, not in git.
-# `make lexicon` ships it in the data package, which the default pipeline's restorer fuses into its beam.
+# The restorer's character n-gram LMs, leaving out every document of the frozen restore-eval samples
+# (TM / inscription id digits 3 and 4), not in git: the 7-gram of the papyri (issue 29; ~6 CPU-minutes,
+# 12 MB; the fused arm of restore-eval) and the bidirectional Kneser-Ney 8-gram of the papyri's certain
+# letters, 15 M literary letters and the inscriptions' training part (issue 43; ~1.5 CPU-minutes,
+# RESULTS.md gives its size), which the default pipeline's restorer decodes with. `make lexicon`
+# ships both in the data package.
 restore-lm: install
 	cd projects/restore && ../../$(PY) scripts/fusion_eval.py lm --mirror $${STOICHEIA_ASSET_MIRROR:-../../../shared/data} \
 		--fold 3 --docs 1000000 --order 7 --samples samples/fold_3 --out training/ngram_lm7.npz
+	cd projects/restore && ../../$(PY) scripts/kn_lm.py build --mirror $${STOICHEIA_ASSET_MIRROR:-../../../shared/data} \
+		--fold 3 --samples samples/fold_3 $(KN_SAMPLES) --min-counts $(KN_MIN_COUNTS) --out training/kn_lm8.npz
 
 lint: install
 	$(VENV)/bin/ruff check stoicheia_spacy lab pretrain tests projects

@@ -84,6 +84,10 @@ MACRON_FILE = "macron_lexicon.json.gz"
 #: The restorer's character n-gram LM inside the same data package (``restore.ngram_lm``;
 #: DDbDP papyri, CC BY 3.0, leaving out the restore-eval folds), with its build record beside it.
 RESTORE_LM_FILE = "ngram_lm7.npz"
+#: The restorer's bidirectional Kneser-Ney character 8-gram (``restore.kneser_ney``; the papyri's
+#: certain letters, open literary text and the inscriptions' training part, the restore-eval
+#: folds left out), an uncompressed ``.npz`` read memory-mapped, with its build record beside it.
+RESTORE_KN_FILE = "kn_lm8.npz"
 
 
 @cache
@@ -176,7 +180,7 @@ requires-python = ">=3.10"
 packages = ["{package}"]
 
 [tool.setuptools.package-data]
-{package} = ["{lexicon}", "macron_lexicon.json.gz", "ngram_lm7.npz", "ngram_lm7.json", "LICENSE", "SOURCES.json"]
+{package} = ["{lexicon}", "macron_lexicon.json.gz", "ngram_lm7.npz", "ngram_lm7.json", "kn_lm8.npz", "kn_lm8.json", "LICENSE", "SOURCES.json"]
 """
 
 _INIT = '''"""Accent lexicon data for stoicheia-spacy (found by stoicheia_spacy.accent.lexasset)."""
@@ -194,7 +198,7 @@ def path() -> Path:
 
 def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: str, *,
                        version: str = "0.1.0", macron_lexicon: str | Path | None = None,
-                       restore_lm: str | Path | None = None) -> Path:
+                       restore_lm: str | Path | None = None, restore_kn: str | Path | None = None) -> Path:
     """Lay out the installable data package ``stoicheia-lexicon-grc`` around a lexicon file
     (build a wheel from the returned folder with ``pip wheel --no-deps``).  The package
     carries ``license_text`` (GPL-3.0 of the Hunspell list) and the lexicon's own record of
@@ -202,7 +206,8 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     scanner's ``macron_lexicon.json.gz``, which records its own licence) joins it, so one
     installed package serves the accentuator and the scanner. ``restore_lm`` (the restorer's
     character n-gram LM, ``make restore-lm``: DDbDP papyri, CC BY 3.0) joins it with its build
-    record (the ``.json`` beside it: documents, the held-out folds, sha256)."""
+    record (the ``.json`` beside it: documents, the held-out folds, sha256); ``restore_kn`` (the
+    restorer's Kneser-Ney 8-gram, ``make restore-lm``) likewise."""
     lex = FormLexicon.from_disk(lexicon)
     sources = json.loads(lex.sources or "{}")
     root = Path(out_dir) / DATA_PACKAGE.replace("_", "-")
@@ -219,6 +224,16 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
         sources.setdefault("licenses", {})["ngram_lm7.npz"] = (
             "character 7-gram LM of the restorer, counts from the DDbDP papyri text (CC BY 3.0) of the duke-nlp 2018 release (CC BY-SA 4.0); "
             "the restore-eval folds (TM digits 3 and 4) left out")
+    if restore_kn is not None:
+        shutil.copyfile(restore_kn, pkg / RESTORE_KN_FILE)
+        record = Path(restore_kn).with_suffix(".json")
+        if record.is_file():
+            shutil.copyfile(record, (pkg / RESTORE_KN_FILE).with_suffix(".json"))
+        sources.setdefault("licenses", {})[RESTORE_KN_FILE] = (
+            "bidirectional character 8-gram LM of the restorer: counts from the certain letters of the DDbDP papyri "
+            "(CC BY 3.0; duke-nlp 2018 release, CC BY-SA 4.0), open literary text (Perseus CC BY-SA 3.0 US, "
+            "First1K/OPP CC BY-NC 4.0) and the IOSPE (MIT) and IIP inscriptions; the restore-eval folds "
+            "(identifier digits 3 and 4) left out")
     (pkg / "LICENSE").write_text(license_text, encoding="utf-8")
     (root / "LICENSE").write_text(license_text, encoding="utf-8")
     (pkg / "SOURCES.json").write_text(json.dumps(sources, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -238,5 +253,5 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     return root
 
 
-__all__ = ["DATA_PACKAGE", "LEXICON_FILE", "MACRON_FILE", "RESTORE_LM_FILE", "LexiconPin", "find_lexicon", "lexicon_pin",
+__all__ = ["DATA_PACKAGE", "LEXICON_FILE", "MACRON_FILE", "RESTORE_KN_FILE", "RESTORE_LM_FILE", "LexiconPin", "find_lexicon", "lexicon_pin",
            "load_lexicon", "write_data_package"]

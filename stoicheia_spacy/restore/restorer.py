@@ -78,7 +78,7 @@ from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 from thinc.api import Config, Model
 
-from ..accent.lexasset import RESTORE_LM_FILE, LexiconPin
+from ..accent.lexasset import RESTORE_KN_FILE, RESTORE_LM_FILE, LexiconPin
 from ..backbone.overlay import OVERLAY_NAME, read_overlay
 from ..component import SerializedPipe, link_listeners, read_json, write_json
 from ..encoder.metadata import doc_metadata
@@ -151,8 +151,10 @@ def make_stoicheia_restorer(nlp: Language, name: str, model: Model, settings: Re
                             lexicon: LexiconPin | None, accenter: CandidateAccenter | None) -> StoicheiaRestorer:
     """Create the ``stoicheia_restorer`` pipe; ``settings``: the
     ``[components.stoicheia_restorer.settings]`` block (:mod:`stoicheia_spacy.restore.settings`);
-    ``lexicon``: the data package whose character n-gram LM (``ngram_lm7.npz``) the beam fuses
-    (``stoicheia.Lexicon.v1``, pinned at ``initialize``; null: no LM unless ``settings.lm`` names a file);
+    ``lexicon``: the data package whose Kneser-Ney 8-gram (``kn_lm8.npz``, with ``kn_weights`` set: the
+    default) or character 7-gram (``ngram_lm7.npz``, fused into the beam) the restorer reads
+    (``stoicheia.Lexicon.v1``, that file pinned at ``initialize``; null: no LM unless ``settings.kn_lm`` /
+    ``settings.lm`` names a file);
     ``accenter``: the service that accents the candidates (``stoicheia.CandidateAccenter.v1``; null: none)."""
     return StoicheiaRestorer(nlp, name, model=model, settings=settings, lexicon=lexicon,
                              accenter=accenter).bind(nlp)
@@ -180,6 +182,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         self.overlay: tuple[dict[str, Any], dict[str, str]] | None = None
         self._cast: tuple[int, Any] | None = None  # (id of the float32 module, its bf16 copy)
         self._lm: tuple[str, Any] | None = None  # (path, the loaded n-gram LM)
+        self._kn: tuple[str, Any] | None = None  # (path, the loaded Kneser-Ney 8-gram)
+        self._pinned_for: str | None = None  # the file whose sha256 the pin holds
         #: the data package of the fused n-gram LM (pinned to version + sha256 at initialize)
         self.lexicon_pin = LexiconPin.from_dict(lexicon) if isinstance(lexicon, dict) else lexicon
         #: the declared service that accents the candidates (None: no accented forms)
@@ -229,13 +233,50 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             self._cast = (id(module), copy.deepcopy(module).to(torch.bfloat16).eval())
         return self._cast[1]
 
+    def pin_file(self) -> str:
+        """The data-package file the pin checks: the Kneser-Ney 8-gram when ``kn_weights`` is set
+        (the combined decoder), else the fused 7-gram."""
+        return RESTORE_KN_FILE if self.settings.kn_weights else RESTORE_LM_FILE
+
+    def _resolve(self, file: str) -> str:
+        """The pinned data package's ``file``: checked against the pin's sha256 when the pin was
+        made for it (:meth:`pin_file` at initialize or load), else by version alone (a decoder
+        switched at run time, e.g. ``configure(kn_weights={})``)."""
+        import dataclasses
+
+        pin = self.lexicon_pin
+        assert pin is not None
+        if self._pinned_for is not None and self._pinned_for != file:
+            pin = dataclasses.replace(pin, sha256=None)
+        return str(pin.resolve(file, self.name))
+
+    def kn_path(self) -> str | None:
+        """The Kneser-Ney 8-gram of the combined decoder: ``settings.kn_lm``, else the pinned data
+        package's ``kn_lm8.npz``, else None (the backbone's beam alone)."""
+        if self.settings.kn_lm:
+            return str(self.settings.kn_lm)
+        if self.lexicon_pin is not None and self.settings.kn_weights:
+            return self._resolve(RESTORE_KN_FILE)
+        return None
+
+    def kn(self) -> Any:
+        """The Kneser-Ney 8-gram of :meth:`kn_path` (memory-mapped once), or None."""
+        path = self.kn_path()
+        if path is None:
+            return None
+        if self._kn is None or self._kn[0] != path:
+            from .kneser_ney import load_kn
+
+            self._kn = (path, load_kn(path, self.settings.kn_lm_sha256 if self.settings.kn_lm else None))
+        return self._kn[1]
+
     def lm_path(self) -> str | None:
         """The n-gram LM fused into the beam: the file ``settings.lm`` names, else the pinned data
         package's ``ngram_lm7.npz`` (checked against the pin), else None (the backbone alone)."""
         if self.settings.lm:
             return str(self.settings.lm)
-        if self.lexicon_pin is not None:
-            return str(self.lexicon_pin.resolve(RESTORE_LM_FILE, self.name))
+        if self.lexicon_pin is not None and not self.settings.kn_weights:
+            return self._resolve(RESTORE_LM_FILE)
         return None
 
     def ngram(self) -> Any:
@@ -326,7 +367,12 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             plans.append(Plan() if p is None else p)
             flags.append(from_spans)
         decoding = any(p.decode for p in plans)
-        backbone = (self.backbone() if c.scoring == "protocol" else self.beam_backbone()) if decoding else None
+        kn = self.kn() if decoding and c.scoring == "beam" and c.kn_weights else None
+        from .combine import uses_backbone
+
+        needs_backbone = kn is None or uses_backbone(c.kn_weights)
+        backbone = ((self.backbone() if c.scoring == "protocol" else self.beam_backbone())
+                    if decoding and needs_backbone else None)
         config = backbone.config.to_dict() if backbone is not None and hasattr(backbone, "config") else {}
         meta = doc_metadata(docs, config)  # doc._.region / doc._.century -> table rows
         ids = list(zip(meta.get("region", [None] * len(docs)), meta.get("century", [None] * len(docs)), strict=True))
@@ -337,10 +383,13 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         else:
             if meta:
                 plans = [_with_metadata(p, region, century) for p, (region, century) in zip(plans, ids, strict=True)]
-            uses_lm = decoding and (float(c.lm_weight) > 0 or float(c.lm_rescore) > 0)
-            lm = self.ngram() if uses_lm else None  # resolved once per batch: fusion and rescoring
-            results, forwards = restore_targets(self.scorer(backbone, lm), plans, c, from_spans=flags,
-                                                lm=lm if float(c.lm_rescore) > 0 else None)
+            if kn is not None:  # the combined decoder: the n-gram's beam (+ the backbone's), one combination
+                results, forwards = restore_targets(backbone, plans, c, from_spans=flags, kn=kn)
+            else:
+                uses_lm = decoding and (float(c.lm_weight) > 0 or float(c.lm_rescore) > 0)
+                lm = self.ngram() if uses_lm else None  # resolved once per batch: fusion and rescoring
+                results, forwards = restore_targets(self.scorer(backbone, lm), plans, c, from_spans=flags,
+                                                    lm=lm if float(c.lm_rescore) > 0 else None)
             self.forwards += forwards
         if self.accenter is not None and decoding:
             results = self.accenter(self.nlp, self.reference.upstream_name, docs, results)
@@ -375,8 +424,10 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         """A saved pin, checked here: a saved pipeline loads only with the LM file it was saved with."""
         self.lexicon_pin = LexiconPin.from_dict(data)
         self._lm = None
+        self._kn = None
         if self.lexicon_pin is not None:
-            self.lexicon_pin.resolve(RESTORE_LM_FILE, self.name)
+            self.lexicon_pin.resolve(self.pin_file(), self.name)
+            self._pinned_for = self.pin_file() if self.lexicon_pin.sha256 else None
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """The overlay (``model``) and the LM pin (``lexicon``) as one msgpack message."""
@@ -415,7 +466,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         if weights is not None:
             self.from_disk(_weights_folder(weights, self.name), exclude=["cfg"])
         if self.lexicon_pin is not None:  # raises LexiconMissingError without the data package
-            self.lexicon_pin = self.lexicon_pin.pin(RESTORE_LM_FILE, self.name)
+            self.lexicon_pin = self.lexicon_pin.pin(self.pin_file(), self.name)
+            self._pinned_for = self.pin_file()
 
 
 

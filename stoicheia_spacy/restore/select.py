@@ -109,10 +109,13 @@ def _item(target: GapTarget, from_spans: bool, status: str, cands: list[Any], ab
 
 
 def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: RestorerSettings | Mapping[str, Any],
-                    *, from_spans: Sequence[bool] | None = None, lm: Any = None) -> tuple[list[list[Restoration]], int]:
+                    *, from_spans: Sequence[bool] | None = None, lm: Any = None,
+                    kn: Any = None) -> tuple[list[list[Restoration]], int]:
     """The :class:`~.results.Restoration` records (document order) for each plan, and the forwards made. ``lm``: the n-gram LM
     whose joint probability of each filled window rescores the finished candidates (weight
-    ``lm_rescore``; :class:`~.ngram_lm.LMRescorer`).
+    ``lm_rescore``; :class:`~.ngram_lm.LMRescorer`). ``kn``: the Kneser-Ney 8-gram
+    (:mod:`.kneser_ney`): with ``kn_weights`` set the candidates are those of
+    :func:`~.combine.restore_combined` (``module`` None: the n-gram alone).
 
     ``cfg`` is the restorer's :class:`~.settings.RestorerSettings` (or a mapping of its
     options, validated here: ``beam_width``, ``n_candidates``, ``context``, ``mode``,
@@ -127,7 +130,17 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: R
     queries = [t.query for p in plans for t in p.decode]
     results: list[Any] = []
     forwards = 0
-    if queries:
+    if queries and kn is not None and c.kn_weights:
+        from .combine import restore_combined
+
+        scorer = ModelScorer(module) if isinstance(module, torch.nn.Module) else module
+        temps_k: dict[str, float] | float = dict(c.temperatures or {}) or float(c.temperature)
+        if isinstance(temps_k, dict):
+            temps_k.setdefault("default", float(c.temperature))
+        prior_k = WidthPrior(c.rank, float(c.length_bonus), tuple(c.width_log_prior))
+        results = restore_combined(scorer, queries, c, kn, prior=prior_k, temperature=temps_k)
+        forwards = int(getattr(scorer, "forwards", 0))
+    elif queries:
         scorer = ModelScorer(module) if isinstance(module, torch.nn.Module) else module
         temps: dict[str, float] | float = dict(c.temperatures or {}) or float(c.temperature)
         if isinstance(temps, dict):

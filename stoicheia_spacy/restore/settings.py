@@ -41,6 +41,14 @@ Options (defaults in brackets):
   [1.0]: with the LM fused, every finished candidate's score also gets ``lm_rescore`` × the LM's
   joint log-probability of the filled window (:class:`.ngram_lm.LMRescorer`; fitted on dev by
   ``restore-eval``); 0: none.
+* ``kn_lm`` [null], ``kn_lm_sha256`` [null], ``kn_weights`` [{}], ``kn_beam`` [20], ``kn_far`` [10]:
+  with ``kn_weights`` set, the restorer decodes with the bidirectional Kneser-Ney 8-gram
+  (:mod:`.kneser_ney`; the file ``kn_lm`` names, else the pinned data package's ``kn_lm8.npz``):
+  its own two-sided beam of ``kn_beam`` per direction, merged with the backbone's beam, every
+  candidate scored by :func:`.combine.combine` with its width bucket's four weights
+  ``[backbone, fwd, rev, length]`` (``default`` for other buckets; fitted on dev by
+  ``restore-eval``'s ``combined`` arm). When no bucket weighs the backbone, its beam is skipped;
+  the 7-gram settings (``lm_weight``, ``lm_rescore``) are then not used.
 """
 
 from __future__ import annotations
@@ -100,12 +108,23 @@ class RestorerSettings:
     lm_sha256: str | None = None
     lm_weight: float = 1.0
     lm_rescore: float = 1.0
+    kn_lm: str | None = None
+    kn_lm_sha256: str | None = None
+    kn_weights: Mapping[str, Sequence[float]] | None = None
+    kn_beam: int = 20
+    kn_far: int = 10
 
     def __post_init__(self) -> None:
         # frozen containers: the object never changes after validation
         object.__setattr__(self, "temperatures",
                            MappingProxyType({str(k): float(v) for k, v in dict(self.temperatures or {}).items()}))
         object.__setattr__(self, "width_log_prior", tuple(float(x) for x in self.width_log_prior or ()))
+        weights = {str(k): tuple(float(x) for x in v) for k, v in dict(self.kn_weights or {}).items()}
+        if any(len(w) != 4 or w[0] < 0 for w in weights.values()):
+            raise ConfigError("kn_weights: four weights [backbone, fwd, rev, length] per bucket, backbone >= 0")
+        object.__setattr__(self, "kn_weights", MappingProxyType(weights))
+        if int(self.kn_beam) < 1 or int(self.kn_far) < 0:
+            raise ConfigError("kn_beam must be >= 1 and kn_far >= 0")
         for name in ("confidence_slopes", "confidence_biases"):
             object.__setattr__(self, name, MappingProxyType({str(k): float(v)
                                                              for k, v in dict(getattr(self, name) or {}).items()}))
@@ -173,6 +192,7 @@ class RestorerSettings:
         out["confidence_slopes"] = dict(self.confidence_slopes or {})
         out["confidence_biases"] = dict(self.confidence_biases or {})
         out["width_log_prior"] = list(self.width_log_prior)
+        out["kn_weights"] = {k: list(v) for k, v in (self.kn_weights or {}).items()}
         return out
 
     # read-only mapping access (``settings["beam_width"]``) for code written against ``cfg``

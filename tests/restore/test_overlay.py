@@ -115,18 +115,20 @@ def test_default_package_restorer_carries_its_papyrus_overlay() -> None:
     assert restorer.overlay is not None
     # the calibration fitted on dev gaps (projects/restore/calibration.json): a temperature per width bucket
     assert {"1-3", "range", "unknown", "default"} <= set(restorer.cfg["temperatures"])
-    assert restorer.cfg["length_bonus"] > 0 and len(restorer.cfg["width_log_prior"]) == restorer.cfg["max_letters"]
+    assert len(restorer.cfg["width_log_prior"]) == restorer.cfg["max_letters"]
+    # the default decodes with the Kneser-Ney 8-gram alone (RESULTS.md Run 11): no bucket weighs the backbone
+    assert restorer.cfg["kn_weights"] and all(w[0] == 0 for w in restorer.cfg["kn_weights"].values())
     tensors, meta = restorer.overlay
     assert meta["top_layers"] == "4" and any(name.startswith("blocks.11.") for name in tensors)
     tuned = restorer.backbone()  # the fingerprint of the shipped backbone matches
     assert tuned is not nlp.get_pipe("stoicheia_encoder").model
     # the overlay alone (exact beam, no n-gram LM): χαίρειν, the letter's greeting
-    restorer.configure(lm_weight=0.0, lm_rescore=0.0, unmask=1, final_forward=True)
+    restorer.configure(kn_weights={}, lm_weight=0.0, lm_rescore=0.0, unmask=1, final_forward=True)
     doc = nlp("Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι Ὥρου [.3]ρειν.")
     [item] = doc._.restorations
     assert len(item.candidates) > 1 and all(len(c.text) == 3 for c in item.candidates)
     assert "χαι" in [c.text for c in item.candidates[:3]]
-    # the default settings (the 7-gram fused and rescoring): the decree formula's καί among the top 3
+    # the settings of Run 10 (the 7-gram fused and rescoring): the decree formula's καί among the top 3
     restorer.configure(lm_weight=1.0, lm_rescore=1.0, unmask=2, final_forward=False)
     [item] = nlp("ἔδοξε τῇ βουλῇ [.3] τῷ δήμῳ")._.restorations
     assert "και" in [c.text for c in item.candidates[:3]]

@@ -1,6 +1,7 @@
 """Lay out (and build a wheel of) the separately installable accent-lexicon data package.
 
-usage: package_lexicon.py MIRROR LEXICON.npz OUT_DIR [--macron-lexicon FILE] [--restore-lm FILE] [--version V] [--no-wheel]
+usage: package_lexicon.py MIRROR LEXICON.npz OUT_DIR [--macron-lexicon FILE] [--restore-lm FILE] [--restore-kn FILE]
+                          [--version V] [--no-wheel]
 
 The code package (MIT) never contains the lexicon: its sources are GPL-3.0 (Hunspell form
 list) and CC BY-SA (treebanks), so it ships as ``stoicheia-lexicon-grc``
@@ -27,13 +28,17 @@ def main(argv: list[str]) -> int:
                     help="the scanner's macron_lexicon.json.gz (projects/meter macron-lexicon), shipped in the same package")
     ap.add_argument("--restore-lm", default=None,
                     help="the restorer's character n-gram LM (make restore-lm), shipped in the same package")
+    ap.add_argument("--restore-kn", default=None,
+                    help="the restorer's Kneser-Ney 8-gram (make restore-lm), shipped in the same package")
     ap.add_argument("--version", default="0.1.0")
     ap.add_argument("--no-wheel", action="store_true")
     a = ap.parse_args(argv)
     licence = (Path(a.mirror) / "lexica/hunspell_grc/LICENSE").read_text(encoding="utf-8")
     macron = a.macron_lexicon if a.macron_lexicon and Path(a.macron_lexicon).is_file() else None
     lm = a.restore_lm if a.restore_lm and Path(a.restore_lm).is_file() else None
-    root = write_data_package(a.lexicon, a.out, licence, version=a.version, macron_lexicon=macron, restore_lm=lm)
+    kn = a.restore_kn if a.restore_kn and Path(a.restore_kn).is_file() else None
+    root = write_data_package(a.lexicon, a.out, licence, version=a.version, macron_lexicon=macron, restore_lm=lm,
+                              restore_kn=kn)
     print(f"data package laid out in {root}")
     if not a.no_wheel:
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",

@@ -65,7 +65,7 @@ from stoicheia_spacy.restore.formats import (
 from stoicheia_spacy.restore.ngram_lm import NgramScorer  # the n-gram arm
 
 GAP_RE = re.compile(r"^[\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f]+(?: [\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f]+)*$")
-ARMS = ("fused", "finetuned", "pretrained", "random_init", "ngram", "lm")
+ARMS = ("fused", "finetuned", "pretrained", "random_init", "ngram", "lm", "ngram8", "combined")
 MODES = ("known", "hidden", "range", "chat")
 
 
@@ -121,6 +121,126 @@ def recorded_argv(argv: list[str]) -> list[str]:
     mirror = os.environ.get("STOICHEIA_ASSET_MIRROR")
     return ["$STOICHEIA_ASSET_MIRROR" if mirror and a == mirror and i and argv[i - 1] == "--mirror" else a
             for i, a in enumerate(argv)]
+
+
+class KnArm:
+    """The ``ngram8`` arm: the bidirectional Kneser-Ney 8-gram's own two-sided beam
+    (:func:`~stoicheia_spacy.restore.kn_beam.kn_restore`), candidates ranked by ``fwd + rev``."""
+
+    def __init__(self, path: str, beam: int, far: int, max_letters: int) -> None:
+        from stoicheia_spacy.restore.kneser_ney import load_kn
+
+        self.lm, self.beam, self.far, self.max_letters = load_kn(path), beam, far, max_letters
+        self.forwards = 0
+
+    def restore(self, queries: list) -> list[list[tuple[str, float, int]]]:
+        from stoicheia_spacy.restore.kn_beam import kn_restore
+
+        res = kn_restore(self.lm, queries, beam=self.beam, far=self.far, max_letters=self.max_letters)
+        return [[(c.text, c.score, c.width) for c in cands] for cands in res]
+
+
+def combined_runs(runs: dict, splits: dict, args: argparse.Namespace, weights: dict) -> dict:
+    """The ``combined`` arm's runs: per run of both the backbone (``finetuned``) and ``ngram8``, the
+    union of their candidates scored by :func:`~stoicheia_spacy.restore.combine.combine` with the
+    width bucket's weights."""
+    from stoicheia_spacy.restore.combine import combine, weights_for
+
+    lm = knlm(args.kn_lm)
+    out = {}
+    for (split, arm, mode), run in runs.items():
+        if arm != "ngram8":
+            continue
+        bb = runs.get((split, "finetuned", mode))
+        if bb is None:  # no bucket weighs the backbone (else its run is required)
+            if any(weights_for(weights, bucket_of(r, mode))[0] > 0 for r in splits[split]):
+                continue
+            bb = {"cands": [[] for _ in run["cands"]], "cpu_s": 0.0, "wall_s": 0.0, "forwards": 0}
+        cands = []
+        for r, b, g in zip(splits[split], bb["cands"], run["cands"], strict=True):
+            q = query(r, mode, args.slack)
+            kn = knfeatures(lm, q, g, args.kn_far)
+            w = weights_for(weights, bucket_of(r, mode))
+            cands.append([list(c) for c in combine(lm, q, [tuple(x) for x in b], kn, w, far=args.kn_far)])
+        out[(split, "combined", mode)] = {"cands": cands, "cpu_s": bb["cpu_s"] + run["cpu_s"],
+                                          "wall_s": bb["wall_s"] + run["wall_s"], "forwards": bb["forwards"],
+                                          "n": run["n"]}
+    return out
+
+
+@functools.lru_cache(maxsize=2)
+def knlm(path: str) -> Any:
+    from stoicheia_spacy.restore.kneser_ney import load_kn
+
+    return load_kn(path)
+
+
+def knfeatures(lm: Any, q: Any, cands: list, far: int) -> list:
+    """The ``ngram8`` run's candidates of one gap with their ``fwd`` / ``rev`` scores again."""
+    from stoicheia_spacy.restore.kn_beam import (
+        KnCandidate,
+        gap_symbols,
+        score_texts,
+        text_to_symbols,
+    )
+
+    if not cands:
+        return []
+    left, right = gap_symbols(q)
+    fwd, rev = score_texts(lm, left, right, [text_to_symbols(c[0]) for c in cands], far)
+    return [KnCandidate(c[0], int(c[2]), float(f), float(r)) for c, f, r in zip(cands, fwd, rev, strict=True)]
+
+
+def fit_combination(runs: dict, splits: dict, args: argparse.Namespace) -> tuple[dict, dict]:
+    """The ``combined`` arm's weights per width bucket of the known-width dev gaps, by dev CER of
+    the top candidate over a grid (backbone weight, right-to-left weight; fwd fixed at 1; length
+    0 for one known width), and the grid's dev CER table. Each gap's union and its features are
+    computed once (:func:`~stoicheia_spacy.restore.combine.combine` with unit weights)."""
+    from stoicheia_spacy.restore.combine import combine
+
+    dev = splits["dev"]
+    lm = knlm(args.kn_lm)
+    ng = runs[("dev", "ngram8", "known")]["cands"]
+    bb_run = runs.get(("dev", "finetuned", "known"))  # absent when only backbone weight 0 is tried
+    bb = bb_run["cands"] if bb_run else [[] for _ in ng]
+    grid = [(b, rv) for b in (args.kn_backbone_weights if bb_run else [0.0]) for rv in (0.5, 1.0, 1.5)]
+    cer = np.zeros((len(grid), len(dev)))
+    for i, r in enumerate(dev):
+        q = query(r, "known", args.slack)
+        feats = knfeatures(lm, q, ng[i], args.kn_far)
+        backbone = [tuple(x) for x in bb[i]]
+        # the union's features, read back from combine() with one weight at a time
+        rows: dict[str, list[float]] = {}
+        for k, w in enumerate(((1.0, 0, 0, 0), (1.0, 1.0, 0, 0), (1.0, 0, 1.0, 0))):
+            for text, value, _ in combine(lm, q, backbone, feats, w, far=args.kn_far):
+                rows.setdefault(text, [0.0, 0.0, 0.0])[k] = value - (rows[text][0] if k else 0.0)
+        kn_only = {c.text for c in feats}  # a backbone weight of 0 consults the n-gram's candidates only
+        texts = list(rows)
+        X = np.array([rows[t] for t in texts]) if texts else np.zeros((0, 3))
+        costs = np.array([ours_cer(t, r["gold"]) for t in texts]) if texts else np.zeros(0)
+        only = np.array([t in kn_only for t in texts], dtype=bool)
+        for gi, (b, rv) in enumerate(grid):
+            if not len(texts):
+                cer[gi, i] = 1.0
+                continue
+            score = b * X[:, 0] + X[:, 1] + rv * X[:, 2]
+            if b == 0:
+                score = np.where(only, score, -np.inf)
+            cer[gi, i] = costs[int(np.argmax(score))] if np.isfinite(score).any() else 1.0
+    buckets = [bucket_of(r, "known") for r in dev]
+    table, weights = {}, {}
+    pooled = cer.mean(1)
+    best = int(np.argmin(pooled))
+    weights["default"] = [grid[best][0], 1.0, grid[best][1], 0.0]
+    for bucket in sorted(set(buckets)):
+        sel = np.array([b == bucket for b in buckets])
+        per = cer[:, sel].mean(1)
+        table[bucket] = {f"backbone {b:g}, rev {rv:g}": 100 * float(c) for (b, rv), c in zip(grid, per, strict=True)}
+        if sel.sum() >= args.confidence_min_gaps:
+            k = int(np.argmin(per))
+            weights[bucket] = [grid[k][0], 1.0, grid[k][1], 0.0]
+    table["pooled"] = {f"backbone {b:g}, rev {rv:g}": 100 * float(c) for (b, rv), c in zip(grid, pooled, strict=True)}
+    return weights, table
 
 
 def is_ithaca(record: dict) -> bool:
@@ -187,9 +307,12 @@ def decode(scorer, records: list[dict], mode: str, args: argparse.Namespace, cac
     step = max(args.chunk, len(records) // 20 // args.chunk * args.chunk)  # about 20 progress lines a run
     for i in range(0, len(records), args.chunk):
         qs = [query(r, mode, args.slack) for r in records[i : i + args.chunk]]
-        res = beam_search(scorer, qs, beam=args.beam, n_best=200, context=args.window, max_letters=args.max_letters,
-                          unmask=args.unmask, final_forward=not args.no_final_forward)
-        out.extend([[(c.text, c.logprob, c.width) for c in cands] for cands in res])
+        if hasattr(scorer, "restore"):  # the n-gram's own beam
+            out.extend(scorer.restore(qs))
+        else:
+            res = beam_search(scorer, qs, beam=args.beam, n_best=200, context=args.window,
+                              max_letters=args.max_letters, unmask=args.unmask, final_forward=not args.no_final_forward)
+            out.extend([[(c.text, c.logprob, c.width) for c in cands] for cands in res])
         if (i + args.chunk) % step == 0 or len(out) == len(records):
             used = time.process_time() - cpu
             print(f"{cache.stem}: {len(out)}/{len(records)} gaps, {used / len(out):.2f} CPU-s/gap, "
@@ -331,7 +454,7 @@ def run_workers(pending: list[tuple[str, str, str]], args: argparse.Namespace, l
     merges and scores. Progress goes to ``logs/``; a failed worker stops the evaluation."""
     tasks = []
     for split, arm, mode in pending:
-        n = 1 if arm in ("ngram", "lm") else args.workers
+        n = 1 if arm in ("ngram", "lm", "ngram8") else args.workers
         for k in range(n):
             name = f"{split}_{arm}_{mode}" + (f".shard{k}of{n}" if n > 1 else "")
             cmd = [sys.executable, str(Path(__file__).resolve()), *args.argv, "--workers", "1", "--arms", arm,
@@ -379,7 +502,8 @@ def evaluate(args: argparse.Namespace) -> int:
     samples = Path(args.samples)
     test = load_split(samples, "test", args.per_length)
     dev = load_split(Path(args.dev_samples) if args.dev_samples else samples, "dev", args.dev_per_length)
-    arms = args.arms.split(",") if args.arms else [a for a in ARMS if a not in ("fused", "lm") or args.lm]
+    arms = args.arms.split(",") if args.arms else [a for a in ARMS if (a not in ("fused", "lm") or args.lm)
+                                                   and (a not in ("ngram8", "combined") or args.kn_lm)]
     if set(arms) - set(ARMS) or not arms:
         raise SystemExit(f"unknown arms {sorted(set(arms) - set(ARMS))}; choose from {ARMS}")
     out = Path(args.out)
@@ -400,7 +524,11 @@ def evaluate(args: argparse.Namespace) -> int:
 
     tags = {"fused": fused_tag(args.lm_weight), "finetuned": f"finetuned-{with_overlay}",
             "pretrained": f"pretrained-{weights}", "random_init": f"random_init-{weights}",
-            "ngram": f"ngram{args.ngram_docs}", "lm": f"lm{lm_hash}"}
+            "ngram": f"ngram{args.ngram_docs}", "lm": f"lm{lm_hash}", "combined": "combined",
+            "ngram8": f"ngram8-{sha256_of(Path(args.kn_lm)).hexdigest()[:10] if args.kn_lm else 'none'}"
+                      f"-b{args.kn_beam}f{args.kn_far}m{args.max_letters}"}
+    if {"ngram8", "combined"} & set(arms) and not args.kn_lm:
+        raise SystemExit("the ngram8 and combined arms need --kn-lm (the Kneser-Ney 8-gram, `make restore-lm`)")
     splits = {"test": test, "dev": dev}
 
     def cache_file(split: str, arm: str, mode: str) -> Path:
@@ -429,9 +557,12 @@ def evaluate(args: argparse.Namespace) -> int:
         if arm == "random_init":
             torch.manual_seed(0)
             return ModelScorer(StoicheiaEncoder(pretrained.config).to(dtype))
+        if arm == "ngram8":
+            return KnArm(args.kn_lm, args.kn_beam, args.kn_far, args.max_letters)
         return NgramScorer(fit_ngram(args.mirror, args.fold, args.ngram_docs))
 
-    main_arm = next((a for a in arms if a in ("fused", "finetuned", "pretrained")), arms[0])
+    main_arm = "combined" if "combined" in arms else next(
+        (a for a in arms if a in ("fused", "finetuned", "pretrained")), arms[0])
     weight_fit = None
     if args.lm_weights and "fused" in arms and not (args.decode or args.only_known):
         # the in-beam weight, fitted on dev (known widths, rescored as the restorer does); the
@@ -468,8 +599,26 @@ def evaluate(args: argparse.Namespace) -> int:
             decode(sc, splits[split], mode, args, cache_file(split, main_arm, mode))
         return 0
     # dev first (the prior and the temperatures), then the main arm's widths, then the other arms
-    plan = [("dev", main_arm, m) for m in ("known", "hidden", "range")] + [("test", main_arm, m) for m in MODES]
+    main_modes = args.modes.split(",")
+    plan = [("dev", main_arm, m) for m in ("known", "hidden", "range") if m in main_modes]
+    plan += [("test", main_arm, m) for m in MODES if m in main_modes]
     plan += [("test", arm, "known") for arm in arms if arm != main_arm]
+    if "combined" in arms:  # a derived arm: its two decoders' runs, dev known widths for the fit
+        plan = [("dev", "finetuned", "known"), ("dev", "ngram8", "known")] + plan
+        plan = [(s, a, m) for s, arm, m in plan for a in (("finetuned", "ngram8") if arm == "combined" else (arm,))]
+        plan = list(dict.fromkeys(plan))
+    fitted = None
+    if "combined" in arms and not args.cached_only:  # fit the combination on dev first: its backbone runs
+        # are decoded only when some bucket weighs the backbone
+        wanted = [("dev", "ngram8", "known")] + ([("dev", "finetuned", "known")]
+                                                 if max(args.kn_backbone_weights) > 0 else [])
+        dev_runs = {p: decode((lambda arm=p[1]: scorer(arm)), dev, "known", args, cache_file(*p)) for p in wanted}
+        fitted = fit_combination(dev_runs, splits, args)
+        from stoicheia_spacy.restore.combine import uses_backbone
+
+        if not uses_backbone(fitted[0]):
+            plan = [p for p in plan if p[1] != "finetuned" or (p == ("dev", "finetuned", "known") and len(wanted) > 1)
+                    or (p[0] == "test" and p[2] == "known" and "finetuned" in (args.arms or "").split(","))]
     wall0, cpu0 = time.perf_counter(), cpu_seconds()
     earlier = [p for p in plan if cache_file(*p).is_file() or merge_shards(cache_file(*p), len(splits[p[0]]))]
     if args.workers > 1 and not args.cached_only:
@@ -480,10 +629,23 @@ def evaluate(args: argparse.Namespace) -> int:
         runs[(split, arm, mode)] = decode(factory, splits[split], mode, args, cache_file(split, arm, mode))
     runs = {k: v for k, v in runs.items() if v is not None}  # --cached-only: what was measured
     rescore_grid = rescore_fused(runs, splits, args) if "fused" in arms and args.lm_rescore > 0 else None
+    combination = None
+    if "combined" in arms:  # the default's combination of the backbone's and the n-gram's candidates
+        kn_weights, kn_table = fitted or fit_combination(runs, splits, args)
+        runs.update(combined_runs(runs, splits, args, kn_weights))
+        ng_dev = score(dev, [[c[0] for c in rerank([tuple(x) for x in cands], WidthPrior())[:20]]
+                             for cands in runs[("dev", "ngram8", "known")]["cands"]])["overall"]
+        cb_dev = score(dev, [[c[0] for c in rerank([tuple(x) for x in cands], WidthPrior())[:20]]
+                             for cands in runs[("dev", "combined", "known")]["cands"]])["overall"]
+        combination = {"weights": kn_weights, "features": ["backbone", "fwd", "rev", "length"],
+                       "dev_cer_by_weights": kn_table, "dev_ngram8_known": ng_dev, "dev_combined_known": cb_dev,
+                       "backbone_used": any(w[0] > 0 for w in kn_weights.values())}
     invocation = {"wall_s": time.perf_counter() - wall0, "cpu_s": cpu_seconds() - cpu0, "workers": args.workers,
                   "decoded": ["/".join(p) for p in plan if p not in earlier and p in runs],
                   "from_earlier_invocations": ["/".join(p) for p in earlier]}
     arms = [a for a in arms if ("test", a, "known") in runs]
+    if main_arm == "combined" and "finetuned" in [p[1] for p in plan]:  # the backbone's beam alone is an arm too
+        arms = [a for a in arms if a != "finetuned"] + (["finetuned"] if ("test", "finetuned", "known") in runs else [])
     modes = [m for m in MODES if ("test", main_arm, m) in runs]
     dev_modes = tuple(m for m in ("known", "hidden", "range") if ("dev", main_arm, m) in runs)
 
@@ -580,6 +742,7 @@ def evaluate(args: argparse.Namespace) -> int:
                   "dev_cer_hidden": 100 * dev_cer},
         "calibration": calibration,
         "abstention": abstention,
+        "combination": combination,
         "lm_rescore": {"weight": args.lm_rescore if "fused" in arms else 0.0, "dev_cer_by_weight": rescore_grid},
         "lm_weight": {"weight": args.lm_weight if "fused" in arms else 0.0,
                       "fitted_on_dev": weight_fit is not None, "dev_cer_known_by_weight": weight_fit},
@@ -612,6 +775,8 @@ def evaluate(args: argparse.Namespace) -> int:
                     "confidence_slope": slope, "confidence_bias": bias,
                     "confidence_slopes": {b: sl for b, (sl, _) in per_bucket.items()},
                     "confidence_biases": {b: bi for b, (_, bi) in per_bucket.items()}}
+    if combination is not None:  # the default's combination weights per width bucket (kn_weights)
+        restorer_cfg.update(kn_weights=combination["weights"], kn_backbone=combination["backbone_used"])
     if "fused" in arms:  # the fused default's LM weights (the restorer's lm_weight, lm_rescore)
         restorer_cfg.update(lm_weight=args.lm_weight, lm_rescore=args.lm_rescore)
     (out / "calibration.json").write_text(json.dumps(restorer_cfg, indent=1), encoding="utf-8")
@@ -748,6 +913,12 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--arms", default=None, help=f"comma-separated subset of {','.join(ARMS)} (the first of "
                    "fused/finetuned/pretrained is the main arm: its widths, prior and calibration)")
     e.add_argument("--lm", default=None, help="the fused arm's character n-gram LM (.npz, `make restore-lm`)")
+    e.add_argument("--kn-lm", default=None, help="the ngram8 / combined arms' Kneser-Ney 8-gram (kn_lm.py, `make restore-lm`)")
+    e.add_argument("--kn-beam", type=int, default=20, help="the ngram8 arm's beam per direction")
+    e.add_argument("--kn-far", type=int, default=10, help="symbols beyond the gap's far edge in the ngram8 rescoring")
+    e.add_argument("--kn-backbone-weights", type=lambda v: [float(x) for x in v.split(",")],
+                   default=[0.0, 0.1, 0.2, 0.3, 0.5, 1.0], help="the combined arm's backbone weights tried on dev")
+    e.add_argument("--modes", default=",".join(MODES), help="the main arm's width modes to decode")
     e.add_argument("--lm-weight", type=float, default=1.0, help="the fused arm's LM weight inside the beam")
     e.add_argument("--lm-weights", default=None,
                    help="fit the in-beam LM weight on dev instead: decode the dev gaps (known widths) at each of "

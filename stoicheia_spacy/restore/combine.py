@@ -1,0 +1,110 @@
+"""The restorer's candidates from two decoders, merged and rescored by one fitted combination.
+
+The backbone's beam (:func:`~.beam.beam_search`) and the n-gram's own two-sided beam
+(:func:`~.kn_beam.kn_restore`) each propose texts for a gap; their union is scored by
+
+    ``backbone · b + fwd · f + rev · r + length · width``
+
+with ``b`` the backbone beam's log-probability of the text (a text it did not find gets its
+lowest kept score minus ``floor``), ``f`` / ``r`` the left-to-right / right-to-left n-gram's
+log-probability of the gap and ``far`` symbols beyond it (:func:`~.kn_beam.score_texts`) and
+``width`` the text's characters. The four weights are fitted on dev gaps per width bucket
+(:func:`~.beam.width_bucket`; ``restore-eval``) and live in the restorer's settings
+(``kn_weights``); a bucket without its own weights uses ``default``. Weights whose ``backbone``
+is 0 everywhere make the backbone's beam unnecessary: the restorer then skips it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .beam import Candidate, GapQuery, beam_search, bucket_temperature, width_bucket
+from .kn_beam import KnCandidate, gap_symbols, kn_restore, score_texts, text_to_symbols
+from .kneser_ney import KneserNeyLM
+from .widths import WidthPrior
+
+__all__ = ["FEATURES", "combine", "rank_candidates", "restore_combined", "uses_backbone", "weights_for"]
+
+#: the order of a bucket's four weights
+FEATURES = ("backbone", "fwd", "rev", "length")
+
+
+def weights_for(weights: Mapping[str, Sequence[float]], bucket: str) -> tuple[float, float, float, float]:
+    """The four weights of ``bucket`` (its own, else ``default``, else n-gram only)."""
+    w = weights.get(bucket, weights.get("default", (0.0, 1.0, 1.0, 0.0)))
+    b, f, r, n = (float(x) for x in w)
+    return b, f, r, n
+
+
+def uses_backbone(weights: Mapping[str, Sequence[float]] | None) -> bool:
+    """Whether any bucket's combination weighs the backbone (else its beam is skipped)."""
+    return any(float(w[0]) > 0 for w in (weights or {}).values())
+
+
+def combine(lm: KneserNeyLM, query: Any, backbone: Sequence[tuple[str, float, int]], ngram: Sequence[KnCandidate],
+            weights: Sequence[float], *, far: int = 10, floor: float = 1.0) -> list[tuple[str, float, int]]:
+    """The union of the two candidate lists as ``(text, combined score, width)``, best first."""
+    wb, wf, wr, wn = (float(x) for x in weights)
+    if wb == 0:  # a bucket that does not weigh the backbone does not consult its candidates either
+        backbone = ()
+    table: dict[str, list[float]] = {c.text: [np.nan, c.fwd, c.rev, float(c.width)] for c in ngram}
+    missing = [t for t, _, _ in backbone if t not in table]
+    if missing:
+        left, right = gap_symbols(query)
+        fwd, rev = score_texts(lm, left, right, [text_to_symbols(t) for t in missing], far)
+        for t, f, r in zip(missing, fwd, rev, strict=True):
+            table[t] = [np.nan, float(f), float(r), float(len(t))]
+    for t, lp, _ in backbone:
+        table[t][0] = max(float(lp), table[t][0]) if not np.isnan(table[t][0]) else float(lp)
+    low = min((lp for _, lp, _ in backbone), default=0.0) - floor
+    out = []
+    for text, (b, f, r, n) in table.items():
+        b = low if np.isnan(b) else b
+        out.append((text, wb * b + wf * f + wr * r + wn * n, int(n)))
+    return sorted(out, key=lambda x: -x[1])
+
+
+def rank_candidates(items: Sequence[tuple[str, float, int]], prior: WidthPrior,
+                    temperature: float | Mapping[str, float], bucket: str, n_best: int) -> list[Candidate]:
+    """``(text, score, width)`` items as ranked :class:`~.beam.Candidate` (the width prior's key,
+    probabilities a softmax of the best ``n_best`` keys at the bucket's temperature), as the beam
+    ranks its own."""
+    keyed = sorted(((t, s, w, prior.key(s, w)) for t, s, w in items), key=lambda x: -x[3])[:n_best]
+    if not keyed:
+        return []
+    keys = np.array([k for *_, k in keyed])
+    scale = 1.0 if prior.rank == "total" else float(np.mean([w for _, _, w, _ in keyed]))
+    z = keys * scale / bucket_temperature(temperature, bucket)
+    probs = np.exp(z - z.max())
+    probs /= probs.sum()
+    return [Candidate(t, float(s), float(p), float(k), int(w)) for (t, s, w, k), p in zip(keyed, probs, strict=True)]
+
+
+def restore_combined(scorer: Any, queries: Sequence[GapQuery], settings: Any, lm: KneserNeyLM, *,
+                     prior: WidthPrior, temperature: float | Mapping[str, float]) -> list[list[Candidate]]:
+    """Ranked candidates per query from the n-gram's two-sided beam and, when ``scorer`` is not
+    None, the backbone's beam (``settings``: the restorer's :class:`~.settings.RestorerSettings`),
+    merged and scored by :func:`combine` with the width bucket's ``kn_weights`` (the backbone's
+    beam runs only for the queries whose bucket weighs it)."""
+    c = settings
+    ngram = kn_restore(lm, queries, beam=int(c.kn_beam), far=int(c.kn_far), max_letters=int(c.max_letters),
+                       max_width=int(c.max_width))
+    weights = [weights_for(c.kn_weights or {}, width_bucket((q.letters,) if q.letters else q.widths)) for q in queries]
+    asks = [i for i, w in enumerate(weights) if w[0] > 0]  # the backbone's beam only where it is weighed
+    backbone: list[list[tuple[str, float, int]]] = [[] for _ in queries]
+    if scorer is not None and asks:
+        found = beam_search(scorer, [queries[i] for i in asks], beam=c.beam_width, n_best=max(200, c.n_candidates), context=c.context,
+                            mode=c.mode, space_ratio=c.space_ratio, elastic_slots=c.elastic_slots,
+                            unknown=c.unknown, max_letters=c.max_letters, max_width=c.max_width,
+                            unmask=c.unmask, final_forward=c.final_forward)
+        for i, cands in zip(asks, found, strict=True):
+            backbone[i] = [(x.text, x.logprob, x.width) for x in cands]
+    out = []
+    for q, b, g, w in zip(queries, backbone, ngram, weights, strict=True):
+        bucket = width_bucket((q.letters,) if q.letters else q.widths)
+        merged = combine(lm, q, b, g, w, far=int(c.kn_far))
+        out.append(rank_candidates(merged, prior, temperature, bucket, int(c.n_candidates)))
+    return out
