@@ -33,6 +33,7 @@ from thinc.api import Config
 
 from .errors import ConfigError
 from .legacy_config import migrate_config
+from .registrations import config_factories, lazy_factories
 
 #: The embedded default model (``assets/models/grc_stoicheia_doc_clean``).
 DEFAULT_SOURCE = "embedded:grc_stoicheia_doc_clean"
@@ -180,7 +181,8 @@ def assemble(config: Config | str | Path, *, base: str | Path | None = None,
         config = keep_components(config, only)
     config, _ = migrate_config(config)
     try:
-        nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
+        with lazy_factories(config_factories(config)):  # import this pipeline's factories only
+            nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     except Exception as exc:  # confection/catalogue: a bad or unknown block
         if isinstance(exc, ConfigError):
             raise
@@ -233,12 +235,14 @@ def load_pipeline(model: str | Path, *, exclude: Iterable[str] = ()) -> Language
         package = util.get_package_path(str(model))
         meta = util.get_model_meta(package)
         folder = package / f"{meta['lang']}_{meta['name']}-{meta['version']}"
-    if (folder / CONFIG).is_file():
-        config, changed = migrate_config(util.load_config(folder / CONFIG, interpolate=False))
+    if not (folder / CONFIG).is_file():
+        return spacy.load(model, exclude=list(exclude))
+    config, changed = migrate_config(util.load_config(folder / CONFIG, interpolate=False))
+    with lazy_factories(config_factories(config, exclude)):  # import this pipeline's factories only
         if changed:
             nlp = util.load_model_from_config(config, meta=util.get_model_meta(folder), exclude=list(exclude))
             return nlp.from_disk(folder, exclude=list(exclude))
-    return spacy.load(model, exclude=list(exclude))
+        return spacy.load(model, exclude=list(exclude))
 
 
 def morphosyntax_pipeline(model: str | Path | None = None) -> Language:

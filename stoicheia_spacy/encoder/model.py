@@ -103,8 +103,8 @@ def build_char_encoder(
 ) -> Model[list[Doc], list[StoicheiaDocData]]:
     """Docs -> :class:`StoicheiaDocData` with the (depth + 1, n_letters, d_model) hidden states.
 
-    The architecture hyper-parameters mirror the released ``config.json``; the model is
-    randomly initialised here and gets its weights at initialize time from a loader
+    The architecture hyper-parameters mirror the released ``config.json``; the model's
+    weights are allocated, not initialised, here: it gets them at initialize time from a loader
     (``stoicheia.BackboneLoader.v1``) or from disk. ``notation``, ``unknown_gap_width``,
     ``max_gap_width`` and ``hide_unmarked`` set how a Doc's text becomes planes (Leiden
     gaps as MASK letters, see :mod:`.gaps`). ``planes = "tokens"`` builds the planes token by
@@ -125,7 +125,7 @@ def build_char_encoder(
         attn_impl=attn_impl, n_region=n_region, n_century=n_century, use_cap_input=use_cap_input,
     )
     wrapper = PyTorchWrapper_v3(
-        HiddenStack(StoicheiaEncoder(config)),
+        HiddenStack(StoicheiaEncoder.empty(config)),  # weights come from a loader or from disk
         convert_inputs=_convert_inputs,
         convert_outputs=_convert_outputs,
         serialize_model=_serialize_torch,
@@ -244,7 +244,7 @@ def _serialize_torch(module: HiddenStack) -> bytes:
 
 
 def _deserialize_torch(module: HiddenStack, data: bytes, device: Any) -> HiddenStack:
-    module.encoder.load_state_dict(st_load(data))
+    module.encoder.load_state_dict(st_load(data), assign=True)
     module.to(device)
     return module
 
@@ -258,15 +258,16 @@ def torch_backbone(model: Model) -> StoicheiaEncoder:
 
 
 def set_backbone_weights(model: Model, source: StoicheiaEncoder) -> None:
-    """Copy the weights of a loaded backbone into the char encoder, after checking shapes."""
+    """Give the char encoder the weights of a loaded backbone (its tensors, shared, not
+    copied), after checking shapes."""
     target = torch_backbone(model)
     want, got = target.config.to_dict(), source.config.to_dict()
     diff = [k for k in SHAPE_KEYS if want.get(k) != got.get(k)]
     if diff:
         detail = ", ".join(f"{k}: pipeline {want.get(k)!r} vs checkpoint {got.get(k)!r}" for k in diff)
         raise ConfigError(f"checkpoint does not fit the pipeline's backbone config ({detail})")
-    try:
-        target.load_state_dict(source.state_dict())
+    try:  # the loaded tensors themselves, not a copy of them (no second backbone in memory)
+        target.load_state_dict(source.state_dict(), assign=True)
     except RuntimeError as exc:
         raise CheckpointError(f"cannot copy checkpoint weights: {exc}") from exc
     model.attrs["weights_loaded"] = True

@@ -64,7 +64,7 @@ def summary(name: str) -> str:
 
 
 for _name in available():
-    _summary, _example = KNOWN.get(_name, (summary(_name), ""))
+    _summary, _example = KNOWN[_name] if _name in KNOWN else (summary(_name), "")
     _help = f"{_summary}\n\nExample: stoicheia bench {_name} {_example}".rstrip()
     bench_app.command(_name, help=_help, context_settings=PASS_THROUGH)(
         pass_through(f"stoicheia_lab.bench.{_name}", _help))
