@@ -24,6 +24,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v3, torch2xp, xp2torch
 
 from ..backbone import StoicheiaConfig, StoicheiaEncoder
+from ..backbone.precision import PrecisionCache, check_precision, precision_view
 from ..backbone.windows import PackedBatch, pack_planes
 from ..errors import CheckpointError, ConfigError
 from ..restore.gaps import (
@@ -54,6 +55,14 @@ class HiddenStack(torch.nn.Module):
     def __init__(self, encoder: StoicheiaEncoder) -> None:
         super().__init__()
         self.encoder = encoder
+        #: the precision of inference forwards (:mod:`stoicheia_spacy.backbone.precision`);
+        #: training forwards always run the float32 ``encoder``
+        self.precision = "float32"
+        self.precision_cache = PrecisionCache()
+
+    def runtime(self, module: torch.nn.Module | None = None) -> torch.nn.Module:
+        """``module`` (default: the encoder) as inference runs it: in :attr:`precision`."""
+        return precision_view(self.encoder if module is None else module, self.precision, self.precision_cache)
 
     def forward(
         self,
@@ -68,7 +77,8 @@ class HiddenStack(torch.nn.Module):
         region: torch.Tensor | None = None,
         century: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        out = self.encoder(
+        encoder = self.encoder if torch.is_grad_enabled() else self.runtime()
+        out = encoder(
             input_ids, boundary, dia, punct, seg_id=seg_id, positions=positions, cap=cap,
             region=region, century=century, output_hidden_states=True,
         )
@@ -245,16 +255,36 @@ def _serialize_torch(module: HiddenStack) -> bytes:
 
 def _deserialize_torch(module: HiddenStack, data: bytes, device: Any) -> HiddenStack:
     module.encoder.load_state_dict(st_load(data), assign=True)
+    module.precision_cache.clear()
     module.to(device)
     return module
 
 
-def torch_backbone(model: Model) -> StoicheiaEncoder:
-    """The torch :class:`StoicheiaEncoder` inside a ``stoicheia.CharEncoder.v1`` model."""
+def _stack(model: Model) -> HiddenStack:
     for node in model.walk():
         if node.shims and isinstance(node.shims[0]._model, HiddenStack):
-            return node.shims[0]._model.encoder
+            return node.shims[0]._model
     raise ConfigError(f"model {model.name!r} holds no Stoicheia backbone")
+
+
+def torch_backbone(model: Model) -> StoicheiaEncoder:
+    """The torch :class:`StoicheiaEncoder` inside a ``stoicheia.CharEncoder.v1`` model."""
+    return _stack(model).encoder
+
+
+def runtime_backbone(model: Model, module: torch.nn.Module | None = None) -> torch.nn.Module:
+    """``module`` (default: the model's backbone; or a view of it, e.g. the restorer's overlaid
+    one) in the model's inference precision, sharing converted blocks with the encoder's own."""
+    return _stack(model).runtime(module)
+
+
+def set_precision(model: Model, precision: str) -> None:
+    """Run the model's inference forwards in ``precision`` (``float32``, ``bfloat16``, ``int8``;
+    :mod:`stoicheia_spacy.backbone.precision`); the stored weights stay float32."""
+    stack = _stack(model)
+    stack.precision = check_precision(precision)
+    stack.precision_cache.clear()
+    model.attrs["precision"] = precision
 
 
 def set_backbone_weights(model: Model, source: StoicheiaEncoder) -> None:
@@ -270,4 +300,5 @@ def set_backbone_weights(model: Model, source: StoicheiaEncoder) -> None:
         target.load_state_dict(source.state_dict(), assign=True)
     except RuntimeError as exc:
         raise CheckpointError(f"cannot copy checkpoint weights: {exc}") from exc
+    _stack(model).precision_cache.clear()
     model.attrs["weights_loaded"] = True
