@@ -89,12 +89,14 @@ def lazy_factories(names: Iterable[str] | None) -> Iterator[None]:
         yield
         return
     from spacy import util
+    from spacy.language import Language
 
     wanted = set(names)
     eager = util.registry._entry_point_factories
 
-    def named_only() -> dict[str, Any]:
-        return {point.name: point.load() for point in eager._get_entry_points() if point.name in wanted}
+    def named_only() -> dict[str, Any]:  # the wanted ones not registered yet
+        return {point.name: point.load() for point in eager._get_entry_points()
+                if point.name in wanted and not Language.has_factory(point.name)}
 
     eager.get_all = named_only
     try:

@@ -201,7 +201,7 @@ def test_restoration_metadata_embeddings_roundtrip(tmp_path: Path) -> None:
 def test_load_backbone_takes_the_stored_tensors_in_place(tmp_path: Path) -> None:
     """A float32 checkpoint is read into a meta-device skeleton (no random init, no copy), and
     the char encoder then holds those very tensors (one backbone in memory, not two)."""
-    from stoicheia_spacy.models.encoder import (
+    from stoicheia_spacy.encoder.model import (
         build_char_encoder,
         set_backbone_weights,
         torch_backbone,

@@ -74,7 +74,7 @@ def test_unknown_precision_is_refused(model: StoicheiaEncoder) -> None:
 
 
 def test_encoder_setting_validates_the_precision() -> None:
-    from stoicheia_spacy.pipeline.encoder import EncoderSettings
+    from stoicheia_spacy.encoder.pipe import EncoderSettings
 
     assert EncoderSettings().precision == "float32"
     assert EncoderSettings(precision="int8").precision == "int8"

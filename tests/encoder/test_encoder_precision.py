@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import spacy
 from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
-from stoicheia_spacy.models.encoder import torch_backbone
+from stoicheia_spacy.assembly import load_pipeline
+from stoicheia_spacy.encoder.model import torch_backbone
 
 TEXT = "μῆνιν ἄειδε θεὰ [...] Ἀχιλῆος οὐλομένην"
 
@@ -30,7 +30,7 @@ def test_int8_encoder_and_beam(tiny_nlp: Any, tmp_path: Path) -> None:
     assert isinstance(beam.blocks[0].attn.qkv, DynamicLinear)
     assert type(torch_backbone(encoder.model).blocks[0].attn.qkv).__name__ == "Linear"  # weights stay float32
     nlp.to_disk(tmp_path / "pipe")
-    again = spacy.load(tmp_path / "pipe")
+    again = load_pipeline(tmp_path / "pipe")
     assert again.get_pipe("stoicheia_encoder").settings.precision == "int8"
     assert again.get_pipe("stoicheia_encoder").model.attrs["precision"] == "int8"
     encoder.configure(precision="float32")
