@@ -235,7 +235,7 @@ def run_storage(model: str | None) -> dict[str, Any]:
             if not isinstance(obj, torch.Tensor) or obj.is_meta or obj.is_quantized:
                 continue
             store = obj.untyped_storage()
-        except Exception:  # noqa: BLE001 - objects that merely look like tensors
+        except Exception:
             continue
         if store.nbytes() >= 4096:
             storages.setdefault(store.data_ptr(), (store.nbytes(), f"{tuple(obj.shape)} {obj.dtype}"))
