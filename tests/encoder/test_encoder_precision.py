@@ -36,3 +36,15 @@ def test_int8_encoder_and_beam(tiny_nlp: Any, tmp_path: Path) -> None:
     encoder.configure(precision="float32")
     back = nlp(TEXT)
     assert np.array_equal(back._.stoicheia.hidden, ref._.stoicheia.hidden)
+
+
+def test_default_beam_runs_the_encoders_own_weights(tiny_nlp: Any) -> None:
+    """No second backbone: by default the restorer's beam is the encoder's float32 module."""
+    nlp = tiny_nlp("stoicheia_restorer")
+    nlp(TEXT)
+    restorer = nlp.get_pipe("stoicheia_restorer")
+    assert restorer.settings.dtype == "float32"
+    beam = restorer.beam_backbone()
+    base = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)
+    assert {p.untyped_storage().data_ptr() for p in beam.parameters()} <= {
+        p.untyped_storage().data_ptr() for p in base.parameters()}
