@@ -12,10 +12,11 @@ that share blocks (the encoder's and the restorer's overlaid one) share their co
 blocks too.
 
 What each precision keeps (measured by ``stoicheia bench released-shape`` and the golden
-released-task fixtures, see ``docs/benchmarks.md``): ``float32`` is the reference;
-``int8`` is about 2x faster on AVX2/AVX512 CPUs and changes logits by ~1e-2, so near ties
-may flip; ``bfloat16`` is faster only on CPUs with native bf16 (AVX512-BF16, AMX) and several
-times slower elsewhere.
+released-task fixtures, see ``docs/benchmarks.md``): ``float32`` is the reference and the
+only faithful one (every golden decision kept); ``int8`` is 1.2-1.4x faster at the released
+shape on an AVX2 CPU and changes letter logits by ~0.2, enough to change 20 of the 46 golden
+tests (decisions or scores beyond 1e-3); ``bfloat16`` is faster only on CPUs with native bf16
+(AVX512-BF16, AMX) and several times slower elsewhere.
 """
 
 from __future__ import annotations
