@@ -41,7 +41,7 @@ from .date.attributor import packaged_weights as attributor_weights
 from .date.dater import packaged_weights as dater_weights
 from .errors import ConfigError
 from .legacy_config import migrate_config
-from .registrations import register_all
+from .registrations import config_factories, lazy_factories, register_all
 from .released_heads import AS_WRITTEN_KINDS
 
 #: The embedded default model (``assets/models/grc_stoicheia_doc_clean``).
@@ -170,7 +170,8 @@ def assemble(config: Config | str | Path, *, base: str | Path | None = None,
         config = keep_components(config, only)
     config, _ = migrate_config(config)
     try:
-        nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
+        with lazy_factories(config_factories(config)):  # import this pipeline's factories only
+            nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     except Exception as exc:  # confection/catalogue: a bad or unknown block
         if isinstance(exc, ConfigError):
             raise
@@ -220,12 +221,14 @@ def load_pipeline(model: str | Path, *, exclude: Iterable[str] = ()) -> Language
         package = util.get_package_path(str(model))
         meta = util.get_model_meta(package)
         folder = package / f"{meta['lang']}_{meta['name']}-{meta['version']}"
-    if (folder / CONFIG).is_file():
-        config, changed = migrate_config(util.load_config(folder / CONFIG, interpolate=False))
+    if not (folder / CONFIG).is_file():
+        return spacy.load(model, exclude=list(exclude))
+    config, changed = migrate_config(util.load_config(folder / CONFIG, interpolate=False))
+    with lazy_factories(config_factories(config, exclude)):  # import this pipeline's factories only
         if changed:
             nlp = util.load_model_from_config(config, meta=util.get_model_meta(folder), exclude=list(exclude))
             return nlp.from_disk(folder, exclude=list(exclude))
-    return spacy.load(model, exclude=list(exclude))
+        return spacy.load(model, exclude=list(exclude))
 
 
 def morphosyntax_pipeline(model: str | Path | None = None) -> Language:

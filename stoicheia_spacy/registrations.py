@@ -12,11 +12,20 @@ a branch whose entry points were not re-installed) call :func:`register_all` onc
 imports every module that registers a name. Packaged pipelines ship
 :mod:`stoicheia_spacy.register_components`, which does exactly that, so
 ``spacy.load`` works either way; the test suite calls it from ``tests/conftest.py``.
+
+Loading: ``spacy.Language()`` imports the factories of every installed package that declares
+``spacy_factories`` entry points (``spacy-transformers`` pulls in ``transformers``: seconds of
+imports a Stoicheia pipeline never uses). Inside :func:`lazy_factories` it imports none of
+them up front; spaCy still finds each factory the config names through its entry point, by
+name, when the pipeline is built, so only the components of the pipeline are imported.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 #: The modules named by the ``spacy_*`` entry points in ``setup.cfg`` (a test keeps them equal).
 MODULES: tuple[str, ...] = (
@@ -56,3 +65,42 @@ def register_all() -> None:
     """Import every registering module (only needed where the entry points are absent)."""
     for name in MODULES:
         importlib.import_module(name)
+
+
+def config_factories(config: Any, exclude: Iterable[str] = ()) -> set[str] | None:
+    """The factory names of a pipeline config's components but ``exclude`` (None when one is
+    ``source``d from another pipeline, whose factories cannot be told from this config)."""
+    names: set[str] = set()
+    skip = set(exclude)
+    for name, block in dict(config.get("components", {})).items():
+        if name in skip:
+            continue
+        if "factory" not in block:
+            return None
+        names.add(str(block["factory"]) or name)
+    return names
+
+
+@contextlib.contextmanager
+def lazy_factories(names: Iterable[str] | None) -> Iterator[None]:
+    """Within the block, ``spacy.Language()`` imports only the ``spacy_factories`` entry points
+    named in ``names`` (the pipeline's factories, :func:`config_factories`), not every installed
+    package's (module doc); ``None``: every one, as spaCy does."""
+    if names is None:
+        yield
+        return
+    from spacy import util
+    from spacy.language import Language
+
+    wanted = set(names)
+    eager = util.registry._entry_point_factories
+
+    def named_only() -> dict[str, Any]:  # the wanted ones not registered yet
+        return {point.name: point.load() for point in eager._get_entry_points()
+                if point.name in wanted and not Language.has_factory(point.name)}
+
+    eager.get_all = named_only
+    try:
+        yield
+    finally:
+        del eager.get_all

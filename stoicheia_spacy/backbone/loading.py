@@ -185,7 +185,8 @@ def _strip_prefix(tensors: dict[str, torch.Tensor], prefix: str | None) -> dict[
 def load_state(
     model: StoicheiaEncoder, tensors: dict[str, torch.Tensor], *, source: str = "checkpoint"
 ) -> None:
-    """Copy ``tensors`` into ``model`` after checking names, shapes and finiteness exactly."""
+    """Copy ``tensors`` into ``model`` after checking names, shapes and finiteness exactly (a
+    :meth:`~StoicheiaEncoder.skeleton` on the meta device takes them in place, no copy)."""
     expected = model.state_dict()
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
@@ -207,6 +208,10 @@ def load_state(
     if bad:
         raise CheckpointError(f"{source} holds non-finite values (corrupt?) in: {', '.join(sorted(bad))}")
     with torch.no_grad():
+        if any(param.is_meta for param in expected.values()):  # a skeleton: take the tensors as they are
+            model.load_state_dict({name: tensors[name].to(param.dtype) for name, param in expected.items()},
+                                  assign=True)
+            return
         for name, param in expected.items():
             param.copy_(tensors[name].to(param.dtype))
 
@@ -278,7 +283,7 @@ def load_backbone(
             setattr(config, key, int(tensors[name].shape[0]))
     if "cap_emb.weight" in tensors and not config.use_cap_input:
         config.use_cap_input = True  # task checkpoints carry the capitalization input
-    model = StoicheiaEncoder(config)
+    model = StoicheiaEncoder.skeleton(config)  # no random init of weights about to be loaded
     load_state(model, tensors, source=str(weights))
     return model.to(device=device, dtype=dtype).eval()
 

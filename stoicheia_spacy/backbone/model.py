@@ -121,21 +121,26 @@ class StoicheiaEncoder(nn.Module):
     to disable).
     """
 
-    def __init__(self, config: StoicheiaConfig) -> None:
+    def __init__(self, config: StoicheiaConfig, *, init_weights: bool = True) -> None:
         super().__init__()
         self.config = config
         d = config.d_model
-        self.e_char = nn.Embedding(config.n_char_ids, d)
-        self.e_bnd = nn.Embedding(config.n_boundary, d)
-        self.e_dia = nn.Embedding(config.n_dia, d)
-        self.e_punct = nn.Embedding(config.n_punct, d)
+
+        def embedding(rows: int) -> nn.Embedding:  # no normal_ pass when weights are loaded next
+            return nn.Embedding(rows, d) if init_weights else nn.Embedding(rows, d, _weight=torch.empty(rows, d))
+
+        self.e_char = embedding(config.n_char_ids)
+        self.e_bnd = embedding(config.n_boundary)
+        self.e_dia = embedding(config.n_dia)
+        self.e_punct = embedding(config.n_punct)
         if config.use_cap_input:
-            self.cap_emb = nn.Embedding(2, d)
-            nn.init.zeros_(self.cap_emb.weight)
+            self.cap_emb = embedding(2)
+            if init_weights:
+                nn.init.zeros_(self.cap_emb.weight)
         if config.n_region is not None:
-            self.e_region = nn.Embedding(config.n_region, d)
+            self.e_region = embedding(config.n_region)
         if config.n_century is not None:
-            self.e_century = nn.Embedding(config.n_century, d)
+            self.e_century = embedding(config.n_century)
         self.blocks = nn.ModuleList(Block(config, i) for i in range(config.depth))
         self.norm_out = RMSNorm(d)
         self.head_char = nn.Linear(d, config.n_char_ids, bias=False)
@@ -144,7 +149,27 @@ class StoicheiaEncoder(nn.Module):
         self.head_cap = nn.Linear(d, 2, bias=False)
         self.head_punct = nn.Linear(d, config.n_punct - 1, bias=False)
         self.autocast_gpu = True
-        self.apply(self._init_weights)
+        if init_weights:
+            self.apply(self._init_weights)
+
+    @classmethod
+    def skeleton(cls, config: StoicheiaConfig) -> StoicheiaEncoder:
+        """An encoder of ``config`` on the meta device: shapes only, no memory, no random
+        initialisation; give it weights with ``load_state_dict(..., assign=True)``."""
+        with torch.device("meta"):  # (a meta normal_ would import sympy: none is run)
+            return cls(config, init_weights=False)
+
+    @classmethod
+    def empty(cls, config: StoicheiaConfig) -> StoicheiaEncoder:
+        """An encoder of ``config`` whose CPU weights are allocated but never initialised,
+        for weights that are loaded next (no ``normal_``/``uniform_`` pass over them)."""
+        model = cls.skeleton(config)
+        for module in model.modules():  # as Module.to_empty, without its meta-tensor dispatch
+            for name, param in module._parameters.items():
+                if param is not None:
+                    module._parameters[name] = nn.Parameter(torch.empty(param.shape, dtype=param.dtype),
+                                                            requires_grad=param.requires_grad)
+        return model
 
     @staticmethod
     def _init_weights(module: nn.Module) -> None:

@@ -24,6 +24,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v3, torch2xp, xp2torch
 
 from ..backbone import StoicheiaConfig, StoicheiaEncoder
+from ..backbone.precision import PrecisionCache, check_precision, precision_view
 from ..backbone.windows import PackedBatch, pack_planes
 from ..errors import CheckpointError, ConfigError
 from .align import align_letters
@@ -54,6 +55,14 @@ class HiddenStack(torch.nn.Module):
     def __init__(self, encoder: StoicheiaEncoder) -> None:
         super().__init__()
         self.encoder = encoder
+        #: the precision of inference forwards (:mod:`stoicheia_spacy.backbone.precision`);
+        #: training forwards always run the float32 ``encoder``
+        self.precision = "float32"
+        self.precision_cache = PrecisionCache()
+
+    def runtime(self, module: torch.nn.Module | None = None) -> torch.nn.Module:
+        """``module`` (default: the encoder) as inference runs it: in :attr:`precision`."""
+        return precision_view(self.encoder if module is None else module, self.precision, self.precision_cache)
 
     def forward(
         self,
@@ -68,7 +77,8 @@ class HiddenStack(torch.nn.Module):
         region: torch.Tensor | None = None,
         century: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        out = self.encoder(
+        encoder = self.encoder if torch.is_grad_enabled() else self.runtime()
+        out = encoder(
             input_ids, boundary, dia, punct, seg_id=seg_id, positions=positions, cap=cap,
             region=region, century=century, output_hidden_states=True,
         )
@@ -103,8 +113,8 @@ def build_char_encoder(
 ) -> Model[list[Doc], list[StoicheiaDocData]]:
     """Docs -> :class:`StoicheiaDocData` with the (depth + 1, n_letters, d_model) hidden states.
 
-    The architecture hyper-parameters mirror the released ``config.json``; the model is
-    randomly initialised here and gets its weights at initialize time from a loader
+    The architecture hyper-parameters mirror the released ``config.json``; the model's
+    weights are allocated, not initialised, here: it gets them at initialize time from a loader
     (``stoicheia.BackboneLoader.v1``) or from disk. ``notation``, ``unknown_gap_width``,
     ``max_gap_width`` and ``hide_unmarked`` set how a Doc's text becomes planes (Leiden
     gaps as MASK letters, see :mod:`.gaps`). ``planes = "tokens"`` builds the planes token by
@@ -125,7 +135,7 @@ def build_char_encoder(
         attn_impl=attn_impl, n_region=n_region, n_century=n_century, use_cap_input=use_cap_input,
     )
     wrapper = PyTorchWrapper_v3(
-        HiddenStack(StoicheiaEncoder(config)),
+        HiddenStack(StoicheiaEncoder.empty(config)),  # weights come from a loader or from disk
         convert_inputs=_convert_inputs,
         convert_outputs=_convert_outputs,
         serialize_model=_serialize_torch,
@@ -244,29 +254,51 @@ def _serialize_torch(module: HiddenStack) -> bytes:
 
 
 def _deserialize_torch(module: HiddenStack, data: bytes, device: Any) -> HiddenStack:
-    module.encoder.load_state_dict(st_load(data))
+    module.encoder.load_state_dict(st_load(data), assign=True)
+    module.precision_cache.clear()
     module.to(device)
     return module
 
 
-def torch_backbone(model: Model) -> StoicheiaEncoder:
-    """The torch :class:`StoicheiaEncoder` inside a ``stoicheia.CharEncoder.v1`` model."""
+def _stack(model: Model) -> HiddenStack:
     for node in model.walk():
         if node.shims and isinstance(node.shims[0]._model, HiddenStack):
-            return node.shims[0]._model.encoder
+            return node.shims[0]._model
     raise ConfigError(f"model {model.name!r} holds no Stoicheia backbone")
 
 
+def torch_backbone(model: Model) -> StoicheiaEncoder:
+    """The torch :class:`StoicheiaEncoder` inside a ``stoicheia.CharEncoder.v1`` model."""
+    return _stack(model).encoder
+
+
+def runtime_backbone(model: Model, module: torch.nn.Module | None = None) -> torch.nn.Module:
+    """``module`` (default: the model's backbone; or a view of it, e.g. the restorer's overlaid
+    one) in the model's inference precision, sharing converted blocks with the encoder's own."""
+    return _stack(model).runtime(module)
+
+
+def set_precision(model: Model, precision: str) -> None:
+    """Run the model's inference forwards in ``precision`` (``float32``, ``bfloat16``, ``int8``;
+    :mod:`stoicheia_spacy.backbone.precision`); the stored weights stay float32."""
+    stack = _stack(model)
+    stack.precision = check_precision(precision)
+    stack.precision_cache.clear()
+    model.attrs["precision"] = precision
+
+
 def set_backbone_weights(model: Model, source: StoicheiaEncoder) -> None:
-    """Copy the weights of a loaded backbone into the char encoder, after checking shapes."""
+    """Give the char encoder the weights of a loaded backbone (its tensors, shared, not
+    copied), after checking shapes."""
     target = torch_backbone(model)
     want, got = target.config.to_dict(), source.config.to_dict()
     diff = [k for k in SHAPE_KEYS if want.get(k) != got.get(k)]
     if diff:
         detail = ", ".join(f"{k}: pipeline {want.get(k)!r} vs checkpoint {got.get(k)!r}" for k in diff)
         raise ConfigError(f"checkpoint does not fit the pipeline's backbone config ({detail})")
-    try:
-        target.load_state_dict(source.state_dict())
+    try:  # the loaded tensors themselves, not a copy of them (no second backbone in memory)
+        target.load_state_dict(source.state_dict(), assign=True)
     except RuntimeError as exc:
         raise CheckpointError(f"cannot copy checkpoint weights: {exc}") from exc
+    _stack(model).precision_cache.clear()
     model.attrs["weights_loaded"] = True

@@ -24,7 +24,10 @@ Settings: how text becomes planes and windows (``notation``, ``unknown_gap_width
 of the ``[model]`` architecture (``stoicheia.CharEncoder.v1``, validated when it is built);
 what the pipe keeps on each Doc is one frozen :class:`EncoderSettings`, the
 ``[components.stoicheia_encoder.settings]`` block (``stoicheia.EncoderSettings.v1``):
-``store_hidden`` [true] and ``store_logits`` [true]. Adding an option touches that class and
+``store_hidden`` [true], ``store_logits`` [true] and ``precision`` [float32 | bfloat16 | int8]:
+the precision of inference forwards (:mod:`stoicheia_spacy.backbone.precision`; the stored
+weights and training stay float32, the restorer's beam follows it; only float32 keeps the
+golden decisions, ``int8`` is 1.2-1.4x faster on CPU and approximate, see ``docs/benchmarks.md``). Adding an option touches that class and
 the code that uses it, nothing else. The stored precision (``save_dtype`` of
 ``[initialize.components.stoicheia_encoder]``) is read back from the saved weights; no
 ``cfg`` file is written.
@@ -54,11 +57,12 @@ from thinc.api import Config, Model, Optimizer
 
 from ..backbone import load_backbone, save_backbone
 from ..backbone.loading import stored_dtype
+from ..backbone.precision import check_precision
 from ..component import StoicheiaPipe
 from ..errors import CheckpointError, ConfigError
 from ..heap import trim_heap
 from .listener import StoicheiaListener
-from .model import set_backbone_weights, torch_backbone
+from .model import set_backbone_weights, set_precision, torch_backbone
 from .reference import BackboneReference
 from .types import StoicheiaDocData
 
@@ -96,11 +100,13 @@ class EncoderSettings:
 
     store_hidden: bool = True
     store_logits: bool = True
+    precision: str = "float32"
 
     def __post_init__(self) -> None:
         for name in ("store_hidden", "store_logits"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"stoicheia_encoder {name} must be true or false, got {getattr(self, name)!r}")
+        check_precision(self.precision)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -146,6 +152,7 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
         self.name = name
         base = settings if settings is not None else EncoderSettings()
         self.settings: EncoderSettings = base.replace(**options) if options else base
+        set_precision(self.model, self.settings.precision)
         #: the stored precision of saved weights (``save_dtype`` at initialize, or read back)
         self.save_dtype: str | None = None
         self.listener_map: dict[str, list[Model]] = {}
@@ -159,6 +166,7 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
     def configure(self, **changes: Any) -> EncoderSettings:
         """Replace the settings with a validated copy holding ``changes``."""
         self.settings = self.settings.replace(**changes)
+        set_precision(self.model, self.settings.precision)
         self.record_settings()
         return self.settings
 

@@ -24,7 +24,7 @@ from spacy.util import registry
 from thinc.api import Model
 
 from ..errors import ConfigError
-from .model import torch_backbone
+from .model import runtime_backbone, torch_backbone
 
 
 class BackboneReference(Model):
@@ -45,27 +45,35 @@ class BackboneReference(Model):
     def connected(self) -> bool:
         return self._upstream is not None
 
+    @property
+    def precision(self) -> str:
+        """The inference precision of the connected encoder (``float32`` when not connected)."""
+        return "float32" if self._upstream is None else str(self._upstream.attrs.get("precision", "float32"))
+
     def connect(self, encoder_model: Model) -> None:
         """Point at an encoder pipe's ``stoicheia.CharEncoder.v1`` model."""
         self._upstream = encoder_model
         self._overlaid = None
 
-    def backbone(self, overlay: tuple[dict[str, Any], dict[str, str]] | None = None) -> Any:
-        """The encoder's torch backbone; with ``overlay`` (tensors, metadata), the overlaid view."""
+    def backbone(self, overlay: tuple[dict[str, Any], dict[str, str]] | None = None, *,
+                 runtime: bool = False) -> Any:
+        """The encoder's torch backbone; with ``overlay`` (tensors, metadata), the overlaid view;
+        ``runtime``: in the encoder's inference precision (``precision`` of its settings)."""
         if self._upstream is None:
             raise ConfigError(
                 f"the backbone reference to {self.upstream_name!r} is not connected: put a "
                 "'stoicheia_encoder' pipe before this component and initialize or load the pipeline "
                 "(or call stoicheia_spacy.component.link_listeners(nlp))")
         base = torch_backbone(self._upstream)
-        if overlay is None:
-            return base
-        key = (id(base), id(overlay[0]))
-        if self._overlaid is None or self._overlaid[:2] != key:
-            from ..backbone.overlay import apply_overlay
+        module = base
+        if overlay is not None:
+            key = (id(base), id(overlay[0]))
+            if self._overlaid is None or self._overlaid[:2] != key:
+                from ..backbone.overlay import apply_overlay
 
-            self._overlaid = (*key, apply_overlay(base, *overlay))
-        return self._overlaid[2]
+                self._overlaid = (*key, apply_overlay(base, *overlay))
+            module = self._overlaid[2]
+        return runtime_backbone(self._upstream, module) if runtime else module
 
 
 def _forward(model: BackboneReference, X: Any, is_train: bool) -> tuple[Any, Callable[[Any], Any]]:

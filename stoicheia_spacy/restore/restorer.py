@@ -210,20 +210,22 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         return next(node for node in self.model.walk() if isinstance(node, BackboneReference))
 
     def backbone(self) -> Any:
-        """The encoder's torch backbone through the reference, with the overlay when used."""
+        """The encoder's torch backbone through the reference, with the overlay when used, in the
+        encoder's inference ``precision``."""
         ref = self.reference
         if not ref.connected:  # added after initialize/load: link as nlp.initialize would
             link_listeners(self.nlp)
         if not ref.connected:
             raise ConfigError(f"stoicheia_restorer needs the pipe {ref.upstream_name!r} before it "
                               f"(pipeline: {self.nlp.pipe_names})")
-        return ref.backbone(self.overlay if self.settings.use_overlay else None)
+        return ref.backbone(self.overlay if self.settings.use_overlay else None, runtime=True)
 
     def beam_backbone(self) -> Any:
-        """:meth:`backbone` in the beam's ``dtype``: a bf16 copy, made once per backbone
-        (the encoder and the other components keep their float32 weights)."""
+        """:meth:`backbone` in the beam's ``dtype``: float32, the encoder's own weights (in the
+        encoder's ``precision``), or a bf16 copy, made once per backbone (the encoder and the
+        other components keep their float32 weights)."""
         module = self.backbone()
-        if self.settings.dtype == "float32":
+        if self.settings.dtype == "float32" or self.reference.precision != "float32":
             return module
         if self._cast is None or self._cast[0] != id(module):
             import copy

@@ -22,9 +22,11 @@ Options (defaults in brackets):
   [restore_gaps], ``strip_restorations`` [false];
 * ``use_overlay`` [true]: restore with the fine-tuned overlay when one is loaded;
 * ``scoring`` [beam | protocol]: our beam search, or the paper's strict protocol;
-* ``dtype`` [bfloat16 | float32]: the weights the beam's forwards run in (a cached bf16 copy of
-  the backbone, 1.5-1.7x faster on CPUs with AVX512-BF16; the encoder and the other components
-  keep float32, and protocol scoring always runs float32);
+* ``dtype`` [float32 | bfloat16]: the weights the beam's forwards run in: ``float32``, the
+  encoder's own (shared, no copy; set the encoder's ``precision`` for a faster forward);
+  ``bfloat16``, a cached bf16 copy of the backbone (one more backbone in memory, 1.5-1.7x faster
+  only on CPUs with AVX512-BF16, several times slower on AVX2-only CPUs; protocol scoring always
+  runs the encoder's weights);
 * ``confidence_slope`` [1.0], ``confidence_bias`` [0.0]: ``doc._.restorations[i].confidence``,
   the top candidate's calibrated chance of being right, is ``sigmoid(slope * logit(p) + bias)`` of
   its probability ``p`` among the candidates (Platt scaling fitted on dev by ``restore-eval``,
@@ -98,7 +100,7 @@ class RestorerSettings:
     strip_restorations: bool = False
     use_overlay: bool = True
     scoring: str = "beam"
-    dtype: str = "bfloat16"
+    dtype: str = "float32"
     confident_above: float = 0.6212
     confidence_slope: float = 1.0
     confidence_bias: float = 0.0

@@ -197,3 +197,27 @@ def test_restoration_metadata_embeddings_roundtrip(tmp_path: Path) -> None:
         a = loaded(**inputs, region=torch.tensor([3]), century=torch.tensor([9]))
         b = loaded(**inputs)  # unknown metadata
     assert not torch.allclose(a.char, b.char)
+
+
+def test_load_backbone_takes_the_stored_tensors_in_place(tmp_path: Path) -> None:
+    """A float32 checkpoint is read into a meta-device skeleton (no random init, no copy), and
+    the char encoder then holds those very tensors (one backbone in memory, not two)."""
+    from stoicheia_spacy.encoder.model import (
+        build_char_encoder,
+        set_backbone_weights,
+        torch_backbone,
+    )
+
+    config = StoicheiaConfig(d_model=32, n_heads=2, depth=2, char_window=8)
+    torch.manual_seed(0)
+    reference = StoicheiaEncoder(config).eval()
+    save_backbone(reference, tmp_path)
+    loaded = load_backbone(tmp_path)
+    assert all(not p.is_meta for p in loaded.parameters())
+    for name, tensor in reference.state_dict().items():
+        assert torch.equal(loaded.state_dict()[name], tensor), name
+    model = build_char_encoder(d_model=32, n_heads=2, depth=2, char_window=8)
+    set_backbone_weights(model, loaded)
+    target = torch_backbone(model)
+    shared = {p.untyped_storage().data_ptr() for p in target.parameters()}
+    assert shared == {p.untyped_storage().data_ptr() for p in loaded.parameters()}

@@ -26,7 +26,7 @@ from stoicheia_spacy.errors import CheckpointError, InvalidInputError
 from stoicheia_spacy.scan.research import grammar_name
 from stoicheia_spacy.scan.results import Meter
 
-from .golden import golden_dir
+from .golden import golden_dir, load
 
 torch.set_num_threads(1)
 TOL = 1e-3
@@ -61,18 +61,18 @@ def packaged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def meter_nlp(packaged: dict[str, Path]) -> spacy.language.Language:
-    return spacy.load(packaged["meter"])
+    return load(packaged["meter"])
 
 
 @pytest.fixture(scope="module")
 def restoration_nlp(packaged: dict[str, Path]) -> spacy.language.Language:
-    return spacy.load(packaged["restoration"])
+    return load(packaged["restoration"])
 
 
 # ------------------------------------------------------------------ backbone
 @pytest.mark.parametrize("case", _cases("backbone"), ids=lambda c: c["input"]["text"][:12])
 def test_backbone_golden(packaged: dict[str, Path], case: dict[str, Any]) -> None:
-    nlp = spacy.load(packaged["backbone"])
+    nlp = load(packaged["backbone"])
     assert nlp.pipe_names == ["stoicheia_encoder"]
     data = nlp(case["input"]["text"])._.stoicheia
     fed = data.inputs if data.inputs is not None else data.planes
@@ -156,7 +156,7 @@ def test_meter_feeds_planes_as_written(meter_nlp: spacy.language.Language,
     fed = meter_nlp.get_pipe("stoicheia_encoder")(meter_nlp.make_doc(text))._.stoicheia
     fed_planes = fed.inputs if fed.inputs is not None else fed.planes
     assert set(np.asarray(fed_planes.diacritics).tolist()) == {0}
-    backbone = spacy.load(packaged["backbone"])(text)._.stoicheia
+    backbone = load(packaged["backbone"])(text)._.stoicheia
     assert set(np.asarray(backbone.inputs.diacritics).tolist()) == {48}
 
 
@@ -262,7 +262,7 @@ def test_restoration_loads_without_sizes_with_15_rows_and_prefix(tmp_path: Path)
     for i, kwargs in enumerate([{"drop_sizes": True}, {"drop_sizes": True, "prefix": "model."},
                                 {"century_rows": 15}, {"drop_sizes": True, "century_rows": 15}]):
         ckpt = _variant(src, tmp_path / f"v{i}", **kwargs)
-        nlp = spacy.load(_package(ckpt, f"v{i}", tmp_path / f"pkg{i}"))
+        nlp = load(_package(ckpt, f"v{i}", tmp_path / f"pkg{i}"))
         encoder = nlp.config["components"]["stoicheia_encoder"]["model"]
         assert (encoder["n_region"], encoder["n_century"]) == (15, 15 if kwargs.get("century_rows") else 16)
         (item,) = nlp(_gap_text(case))._.restorations

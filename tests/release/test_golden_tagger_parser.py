@@ -34,7 +34,7 @@ from stoicheia_spacy.morph.research_decode import (
 )
 from tests.conftest import TINY
 
-from .golden import golden_dir
+from .golden import golden_dir, load
 
 torch.set_num_threads(1)
 RELEASE_PIPES = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
@@ -60,7 +60,7 @@ def package_dir(golden: tuple[Path, dict[str, Any]], tmp_path_factory: pytest.Te
 
 @pytest.fixture(scope="module")
 def nlp(package_dir: Path) -> spacy.language.Language:
-    return spacy.load(package_dir)
+    return load(package_dir)
 
 
 def _expected(word: dict[str, Any], decode: str) -> dict[str, Any]:
@@ -136,7 +136,7 @@ def test_paper_decode_scores_what_the_tables_scored(golden: tuple[Path, dict[str
     assert {saved["components"][n]["settings"]["decode"] for n in RELEASE_PIPES} == {"research"}
     for name in RELEASE_PIPES:  # settings in config.cfg only; the release's tables are data
         assert sorted(p.name for p in (package_dir / name).iterdir()) == ["data.json", "model"], name
-    paper = spacy.load(package_dir, config={"components": {n: {"settings": {"decode": "paper"}} for n in RELEASE_PIPES}})
+    paper = load(package_dir, config={"components": {n: {"settings": {"decode": "paper"}} for n in RELEASE_PIPES}})
     docs = list(paper.pipe(pretokenized_docs(paper.vocab, " ".join(c["input"]["forms"]))[0] for c in cases))
     assert _mismatches(cases, [_doc_decisions(d, "paper") for d in docs], "paper") == []
     # the greedy heads differ from the tree somewhere (else this test would prove little)

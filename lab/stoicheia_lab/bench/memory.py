@@ -195,9 +195,65 @@ def run_stream(n_docs: int, model: str | None, every: int, components: list[str]
                                for (d, p), (_, c) in zip(parent, per_worker, strict=True)]}
 
 
+STORAGE_TEXT = "ἔδοξε τῇ βουλῇ καὶ τῷ δήμῳ [...] ἐπὶ τῆς πρυτανείας μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος"
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm", encoding="ascii") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def run_storage(model: str | None) -> dict[str, Any]:
+    """The ``storage`` measurement (module doc), in this process."""
+    import gc
+    import tempfile
+
+    import torch
+
+    from stoicheia_spacy.assembly import DEFAULT_SOURCE, build_pipeline, load_pipeline
+
+    rss_start = _rss_mb()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(model) if model else Path(tmp) / "default"
+        if model is None:
+            build_pipeline(DEFAULT_SOURCE).to_disk(folder)
+            gc.collect()
+            rss_start = _rss_mb()
+        weights = sum(p.stat().st_size for p in folder.rglob("*.safetensors"))
+        nlp = load_pipeline(folder)
+        gc.collect()
+        rss_loaded = _rss_mb()
+        doc = nlp(STORAGE_TEXT)
+        gc.collect()
+        rss_after = _rss_mb()
+    encoder = nlp.get_pipe("stoicheia_encoder")
+    backbone = next(node.shims[0]._model.encoder for node in encoder.model.walk() if node.shims)
+    backbone_bytes = sum(p.numel() * 4 for p in backbone.parameters())
+    storages: dict[int, tuple[int, str]] = {}
+    for obj in gc.get_objects():
+        try:
+            if not isinstance(obj, torch.Tensor) or obj.is_meta or obj.is_quantized:
+                continue
+            store = obj.untyped_storage()
+        except Exception:
+            continue
+        if store.nbytes() >= 4096:
+            storages.setdefault(store.data_ptr(), (store.nbytes(), f"{tuple(obj.shape)} {obj.dtype}"))
+    total = sum(size for size, _ in storages.values())
+    largest = sorted(storages.values(), reverse=True)[:8]
+    return {"pipes": nlp.pipe_names, "restored": bool(doc._.restorations) if doc.has_extension("restorations") else None,
+            "weight_files_mb": round(weights / 2**20, 1), "backbone_float32_mb": round(backbone_bytes / 2**20, 1),
+            "rss_before_load_mb": round(rss_start, 1), "rss_loaded_mb": round(rss_loaded, 1),
+            "rss_after_doc_mb": round(rss_after, 1),
+            "rss_loaded_minus_start_over_weight_files": round((rss_loaded - rss_start) * 2**20 / weights, 3),
+            "distinct_storages": len(storages), "distinct_storage_mb": round(total / 2**20, 1),
+            "distinct_storage_over_backbone": round(total / backbone_bytes, 3),
+            "largest_storages": [{"mb": round(size / 2**20, 2), "tensor": what} for size, what in largest]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stoicheia_lab.bench memory", description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("long", "stream"))
+    parser.add_argument("what", choices=("long", "stream", "storage"))
     parser.add_argument("--model", default=None)
     parser.add_argument("--components", default=None)
     parser.add_argument("--letters", type=int, default=1_000_000)
@@ -223,7 +279,12 @@ def main(argv: list[str] | None = None) -> int:
         cmd += ["--out", str(args.out)] if args.out else []
         cmd += ["--progress", str(args.progress)] if args.progress else []
         return subprocess.run(cmd, check=False).returncode
-    if args.what == "long":
+    if args.what == "storage":
+        result = {"benchmark": "memory storage", **run_storage(args.model)}
+        print(f"distinct tensor storage {result['distinct_storage_over_backbone']}x the float32 backbone "
+              f"({result['distinct_storage_mb']} MB / {result['backbone_float32_mb']} MB); RSS loaded "
+              f"{result['rss_loaded_mb']} MB for {result['weight_files_mb']} MB of weight files")
+    elif args.what == "long":
         result = {"benchmark": "memory long", **run_long(args.letters, args.model, args.max_chars, components, args.progress,
                                                       args.batch_chars, args.source, args.mirror)}
         print(f"{result['letters']:,} letters, {result['words']:,} words: peak RSS {result['peak_rss_mb']:,.0f} MB "
@@ -240,3 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -37,6 +37,9 @@ KNOWN = {
               "--n 50 --data corpus/ud_perseus_test_agdt.spacy"),
     "pipeline": ("Words/s of the full default pipeline against the encoder alone, both against the GEMM roofline.",
                  "--n 200 --out bench_pipeline.json"),
+    "released_shape": ("Backbone letters/s at the released shape (d 1024, 16 heads, window 256) per precision "
+                       "(float32, int8, bfloat16) against float32 in the same run.",
+                       "--depths 8,32 --lengths 2048,8192 --threads 2 --out assets/metrics/speed/released_shape.json"),
     "quality": ("Masked bits-per-character of a backbone against a random-init control and an n-gram LM.",
                 "--source embedded:grc_stoicheia_doc_clean --dev-letters 5000"),
     "roundtrip": ("Codec round trip on the UD test sets, failures listed by class.", "--data /path/to/mirror"),
@@ -64,7 +67,7 @@ def summary(name: str) -> str:
 
 
 for _name in available():
-    _summary, _example = KNOWN.get(_name, (summary(_name), ""))
-    _help = f"{_summary}\n\nExample: stoicheia bench {_name} {_example}".rstrip()
-    bench_app.command(_name, help=_help, context_settings=PASS_THROUGH)(
+    _summary, _example = KNOWN[_name] if _name in KNOWN else (summary(_name), "")
+    _help = f"{_summary}\n\nExample: stoicheia bench {_name.replace('_', '-')} {_example}".rstrip()
+    bench_app.command(_name.replace("_", "-"), help=_help, context_settings=PASS_THROUGH)(
         pass_through(f"stoicheia_lab.bench.{_name}", _help))
