@@ -286,21 +286,25 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
                          max_width=c.max_width), False
 
     # ------------------------------------------------------------ running
-    def __call__(self, doc: Doc, *, restore_only: Iterable[int] | None = None) -> Doc:
-        """Restore ``doc``; ``restore_only``: gap indices (``gap_index``) to restore."""
-        return next(iter(self.pipe([doc], restore_only=restore_only)))
+    def __call__(self, doc: Doc, *, restore_only: Iterable[int] | None = None, **settings: Any) -> Doc:
+        """Restore ``doc``; ``restore_only``: gap indices (``gap_index``) to restore;
+        ``settings``: settings for this call only (e.g. ``beam_width``; :meth:`settings_for_call`)."""
+        return next(iter(self.pipe([doc], restore_only=restore_only, **settings)))
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 8,
-             restore_only: Iterable[int] | None = None) -> Iterator[Doc]:
+             restore_only: Iterable[int] | None = None, **settings: Any) -> Iterator[Doc]:
+        """Restore the Docs of ``stream`` (``nlp.pipe(texts, component_cfg={"stoicheia_restorer":
+        {"beam_width": 5}})`` passes ``settings`` for that call only)."""
         only = None if restore_only is None else [int(i) for i in restore_only]
-        batch: list[Doc] = []
-        for doc in stream:
-            batch.append(doc)
-            if len(batch) >= batch_size:
+        with self.settings_for_call(settings):
+            batch: list[Doc] = []
+            for doc in stream:
+                batch.append(doc)
+                if len(batch) >= batch_size:
+                    yield from self._restore(batch, only)
+                    batch = []
+            if batch:
                 yield from self._restore(batch, only)
-                batch = []
-        if batch:
-            yield from self._restore(batch, only)
 
     def _restore(self, docs: list[Doc], only: list[int] | None = None) -> list[Doc]:
         from ..encoder.metadata import doc_metadata
