@@ -42,6 +42,8 @@ MODEL_HELP = ("Pipeline (installed package, or folder with config.cfg) or backbo
 
 #: A Greek letter (Greek and Coptic, Greek Extended).
 _GREEK = re.compile("[\u0370-\u03ff\u1f00-\u1fff]")
+#: An ANSI escape sequence (colour, bold).
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 #: A letter of any script (a text with letters but no Greek one is not read).
 _LETTER = re.compile(r"[^\W\d_]")
 
@@ -104,10 +106,28 @@ def flag(name: str, help_text: str) -> Any:
     return typer.Option(False, name, metavar="", help=help_text)
 
 
+class PlainPrinter(Printer):
+    """A wasabi printer whose dividers are plain too when colours are off (wasabi bolds them
+    whatever ``show_color`` says)."""
+
+    def divider(self, *args: Any, **kwargs: Any) -> str | None:
+        if self.show_color:
+            return super().divider(*args, **kwargs)
+        no_print, self.no_print = self.no_print, True
+        try:
+            line = super().divider(*args, **kwargs)
+        finally:
+            self.no_print = no_print
+        if line is None or self.no_print:
+            return None if line is None else _ANSI.sub("", line)
+        print(_ANSI.sub("", line))
+        return None
+
+
 def printer(no_print: bool = False) -> Printer:
     """A wasabi printer with colours only when standard output is a terminal (no ANSI
     codes in a file or a pipe)."""
-    msg = Printer(no_print=no_print)
+    msg = PlainPrinter(no_print=no_print)
     msg.show_color = msg.show_color and sys.stdout.isatty()
     return msg
 
