@@ -111,11 +111,14 @@ def doc_json(doc: Doc) -> dict[str, Any]:
 
 def _check_meter_applied(docs: list[Doc], meter: str) -> None:
     """Refuse a ``--meter`` the scanner's decode did not apply (it found another metre)."""
-    wanted = grammar_name(meter)
+    def grammar(name: str) -> str | None:  # "dactylic_hexameter" (a lattice metre) is "dactylic hexameter"
+        return grammar_name(name) or grammar_name(name.replace("_", " "))
+
+    wanted = grammar(meter)
     for doc in docs:
         for verse in doc._.verses or []:
             found = (verse._.meter or {}).get("name")
-            if found is not None and grammar_name(str(found)) != wanted:
+            if found is not None and grammar(str(found)) != wanted:
                 raise fail(f"--meter {meter}: the scanner's decode detected {found} instead (it does not force "
                            "a metre); --format research forces it")
 
