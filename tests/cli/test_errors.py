@@ -146,7 +146,7 @@ def narrow_beam_pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture()
 def seen_settings(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The restorer's settings each time it restores a batch."""
-    from stoicheia_spacy.pipeline.restorer import StoicheiaRestorer
+    from stoicheia_spacy.restore.restorer import StoicheiaRestorer
 
     seen: list[Any] = []
     original = StoicheiaRestorer._restore
