@@ -17,10 +17,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from pathlib import Path
 from types import MappingProxyType
@@ -75,6 +76,7 @@ class SerializedPipe:
     the component folder (layouts stay those of the released files)."""
 
     cfg: Any  # a dict, or a read-only mapping of a settings object
+    settings: Any  # the frozen settings object, in a component that has one
 
     #: True for a component whose settings are a config block (``config.cfg`` holds them):
     #: it writes no ``cfg`` part (its data go through the ``model`` part), and reads one only
@@ -105,6 +107,19 @@ class SerializedPipe:
         if not isinstance(block, dict) or "@misc" not in block or not dataclasses.is_dataclass(settings):
             return
         nlp.get_pipe_config(name)["settings"] = {"@misc": block["@misc"], **settings_values(settings)}
+
+    @contextlib.contextmanager
+    def settings_for_call(self, changes: Mapping[str, Any]) -> Iterator[Any]:
+        """The settings with ``changes`` for one ``nlp(text, component_cfg=...)`` or
+        ``nlp.pipe(texts, component_cfg=...)`` call: validated as :meth:`configure` validates
+        them, not recorded in the pipeline's config, the pipeline's own settings back after."""
+        saved = self.settings
+        if changes:
+            self.settings = saved.replace(**changes)
+        try:
+            yield self.settings
+        finally:
+            self.settings = saved
 
     # -- hooks
     def load_weights(self, weights: str | Path | None) -> bool:

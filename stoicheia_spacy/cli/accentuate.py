@@ -15,16 +15,17 @@ import typer
 
 from .options import (
     Unit,
-    deprecated_json,
+    chosen_format,
     deprecated_model,
     fail,
-    flag,
-    friendly,
+    format_option,
+    given,
     json_option,
     load,
     model_option,
     output_option,
     read_input,
+    require_greek,
     source_option,
     text_argument,
     unit_option,
@@ -69,25 +70,37 @@ class AccentFormat(StrEnum):
     json = "json"
 
 
-@friendly
+def accent_json(source: str, doc: Any, restore: bool) -> dict[str, Any]:
+    """The ``--format json`` object of one Doc: source, text, tokens, alignment (and restorations)."""
+    out = {"source": source, "text": doc.text, "tokens": [t.text for t in doc], **doc._.source_alignment.to_dict()}
+    if restore:
+        out["restored"] = doc._.restored
+        out["restorations"] = [r.to_dict() for r in doc._.restorations]
+    return out
+
+
 def accentuate_command(
     text: str = text_argument("ΕΝΑΡΧΗΗΝΟΛΟΓΟΣ"),
     model: str = model_option(),
-    output_format: AccentFormat = typer.Option(AccentFormat.text, "--format", metavar="text|json",
-                                               help="text: the accentuated text; json: text, tokens and alignment"),
-    unit: Unit = unit_option(Unit.file),
+    fmt: AccentFormat = format_option(AccentFormat.text, "text|json",
+                                      "text: the accentuated text; json: text, tokens and alignment"),
+    as_json: bool = json_option(),
+    unit: Unit = unit_option(),
     output: Path = output_option(),
-    boundary: BoundaryMode = typer.Option(BoundaryMode.auto, "--boundary", metavar="auto|keep|copy|predict|drop",
-                                          help="Word division (auto: divide scriptio continua, keep spaced text)"),
-    diacritics: PlaneMode = typer.Option(PlaneMode.keep, "--diacritics", metavar=MODES, help="Accents and breathings"),
-    punctuation: PlaneMode = typer.Option(PlaneMode.keep, "--punctuation", metavar=MODES, help="Punctuation"),
-    capitals: PlaneMode = typer.Option(PlaneMode.predict, "--capitals", metavar=MODES, help="Capitals"),
-    lowercase: bool = flag("--lowercase", "Ignore the input's capitals"),
+    boundary: BoundaryMode = typer.Option(None, "--boundary", metavar="auto|keep|copy|predict|drop",
+                                          help="Word division (auto: divide scriptio continua, keep spaced text; "
+                                               "default: the pipeline's segmenter's, else auto)"),
+    diacritics: PlaneMode = typer.Option(None, "--diacritics", metavar=MODES,
+                                         help="Accents and breathings (default: the pipeline's, else keep)"),
+    punctuation: PlaneMode = typer.Option(None, "--punctuation", metavar=MODES,
+                                          help="Punctuation (default: the pipeline's, else keep)"),
+    capitals: PlaneMode = typer.Option(None, "--capitals", metavar=MODES,
+                                       help="Capitals (default: the pipeline's, else predict)"),
+    lowercase: bool = typer.Option(None, "--lowercase", metavar="", help="Ignore the input's capitals"),
     notation: Notation = typer.Option(Notation.leiden, "--notation", metavar="leiden|ddbdp|epidoc|none",
                                       help="Gap markup (epidoc: TEXT_OR_FILE is an EpiDoc TEI file)"),
-    restore: bool = flag("--restore", "Also restore the gaps (encoder + restorer)"),
+    restore: bool = typer.Option(False, "--restore", metavar="", help="Also restore the gaps (encoder + restorer)"),
     source: str = source_option(),
-    as_json: bool = json_option(),
 ) -> None:
     """Print the accentuated, word-divided rendering of TEXT_OR_FILE.
 
@@ -96,11 +109,13 @@ def accentuate_command(
 
     Example: stoicheia accentuate "ΕΝΑΡΧΗΗΝΟΛΟΓΟΣ" --boundary predict --diacritics predict
     """
+    from dataclasses import replace
+
     from ..accent.predict import PlaneControl
     from ..accent.segment import StoicheiaSegmenter
     from ..encoder.model import torch_backbone
 
-    fmt = deprecated_json(output_format.value, as_json)
+    out_format = chosen_format(fmt, as_json)
     gaps = None if notation is Notation.none else notation.value
     if notation is Notation.epidoc:
         from ..leiden.epidoc import read_epidoc
@@ -109,29 +124,24 @@ def accentuate_command(
         if not view.text.strip():
             raise fail(str(view.message))
         texts, gaps = [view.text], "leiden"
+        require_greek(texts, text)
     else:
         texts = read_input(text, unit)
-    control = PlaneControl(boundary=boundary.value, diacritics=diacritics.value,
-                           punctuation=punctuation.value, capitals=capitals.value, lowercase=lowercase)
     nlp = load("accentuate", deprecated_model(model, source), extra=["stoicheia_restorer"] if restore else ())
+    # the planes given here; the others stay those of the pipeline's segmenter (else auto word division)
+    own = nlp.tokenizer.control if isinstance(nlp.tokenizer, StoicheiaSegmenter) else PlaneControl(boundary="auto")
+    control = replace(own, **given(boundary=boundary and boundary.value, diacritics=diacritics and diacritics.value,
+                                   punctuation=punctuation and punctuation.value,
+                                   capitals=capitals and capitals.value, lowercase=lowercase))
     shared = torch_backbone(nlp.get_pipe("stoicheia_encoder").model)
     nlp.tokenizer = StoicheiaSegmenter(nlp.vocab, model=shared, control=control,
                                        notation=gaps)  # one backbone for tokenizer and pipes
-    if restore:
-        restorer: Any = nlp.get_pipe("stoicheia_restorer")
-        restorer.configure(notation=gaps or "leiden")
-        docs = [nlp(t) for t in texts]
+    if restore:  # the restorer reads the notation the segmenter kept
+        docs = list(nlp.pipe(texts, component_cfg={"stoicheia_restorer": {"notation": gaps or "leiden"}}))
     else:
         docs = [nlp.make_doc(t) for t in texts]
-    lines = []
-    for source_text, doc in zip(texts, docs, strict=True):
-        if fmt == "json":
-            out = {"source": source_text, "text": doc.text, "tokens": [t.text for t in doc],
-                   **doc._.source_alignment.to_dict()}
-            if restore:
-                out["restored"] = doc._.restored
-                out["restorations"] = [r.to_dict() for r in doc._.restorations]
-            lines.append(json.dumps(out, ensure_ascii=False))
-        else:
-            lines.append(doc._.restored if restore else doc.text)
+    if out_format == "json":
+        lines = [json.dumps(accent_json(s, doc, restore), ensure_ascii=False) for s, doc in zip(texts, docs, strict=True)]
+    else:
+        lines = [doc._.restored if restore else doc.text for doc in docs]
     write_output("\n".join(lines) + "\n", output)

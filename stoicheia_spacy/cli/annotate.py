@@ -1,10 +1,11 @@
-"""``stoicheia annotate INPUT --out DIR``: annotate a corpus, locally or on a Ray cluster.
+"""``stoicheia annotate INPUT -o DIR``: annotate a corpus, locally or on a Ray cluster.
 
-INPUT is a plain-text file (one document per line, paragraph or file: ``--unit``), a
-JSON-lines file of ``{"id", "text", ...}`` records, an EpiDoc TEI file (``.xml``: its edition,
-one document), or a folder of them (``.gz`` too). Each
-input file gives one output file per ``--format`` in DIR; finished files are skipped on a
-rerun, records that cannot be annotated are listed in ``DIR/NAME.errors.jsonl``.
+INPUT is a plain-text file (one document per file, blank-line paragraph or line: ``--unit``),
+a JSON-lines file of ``{"id", "text", ...}`` records, an EpiDoc TEI file (``.xml``: its
+edition, one document), or a folder of them (``.gz`` too). Each input file gives one output
+file per ``--format`` in DIR (``json``: ``NAME.jsonl``, one JSON object per document;
+``conllu``; ``docbin``); finished files are skipped on a rerun, records that cannot be
+annotated are listed in ``DIR/NAME.errors.jsonl``.
 """
 
 from __future__ import annotations
@@ -13,42 +14,54 @@ import json
 from pathlib import Path
 
 import typer
-from wasabi import Printer
 
+from .options import Unit, model_option, output_option, printer, unit_option, warn
+
+#: ``--format`` names (the task commands' ``json`` is JSON lines here too) -> the writer's.
+FORMAT_NAMES = {"json": "jsonl", "jsonl": "jsonl", "conllu": "conllu", "docbin": "docbin"}
 
 def annotate_command(
-    source: Path = typer.Argument(..., help="Text / JSON-lines / EpiDoc .xml file, or a folder of them"),
-    out: Path = typer.Option(..., "--out", "-o", help="Output folder (one file per input file and format)"),
-    model: str = typer.Option(None, "--model", help="Pipeline package name or directory (default: grc_stoicheia_doc_clean)"),
-    output_format: str = typer.Option("jsonl", "--format", help="jsonl, conllu, docbin (comma-separated for several)"),
+    source: Path = typer.Argument(..., metavar="INPUT", help="Text / JSON-lines / EpiDoc .xml file, or a folder of them"),
+    output: Path = output_option(folder=True),
+    model: str = model_option(),
+    output_format: str = typer.Option("json", "--format", "-f", metavar="json|conllu|docbin",
+                                      help="What to write (comma-separated for several): json (NAME.jsonl), "
+                                           "conllu, docbin"),
     components: str = typer.Option(None, "--components", help="Run only these components, e.g. restorer"),
-    engine: str = typer.Option("local", "--engine", help="local or ray"),
-    n_process: int = typer.Option(1, "--n-process", "-n", help="Worker processes (local) or actors (ray)"),
-    threads: int = typer.Option(1, "--threads", help="torch threads per worker"),
+    engine: str = typer.Option("local", "--engine", metavar="local|ray", help="local or ray"),
+    n_process: int = typer.Option(1, "--n-process", metavar="N", help="Worker processes (local) or actors (ray)"),
+    threads: int = typer.Option(1, "--threads", metavar="N", help="torch threads per worker"),
     address: str = typer.Option(None, "--address", help="Existing Ray cluster (e.g. ray://head:10001 or auto)"),
-    batch_size: int = typer.Option(32, "--batch-size", help="Records per task"),
-    max_chars: int = typer.Option(4096, "--max-chars", help="Longer texts are annotated in pieces of this size"),
-    unit: str = typer.Option("line", "--unit", help="Plain text: a document per line, paragraph or file"),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar"),
+    batch_size: int = typer.Option(32, "--batch-size", metavar="N", help="Records per task"),
+    max_chars: int = typer.Option(4096, "--max-chars", metavar="N", help="Longer texts are annotated in pieces of this size"),
+    unit: Unit = unit_option(),
+    quiet: bool = typer.Option(False, "--quiet", metavar="", help="No progress bar"),
+    out: Path = typer.Option(None, "--out", hidden=True, help="Deprecated: use --output/-o"),
 ) -> None:
-    """Annotate SOURCE into OUT with a pipeline, resumably.
+    """Annotate INPUT into the folder OUTPUT with a pipeline, resumably.
 
-    Example: stoicheia annotate corpus.jsonl --out annotated
+    Example: stoicheia annotate corpus.jsonl -o annotated
     """
     from ..annotate import EngineConfig, annotate
-    from ..errors import StoicheiaError
 
-    msg = Printer()
-    formats = [f.strip() for f in output_format.split(",") if f.strip()]
+    if out is not None:
+        warn("annotate --out is deprecated: use -o/--output")
+        output = output or out
+    if output is None:
+        raise typer.BadParameter("give the folder to write into", param_hint="-o/--output")
+    msg = printer()
+    names = [f.strip() for f in output_format.split(",") if f.strip()]
+    unknown = [f for f in names if f not in FORMAT_NAMES]
+    if unknown:
+        raise typer.BadParameter(f"{unknown[0]!r}: give json, conllu or docbin (comma-separated)", param_hint="--format")
+    formats = list(dict.fromkeys(FORMAT_NAMES[f] for f in names))
     cfg = EngineConfig(model=model, threads=threads, workers=n_process, address=address, max_chars=max_chars,
                        components=[c.strip() for c in components.split(",")] if components else None)
-    try:
-        summary = annotate(source, out, formats=formats, engine=engine, config=cfg, batch_size=batch_size,
-                           unit=unit, progress=not quiet)
-    except StoicheiaError as exc:
-        msg.fail(f"{type(exc).__name__}: {exc}", exits=1)
+    summary = annotate(source, output, formats=formats, engine=engine, config=cfg, batch_size=batch_size,
+                       unit=unit.value, progress=not quiet)
     for err in summary.errors[:20]:
         msg.warn(f"skipped {err['id']}: {err['error']}")
     if len(summary.errors) > 20:
-        msg.warn(f"... {len(summary.errors) - 20} more in {out}/*.errors.jsonl")
+        msg.warn(f"... {len(summary.errors) - 20} more in {output}/*.errors.jsonl")
     msg.good(json.dumps(summary.to_dict(), ensure_ascii=False))
+

@@ -15,10 +15,10 @@ import typer
 
 from .options import (
     Unit,
-    deprecated_json,
+    chosen_format,
     deprecated_model,
     fail,
-    friendly,
+    format_option,
     json_option,
     load,
     model_option,
@@ -38,27 +38,26 @@ class DateFormat(StrEnum):
     json = "json"
 
 
-@friendly
 def date_command(
     text: str = text_argument("Ἀρίστων Ζήνωνι χαίρειν. ἔρρωσο. ἔτους η, Μεχεὶρ θ."),
     model: str = model_option(),
-    output_format: DateFormat = typer.Option(DateFormat.text, "--format", metavar="text|json",
-                                             help="text: mean and interval; json: mean, interval and histogram"),
-    unit: Unit = unit_option(Unit.file),
+    fmt: DateFormat = format_option(DateFormat.text, "text|json",
+                                    "text: mean and interval; json: mean, interval and histogram"),
+    as_json: bool = json_option(),
+    unit: Unit = unit_option(),
     output: Path = output_option(),
     weights: Path = typer.Option(None, "--weights", metavar="FOLDER",
                                  help="A stoicheia_dater folder (default: the model's, the PaDoC fit)"),
     html_out: Path = typer.Option(None, "--html", metavar="FILE",
                                   help="Also write the histogram and interval as an HTML/SVG page here"),
     source: str = source_option(),
-    as_json: bool = json_option(),
 ) -> None:
     """Print the estimated date of TEXT_OR_FILE and its 90 % interval.
 
     Example: stoicheia date "Ἀρίστων Ζήνωνι χαίρειν. ἔρρωσο. ἔτους η, Μεχεὶρ θ."
     """
 
-    fmt = deprecated_json(output_format.value, as_json)
+    out_format = chosen_format(fmt, as_json)
     if weights is not None and not (weights / "model").is_file():
         raise fail(f"--weights {weights}: no stoicheia_dater weights there (expected a 'model' file)")
     texts = read_input(text, unit)
@@ -72,7 +71,7 @@ def date_command(
         estimate = doc._.date
         if estimate is None:
             raise fail("the text has no Greek letters to date")
-        lines.append(json.dumps(estimate.to_dict()) if fmt == "json" else str(estimate))
+        lines.append(json.dumps(estimate.to_dict()) if out_format == "json" else str(estimate))
     write_output("\n".join(lines) + "\n", output)
     if html_out is not None:
         from ..date.render import render_date_html

@@ -14,6 +14,7 @@ import typer
 from wasabi import Printer
 
 from ..assembly import DEFAULT_SOURCE
+from .options import deprecated_model, model_option, printer, source_option
 
 #: The shipped sample (the repository's ``assets/samples``); used when it is present.
 SAMPLE = Path(__file__).resolve().parents[2] / "assets" / "samples" / "bgu_1_100.txt"
@@ -58,22 +59,26 @@ def _build_and_install(source: str, msg: Printer, lexicon: bool = True) -> str:
 
 
 def demo_command(
-    text_file: Path = typer.Option(None, "--text-file", help="Passage to show (default: the shipped sample)"),
-    model: str = typer.Option(None, "--model", help="Pipeline to run: installed package or directory (default: every installed grc_stoicheia_*)"),
-    build: bool = typer.Option(False, "--build", help="(Re)build and install grc_stoicheia_doc_clean from --source first"),
-    source: str = typer.Option(DEFAULT_SOURCE, "--source", help="Model (a config.cfg, or a checkpoint) assembled by --build"),
-    letters: int = typer.Option(12, "--letters", help="How many letters of the planes to print"),
+    text_file: Path = typer.Option(None, "--text-file", metavar="FILE", help="Passage to show (default: the shipped sample)"),
+    model: str = model_option(),
+    build: bool = typer.Option(False, "--build", metavar="",
+                               help="(Re)build and install grc_stoicheia_doc_clean from --model (default: the "
+                                    "embedded model) first, then run it"),
+    letters: int = typer.Option(12, "--letters", metavar="N", help="How many letters of the planes to print"),
     lexicon: bool = typer.Option(True, "--lexicon/--no-lexicon",
                                  help="--build with the lexicon data package (--no-lexicon: without it, said aloud)"),
+    source: str = source_option(),
 ) -> None:
-    """Show the codec planes and Leiden gaps of a passage, then run an installed pipeline on it.
+    """Show the codec planes and Leiden gaps of a passage, then run a pipeline on it
+    (--model, else every installed grc_stoicheia_* package).
 
     Example: stoicheia demo --build
     """
     from ..codec import encode_planes
     from ..leiden import parse_gaps
 
-    msg = Printer()
+    msg = printer()
+    chosen = deprecated_model(model, source)
     text = read_sample(text_file)
     msg.divider("Passage")
     print(text)
@@ -89,14 +94,9 @@ def demo_command(
     for gap in gapped.gaps:
         context = gapped.text[max(0, gap.start - 12): gap.start]
         print(f"  …{context}[{gap.kind}, width {gap.min_width}–{gap.max_width}]  (source {gap.source_start}:{gap.source_end})")
-    names = [model] if model else installed_pipelines()
-    if build and not model:
-        from ..errors import StoicheiaError
-
-        try:
-            names = [_build_and_install(source, msg, lexicon)]
-        except StoicheiaError as exc:  # e.g. LexiconMissingError: it names the package and `make demo`
-            msg.fail(str(exc), exits=1)
+    names = [chosen] if chosen and not build else installed_pipelines()
+    if build:  # e.g. LexiconMissingError: one error line naming the package and `make demo`
+        names = [_build_and_install(chosen or DEFAULT_SOURCE, msg, lexicon)]
     if not names:
         msg.info("No grc_stoicheia_* pipeline installed: run `stoicheia package SOURCE --name NAME` "
                  "and pip install the result, or `stoicheia demo --build`.")

@@ -7,9 +7,9 @@ from enum import StrEnum
 from pathlib import Path
 
 import typer
-from wasabi import Printer
 
 from ..errors import ConfigError
+from .options import fail, printer
 
 
 class BuildFormat(StrEnum):
@@ -97,14 +97,15 @@ def _lexicon_requirements(nlp: object) -> list[str]:
 
 
 def package_command(
-    source: str = typer.Argument(..., help="Checkpoint directory or Hugging Face repo id"),
+    source: str = typer.Argument(..., metavar="SOURCE",
+                                 help="Checkpoint: a local folder, a Hugging Face repo id, or embedded:NAME"),
     name: str = typer.Option(..., "--name", "-n", help="Pipeline name: installs as grc_stoicheia_NAME"),
-    output: Path = typer.Option(Path("packages"), "--output", "-o", help="Output directory"),
+    output: Path = typer.Option(Path("packages"), "--output", "-o", metavar="DIR", help="Folder to write the package into"),
     prefix: str = typer.Option(None, "--prefix", help="Backbone prefix in task checkpoints (tagger.encoder.)"),
     revision: str = typer.Option(None, "--revision", help="Hub revision"),
     version: str = typer.Option(None, "--version", help="Package version (default: stoicheia-spacy's)"),
     build: BuildFormat = typer.Option(BuildFormat.sdist, "--build", help="What to build (wheel needs 'build' or 'wheel')"),
-    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing package directory"),
+    force: bool = typer.Option(False, "--force", metavar="", help="Overwrite an existing package directory"),
     lexicon: bool = typer.Option(True, "--lexicon/--no-lexicon",
                                  help="Use the lexicon data package stoicheia-lexicon-grc (--no-lexicon: lexicon = null)"),
 ) -> None:
@@ -112,11 +113,21 @@ def package_command(
 
     Example: stoicheia package embedded:grc_stoicheia_doc_clean --name doc_clean --output packages
     """
-    msg = Printer()
+    check_source(source)
+    msg = printer()
     msg.info(f"Loading checkpoint {source}")
-    try:
-        path = package_pipeline(source, name, output, prefix=prefix, revision=revision,
-                                version=version, build=build.value, force=force, silent=False, lexicon=lexicon)
-    except ConfigError as exc:
-        msg.fail(str(exc), exits=1)
+    path = package_pipeline(source, name, output, prefix=prefix, revision=revision,
+                            version=version, build=build.value, force=force, silent=False, lexicon=lexicon)
     msg.good(f"Packaged {package_name(name)}", str(path))
+
+
+def check_source(source: str) -> None:
+    """Refuse, in one line, a SOURCE that is written as a local path but does not exist (a
+    mistyped folder is not sent to the Hugging Face Hub as a repo id)."""
+    if source.startswith("embedded:") or Path(source).expanduser().exists():
+        return
+    local = (source.startswith((".", "/", "~")) or "\\" in source or source.count("/") != 1
+             or Path(source).parent.exists() and Path(source).parent != Path("."))
+    if local:
+        raise fail(f"{source}: no such folder (SOURCE is a checkpoint folder, a Hugging Face repo id "
+                   "OWNER/NAME, or embedded:NAME)")

@@ -1,8 +1,9 @@
 """``stoicheia parse TEXT_OR_FILE``: tag, lemmatize and parse Greek text; CoNLL-U (or JSON) out.
 
 Loads the encoder and the morphosyntax components only (:func:`.loading.load_for`).
-Each non-empty line (``--unit paragraph``: blank-line paragraph; ``--unit file``: the
-whole file) is one Doc; sentences come from the parser's trees. With ``--pretokenized``
+A file is one Doc (``--unit line``: each non-empty line; ``--unit paragraph``: each
+blank-line paragraph), its line breaks read as spaces; sentences come from the parser's trees. ``--format text`` prints a
+table per sentence (word, lemma, UPOS, tag, features, head, relation). With ``--pretokenized``
 (the research tools' input) each non-empty line is one sentence whose words are split on
 whitespace, kept as given. ``--decode research|paper`` switches a packaged released
 tagger-parser's decoders (:func:`stoicheia_spacy.morph.released.set_decode`;
@@ -17,18 +18,24 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from wasabi import table
 
 from .options import (
     Unit,
-    deprecated_json,
+    chosen_format,
+    deprecated_model,
+    fail,
     flag,
-    friendly,
+    format_option,
     input_file,
+    json_option,
     load,
     model_option,
     output_option,
     read_input,
     read_text,
+    require_greek,
+    source_option,
     text_argument,
     unit_option,
     warn,
@@ -41,6 +48,11 @@ class OutputFormat(StrEnum):
 
     conllu = "conllu"
     json = "json"
+    text = "text"
+
+
+#: The columns of ``--format text``.
+TEXT_HEADER = ("#", "word", "lemma", "UPOS", "tag", "features", "head", "relation")
 
 
 class Decode(StrEnum):
@@ -63,19 +75,29 @@ def pretokenized_docs(vocab: Any, text: str) -> list[Any]:
     return docs
 
 
-@friendly
+def text_table(doc: Any) -> str:
+    """``--format text``: per sentence, an aligned table of its words (1-based heads, 0 = root)."""
+    blocks = []
+    for sent in doc.sents:
+        rows = [(t.i - sent.start + 1, t.text, t.lemma_, t.pos_, t.tag_, str(t.morph) or "_",
+                 0 if t.head.i == t.i else t.head.i - sent.start + 1, t.dep_) for t in sent if not t.is_space]
+        blocks.append(f"# {sent.text.strip()}\n" + table(rows, header=TEXT_HEADER, divider=True, max_col=200))
+    return "\n".join(blocks)
+
+
 def parse_command(
     text: str = text_argument("μῆνιν ἄειδε θεά"),
-    output_format: OutputFormat = typer.Option(OutputFormat.conllu, "--format", metavar="conllu|json",
-                                               help="Output format"),
     model: str = model_option(),
-    unit: Unit = unit_option(Unit.line),
+    fmt: OutputFormat = format_option(OutputFormat.conllu, "conllu|json|text",
+                                      "conllu: CoNLL-U; json: one Doc.to_json() per line; text: a table per sentence"),
+    as_json: bool = json_option(),
+    unit: Unit = unit_option(),
     output: Path = output_option(),
     pretokenized: bool = flag("--pretokenized", "One sentence per line, words split on spaces"),
     decode: Decode = typer.Option(None, "--decode", metavar="research|paper",
                                   help="Decoder of a released tagger-parser package (default: its own, research)"),
     paragraphs: bool = typer.Option(False, "--paragraphs", hidden=True, help="Deprecated: use --unit paragraph"),
-    as_json: bool = typer.Option(False, "--json", hidden=True, help="Deprecated: use --format json"),
+    source: str = source_option(),
 ) -> None:
     """Tag, lemmatize and parse TEXT_OR_FILE.
 
@@ -89,12 +111,15 @@ def parse_command(
     if paragraphs:
         warn("--paragraphs is deprecated: use --unit paragraph")
         unit = Unit.paragraph
-    fmt = deprecated_json(output_format.value, as_json)
+    out_format = chosen_format(fmt, as_json)
     raw = read_text(text) if pretokenized else None
-    texts = [] if pretokenized else read_input(text, unit)
+    if raw is not None:
+        require_greek([line for line in raw.splitlines() if line.strip()] or [raw])
+    # a line break inside a Doc is a space (the parser's trees make the sentences)
+    texts = [] if pretokenized else [" ".join(t.split()) for t in read_input(text, unit)]
     path = input_file(text)
     stem = path.stem if path is not None else "text"
-    nlp = load("parse", model)
+    nlp = load("parse", deprecated_model(model, source))
     if decode is not None:
         from ..morph.released import set_decode
 
@@ -105,8 +130,13 @@ def parse_command(
     inputs: list[Any] = pretokenized_docs(nlp.vocab, raw or "") if pretokenized else texts
     parts: list[str] = []
     for i, doc in enumerate(nlp.pipe(inputs), 1):
-        if fmt == OutputFormat.conllu:
+        data = doc._.stoicheia
+        if data is not None and data.markup_error is not None:  # read as plain text: tags of brackets
+            raise fail(f"LeidenSyntaxError: {data.markup_error}")
+        if out_format == OutputFormat.conllu:
             parts.append(to_conllu(doc, f"{stem}-{i}"))
+        elif out_format == OutputFormat.text:
+            parts.append(text_table(doc) + "\n")
         else:
             parts.append(json.dumps(doc.to_json(), ensure_ascii=False) + "\n")
     write_output("".join(parts), output)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from types import ModuleType
 
 import typer
 
@@ -12,8 +13,10 @@ PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "allow
                 "help_option_names": []}
 
 
-def pass_through(module: str, help_text: str, *, missing: str | None = None) -> Callable[[typer.Context], None]:
-    """A command calling ``module.main(args)``, imported only when the command runs.
+def pass_through(module: str, help_text: str, *, missing: str | None = None,
+                 importer: Callable[[], ModuleType] | None = None) -> Callable[[typer.Context], None]:
+    """A command calling ``module.main(args)``, imported only when the command runs (by
+    ``importer`` when given).
 
     ``-h``/``--help`` print ``help_text`` (summary and example) and then the module's own
     options. ``missing``: the message for a module that cannot be imported.
@@ -24,7 +27,7 @@ def pass_through(module: str, help_text: str, *, missing: str | None = None) -> 
         if args[:1] in (["-h"], ["--help"]):
             typer.echo(f"{help_text}\n")
         try:
-            target = importlib.import_module(module)
+            target = importer() if importer is not None else importlib.import_module(module)
         except ModuleNotFoundError as exc:
             if missing is None or not (exc.name and module.startswith(exc.name)):
                 raise

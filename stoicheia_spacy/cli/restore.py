@@ -25,20 +25,27 @@ from wasabi import Printer
 
 from .options import (
     Unit,
+    chosen_format,
     deprecated_model,
     fail,
     flag,
-    friendly,
+    format_option,
+    given,
     input_file,
+    json_option,
     load,
     model_option,
     output_option,
+    printer,
     read_input,
     source_option,
     text_argument,
     unit_option,
     write_output,
 )
+
+#: The restorer's pipe name (its settings are passed as ``component_cfg`` under it).
+RESTORER = "stoicheia_restorer"
 
 
 class RestoreFormat(StrEnum):
@@ -54,11 +61,6 @@ class Scoring(StrEnum):
 
     beam = "beam"
     protocol = "protocol"
-
-
-#: Probabilities are normalised over a gap's candidates and calibrated (and ``confident_above``
-#: fitted) over 20 of them: fewer printed candidates (``--top``) still come from 20.
-CALIBRATED_CANDIDATES = 20
 
 
 def gaps_json(doc: Any, top: int) -> list[dict[str, Any]]:
@@ -96,18 +98,18 @@ def _candidates(doc: Any, restorer: Any, top: int, msg: Printer) -> None:
                      "fitted for 90 % precision on dev gaps)")
 
 
-@friendly
 def restore_command(
     text: str = text_argument("ἔδοξεν τῆι βουλῆι [---] δήμωι"),
     model: str = model_option(),
-    output_format: RestoreFormat = typer.Option(RestoreFormat.text, "--format", metavar="text|json|epidoc",
-                                                help="text: the restored text and a table per gap; json: per Doc, "
-                                                     "a line with its gaps and their candidates {text, score}; epidoc: "
-                                                     "TEXT_OR_FILE is an EpiDoc file, written back with the restorations"),
-    unit: Unit = unit_option(Unit.file),
+    fmt: RestoreFormat = format_option(RestoreFormat.text, "text|json|epidoc",
+                                       "text: the restored text and a table per gap; json: per Doc, a line "
+                                       "with its gaps and their candidates {text, score}; epidoc: TEXT_OR_FILE "
+                                       "is an EpiDoc file, written back with the restorations"),
+    as_json: bool = json_option(),
+    unit: Unit = unit_option(),
     output: Path = output_option(),
     top: int = typer.Option(10, "--top", metavar="N", help="How many candidates to print per gap"),
-    beam: int = typer.Option(20, "--beam", metavar="N", help="Beam width"),
+    beam: int = typer.Option(None, "--beam", metavar="N", help="Beam width (default: the pipeline's beam_width)"),
     strip: bool = flag("--strip-restorations", "Treat editorial restorations [αβγ] as gaps too"),
     html_out: Path = typer.Option(None, "--html", metavar="FILE", help="Also write an HTML rendering here"),
     gap: list[int] = typer.Option(None, "--gap", metavar="N", help="Restore only gap N (1-based, text order; repeatable); "
@@ -130,9 +132,13 @@ def restore_command(
     Example: stoicheia restore "ἔδοξεν τῆι βουλῆι [---] δήμωι" --top 5 --html out.html;
     stoicheia restore p.oxy.1.119.xml --format epidoc -o restored.xml
     """
-    if top < 1 or beam < 1:
+    output_format = RestoreFormat(chosen_format(fmt, as_json))
+    if top < 1 or (beam is not None and beam < 1):
         raise fail("--top and --beam must be at least 1")
     pipeline = deprecated_model(model, source)
+    # the restorer's settings given on the command line; the others stay the pipeline's
+    changes = given(beam_width=beam, scoring=None if scoring is None else scoring.value,
+                    lm=None if lm is None else str(lm), lm_weight=lm_weight, strip_restorations=strip or None)
     lost: list[int] | None = None
     if output_format is RestoreFormat.epidoc or _is_xml_file(text):
         from ..leiden.epidoc import read_epidoc
@@ -143,28 +149,25 @@ def restore_command(
         if output_format is RestoreFormat.epidoc:
             if gap:
                 raise fail("--gap is not available with --format epidoc (every lost gap is restored)")
-            _write_epidoc(Path(text), output, pipeline, beam, top, strip, view.message is None, scoring)
+            changes.pop("strip_restorations", None)  # the file's <supplied> are read by `supplied`
+            _write_epidoc(Path(text), output, pipeline, changes, top, strip, view.message is None)
             return
         if view.message is not None and not view.text.strip():
             return
         texts = [view.text]
         strip = False  # the evaluation view is already in the text
+        changes.pop("strip_restorations", None)
         lost = list(view.restorable)  # illegible letters and lost lines stay context
     else:
         texts = read_input(text, unit)
-    msg = Printer(no_print=output_format is not RestoreFormat.text)
+    msg = printer(no_print=output_format is not RestoreFormat.text)
     nlp = load("restore", pipeline, extra=["stoicheia_accentuator"] if accent else [])
-    restorer: Any = nlp.get_pipe("stoicheia_restorer")
-    restorer.configure(beam_width=beam, n_candidates=max(top, CALIBRATED_CANDIDATES), strip_restorations=strip)
-    if scoring is not None:
-        restorer.configure(scoring=scoring.value)
-    if lm is not None:
-        restorer.configure(lm=str(lm))
-    if lm_weight is not None:
-        restorer.configure(lm_weight=lm_weight)
+    restorer: Any = nlp.get_pipe(RESTORER)
+    if top > restorer.settings.n_candidates:  # probabilities are normalised over the candidates returned
+        changes["n_candidates"] = top
     if accent and restorer.accenter is not None:  # the restorer's accenting service: the top candidates
         restorer.accenter = replace(restorer.accenter, top=top)
-    docs = [_restore_one(nlp, restorer, t, gap, strip, region, century, lost) for t in texts]
+    docs = restore_docs(nlp, texts, changes, gap=gap, strip=strip, region=region, century=century, lost=lost)
     if not any(doc._.restorations for doc in docs):
         msg.warn("No gaps found (write them in Leiden notation: [---], [.3], [ca. 5], [5±2])")
     if output_format is RestoreFormat.json:
@@ -183,31 +186,41 @@ def restore_command(
         msg.good(f"HTML written to {html_out}")
 
 
-def _restore_one(nlp: Any, restorer: Any, text: str, gap: list[int] | None, strip: bool,
-                 region: str | None, century: str | None, lost: list[int] | None = None) -> Any:
-    doc = nlp.make_doc(text)
-    doc._.region, doc._.century = region, century  # reach e_region / e_century (unknown when unset)
-    for name, proc in nlp.pipeline:  # the encoder's single parse: planes + gaps
-        if name not in ("stoicheia_restorer", "stoicheia_accentuator"):  # (accents: after restoring)
-            doc = proc(doc)
-    error = doc._.stoicheia.markup_error if doc._.stoicheia is not None else None
-    if error is not None:  # read as plain text: nothing to restore
-        raise fail(f"LeidenSyntaxError: {error}")
-    only = lost if lost is not None and not gap else None
+def restore_docs(nlp: Any, texts: list[str], changes: dict[str, Any], *, gap: list[int] | None = None,
+                 strip: bool = False, region: str | None = None, century: str | None = None,
+                 lost: list[int] | None = None) -> list[Any]:
+    """The restored Docs of ``texts``: one ``nlp.pipe`` over the encoder and the restorer, with
+    ``changes`` as the restorer's ``component_cfg`` (and, per Doc, the gaps to restore: ``--gap``
+    numbers or the ``lost`` gap indices); the accentuator, when loaded, runs later."""
+    from ..leiden import parse_gaps
+    from ..restore.select import target_indices
+
+    restorer: Any = nlp.get_pipe(RESTORER)
+    docs = []
+    for text in texts:
+        doc = nlp.make_doc(text)
+        doc._.region, doc._.century = region, century  # reach e_region / e_century (unknown when unset)
+        docs.append(doc)
+    onlys: list[list[int] | None] = [lost if lost is not None and not gap else None] * len(docs)
     if gap:
-        from ..restore.select import target_indices, target_runs
-
-        if strip:  # the evaluation view: editorial restorations are gaps too
-            from ..leiden import parse_gaps
-
-            targets = target_indices(parse_gaps(text, notation=restorer.cfg["notation"], strip_restorations=True))
-        else:
-            targets = target_runs(doc._.stoicheia.gaps)
-        bad = [n for n in gap if not 1 <= n <= len(targets)]
-        if bad:
-            raise fail(f"--gap {bad[0]}: the text has {len(targets)} gap(s) to restore")
-        only = [targets[n - 1] for n in gap]
-    return restorer(doc, restore_only=only)
+        onlys = []
+        for text in texts:  # the gap numbers of the text as the restorer reads it
+            targets = target_indices(parse_gaps(text, notation=restorer.cfg["notation"], strip_restorations=strip))
+            bad = [n for n in gap if not 1 <= n <= len(targets)]
+            if bad:
+                raise fail(f"--gap {bad[0]}: the text has {len(targets)} gap(s) to restore")
+            onlys.append([targets[n - 1] for n in gap])
+    later = [name for name in ("stoicheia_accentuator",) if name in nlp.pipe_names]  # accents: after restoring
+    if all(only is None for only in onlys):
+        out = list(nlp.pipe(docs, disable=later, component_cfg={RESTORER: changes}))
+    else:
+        out = [next(iter(nlp.pipe([doc], disable=later, component_cfg={RESTORER: {**changes, "restore_only": only}})))
+               for doc, only in zip(docs, onlys, strict=True)]
+    for doc in out:
+        error = doc._.stoicheia.markup_error if doc._.stoicheia is not None else None
+        if error is not None:  # read as plain text: nothing was restored
+            raise fail(f"LeidenSyntaxError: {error}")
+    return out
 
 
 def _is_xml_file(text: str) -> bool:
@@ -216,8 +229,8 @@ def _is_xml_file(text: str) -> bool:
     return path is not None and path.suffix.lower() == ".xml"
 
 
-def _write_epidoc(path: Path, out: Path | None, model: str | None, beam: int, top: int, strip: bool,
-                  restore: bool, scoring: Scoring | None) -> None:
+def _write_epidoc(path: Path, out: Path | None, model: str | None, changes: dict[str, Any], top: int,
+                  strip: bool, restore: bool) -> None:
     """Restore the lost gaps of the EpiDoc file ``path`` and write it to ``out`` (or stdout)."""
     import sys
 
@@ -225,10 +238,11 @@ def _write_epidoc(path: Path, out: Path | None, model: str | None, beam: int, to
 
     if restore:
         nlp = load("restore", model)
-        restorer: Any = nlp.get_pipe("stoicheia_restorer")
-        restorer.configure(beam_width=beam, n_candidates=max(top, 1))
-        if scoring is not None:
-            restorer.configure(scoring=scoring.value)
+        restorer: Any = nlp.get_pipe(RESTORER)
+        if top > restorer.settings.n_candidates:
+            changes = {**changes, "n_candidates": top}
+        if changes:  # restore_epidoc runs the restorer itself: the pipeline loaded here takes them
+            restorer.configure(**changes)
         data = restore_epidoc(nlp, path, supplied="gap" if strip else "text", top=max(top, 1))
     else:  # passes through: the file as it is
         data = path.read_bytes()

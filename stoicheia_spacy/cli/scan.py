@@ -29,21 +29,29 @@ import typer
 from spacy.tokens import Doc
 
 from ..records import plain
+from ..scan.research import grammar_name
 from .options import (
     Unit,
+    chosen_format,
     deprecated_model,
     fail,
-    friendly,
+    format_option,
+    given,
+    json_option,
     load,
     model_option,
     output_option,
     read_input,
     read_text,
+    require_greek,
     source_option,
     text_argument,
     unit_option,
     write_output,
 )
+
+#: The scanner's pipe name (its settings are passed as ``component_cfg`` under it).
+SCANNER = "stoicheia_scanner"
 
 #: Length marks the research tools accept in their input (stripped before scanning).
 _MARKS = re.compile("[_^\u0304\u0306]")
@@ -80,15 +88,16 @@ def strip_marks(line: str) -> str:
     return unicodedata.normalize("NFC", _MARKS.sub("", unicodedata.normalize("NFD", line)))
 
 
-def research_lines(nlp: Any, text: str, fmt: str) -> list[str]:
-    """The research strings of every line of ``text`` (``fmt``: macronize, scan or research)."""
+def research_lines(nlp: Any, text: str, fmt: str, changes: dict[str, Any] | None = None) -> list[str]:
+    """The research strings of every line of ``text`` (``fmt``: macronize, scan or research);
+    ``changes``: the scanner's settings for this run (``component_cfg``)."""
     out: list[str] = []
     for raw in text.split("\n"):
         line = strip_marks(raw)
         if not line.strip():
             out.extend([line] * (2 if fmt == "research" else 1))
             continue
-        verse = nlp(line)
+        verse = nlp(line, component_cfg={SCANNER: dict(changes or {})})  # each line alone, as the research tool
         scan = (verse._.verses or [verse[:]])[0]._.scansion
         macronized = scan.macronized if scan is not None and scan.macronized is not None else line
         bracketed = scan.bracketed if scan is not None and scan.bracketed is not None else line
@@ -103,19 +112,34 @@ def doc_json(doc: Doc) -> dict[str, Any]:
                        for v in doc._.verses or []]}
 
 
-@friendly
+def _check_meter_applied(docs: list[Doc], meter: str) -> None:
+    """Refuse a ``--meter`` the scanner's decode did not apply (it found another metre)."""
+    def grammar(name: str) -> str | None:  # "dactylic_hexameter" (a lattice metre) is "dactylic hexameter"
+        return grammar_name(name) or grammar_name(name.replace("_", " "))
+
+    wanted = grammar(meter)
+    for doc in docs:
+        for verse in doc._.verses or []:
+            found = (verse._.meter or {}).get("name")
+            if found is not None and grammar(str(found)) != wanted:
+                raise fail(f"--meter {meter}: the scanner's decode detected {found} instead (it does not force "
+                           "a metre); --format research forces it")
+
+
 def scan_command(
     text: str = text_argument("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος"),
     model: str = model_option(),
-    output_format: ScanFormat = typer.Option(ScanFormat.text, "--format", metavar="text|json|research|macronize|scan",
-                                             help="text: macronized verse, syllables, pattern, metre; json: one object "
-                                                  "per Doc; or the research strings: macronize, scan, research (both)"),
-    unit: Unit = unit_option(Unit.file),
+    fmt: ScanFormat = format_option(ScanFormat.text, "text|json|research|macronize|scan",
+                                    "text: macronized verse, syllables, pattern, metre; json: one object per Doc; "
+                                    "or the research strings: macronize, scan, research (both)"),
+    as_json: bool = json_option(),
+    unit: Unit = unit_option(),
     output: Path = output_option(),
     meter: str = typer.Option(None, "--meter", metavar="METRE",
-                              help="Force the verse's metre in the research decode (hex, penta, ia6, …)"),
+                              help="Force the verse's metre (hex, penta, ia6, …; default: the scanner's, detected)"),
     heads: Path = typer.Option(None, "--heads", metavar="FOLDER", help="Scanner weights folder (default: the model's)"),
-    abstain_below: float = typer.Option(0.0, "--abstain-below", metavar="P", help="Leave macrons unmarked below this confidence"),
+    abstain_below: float = typer.Option(None, "--abstain-below", metavar="P",
+                                        help="Leave macrons unmarked below this confidence (default: the scanner's)"),
     source: str = source_option(),
 ) -> None:
     """Scan, macronize and detect the metre of TEXT_OR_FILE.
@@ -124,26 +148,30 @@ def scan_command(
     """
     import torch
 
+    output_format = ScanFormat(chosen_format(fmt, as_json))
     if heads is not None and not heads.is_dir():
         raise fail(f"--heads {heads}: no such folder")
     research = output_format in (ScanFormat.research, ScanFormat.macronize, ScanFormat.scan)
     raw = read_text(text).rstrip("\n") if research else ""
+    if research:
+        require_greek([line for line in raw.splitlines() if line.strip()] or [raw])
     texts = [] if research else read_input(text, unit)
     torch.set_num_threads(1)
-    nlp = load("scan", deprecated_model(model, source), add=["stoicheia_scanner"] if heads else [])
-    scanner: Any = nlp.get_pipe("stoicheia_scanner")
+    nlp = load("scan", deprecated_model(model, source), add=[SCANNER] if heads else [])
+    scanner: Any = nlp.get_pipe(SCANNER)
     if heads is not None:
         scanner.from_disk(heads)
-    changes: dict[str, Any] = {"abstain_below": abstain_below}
+    # the settings given here; the others stay the scanner's (the research formats need its research decode)
+    changes = given(abstain_below=abstain_below, meter=meter, decode="research" if research else None)
+    if changes:
+        with scanner.settings_for_call(changes):  # an unknown metre: one error line, before any work
+            pass
     if research:
-        changes["decode"] = "research"
-    if meter is not None:
-        changes["meter"] = meter
-    scanner.configure(**changes)
-    if research:
-        write_output("\n".join(research_lines(nlp, raw, output_format.value)) + "\n", output)
+        write_output("\n".join(research_lines(nlp, raw, output_format.value, changes)) + "\n", output)
         return
-    docs = list(nlp.pipe(texts))
+    docs = list(nlp.pipe(texts, component_cfg={SCANNER: changes}))
+    if meter is not None:
+        _check_meter_applied(docs, meter)
     if output_format is ScanFormat.json:
         out = "".join(json.dumps(doc_json(doc), ensure_ascii=False) + "\n" for doc in docs)
     else:

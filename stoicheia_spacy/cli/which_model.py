@@ -3,40 +3,44 @@
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import typer
-from wasabi import Printer
 
-from .options import deprecated_json, json_option
+from .options import chosen_format, format_option, json_option, printer, read_text, require_greek
+
+
+class WhichFormat(StrEnum):
+    """What ``stoicheia which-model`` writes."""
+
+    text = "text"
+    json = "json"
 
 
 def which_model_command(
-    passage: str = typer.Argument(..., help="Greek passage (five words or more)"),
+    passage: str = typer.Argument(..., metavar="TEXT_OR_FILE",
+                                  help="Greek passage (five words or more), or a UTF-8 file of it"),
     index: Path = typer.Option(None, "--index", help="Model index (default: the shipped model's)"),
     zones: Path = typer.Option(None, "--zones", help="Zone index of our folds (default: shipped, when present)"),
     manifests: Path = typer.Option(None, "--manifests", help="Fold manifests: ours (fold_k.json) or published (fold_k*.tsv.gz)"),
     work: str = typer.Option(None, "--work", help="The passage's work key, to ask --manifests"),
-    output_format: str = typer.Option("text", "--format", metavar="text|json", help="text or json"),
+    fmt: WhichFormat = format_option(WhichFormat.text, "text|json", "text: for people; json: the answer as one object"),
     as_json: bool = json_option(),
 ) -> None:
     """Say whether the model read any word 5-gram of PASSAGE and which folds never read it.
 
     Example: stoicheia which-model "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος οὐλομένην"
     """
-    from ..errors import StoicheiaError
     from ..provenance import which_model
 
-    if output_format not in ("text", "json"):
-        raise typer.BadParameter(f"{output_format!r} is not one of 'text', 'json'", param_hint="--format")
-    as_json = deprecated_json(output_format, as_json) == "json"
-    msg = Printer()
-    try:
-        answer = which_model(passage, index=index, zones=zones, manifests=manifests, work=work)
-    except StoicheiaError as exc:
-        msg.fail(f"{type(exc).__name__}: {exc}", exits=1)
-    if as_json:
+    want_json = chosen_format(fmt, as_json) == "json"
+    text = read_text(passage)
+    require_greek([text])
+    msg = printer()
+    answer = which_model(text, index=index, zones=zones, manifests=manifests, work=work)
+    if want_json:
         typer.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=1))
         return
     for note in answer.notes:

@@ -71,6 +71,7 @@ from ..alphabet import (
 from ..backbone import planes_to_tensors
 from ..codec import CharPlanes
 from ..errors import DecodingError
+from .settings import RestorerSettings
 from .widths import MAX_WIDTH, Template, WidthPrior, templates_for
 
 __all__ = [
@@ -301,8 +302,8 @@ def beam_search(
     scorer: Scorer | Callable[[dict[str, torch.Tensor]], tuple[torch.Tensor, torch.Tensor]],
     queries: Sequence[GapQuery],
     *,
-    beam: int = 20,
-    n_best: int = 20,
+    beam: int = RestorerSettings.beam_width,
+    n_best: int = RestorerSettings.n_candidates,
     context: int = 512,
     mode: Mode = "any",
     space_ratio: float = 0.25,

@@ -43,8 +43,9 @@ import torch
 
 from ..alphabet import ALPHABET, BND_UNKNOWN, DIA_UNKNOWN, MASK_ID, N_ALPHA, PUNCT_UNKNOWN
 from ..errors import DecodingError
-from .select import _item
 from .results import Restoration
+from .select import _item
+from .settings import RestorerSettings
 
 if TYPE_CHECKING:
     from .settings import RestorerSettings
@@ -210,7 +211,8 @@ def _one_width(model: _Model, gap: ProtocolGap, width: int, beam: int, hyps: dic
                 hyps[text] = score
 
 
-def protocol_candidates(module: torch.nn.Module, gap: ProtocolGap, *, beam: int = 20, n_best: int = 20,
+def protocol_candidates(module: torch.nn.Module, gap: ProtocolGap, *, beam: int = RestorerSettings.beam_width,
+                        n_best: int = RestorerSettings.n_candidates,
                         max_letters: int = 10) -> list[tuple[str, float]]:
     """The ranked ``(text, score)`` candidates of ``gap`` (best first, at most ``n_best``)."""
     if beam < 1 or n_best < 1:

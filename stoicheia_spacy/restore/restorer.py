@@ -343,23 +343,28 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
                          max_width=c.max_width), False
 
     # ------------------------------------------------------------ running
-    def __call__(self, doc: Doc, *, restore_only: Iterable[int] | None = None) -> Doc:
-        """Restore ``doc``; ``restore_only``: gap indices (``gap_index``) to restore."""
-        return self._restore([doc], None if restore_only is None else [int(i) for i in restore_only])[0]
+    def __call__(self, doc: Doc, *, restore_only: Iterable[int] | None = None, **settings: Any) -> Doc:
+        """Restore ``doc``; ``restore_only``: gap indices (``gap_index``) to restore;
+        ``settings``: settings for this call only (e.g. ``beam_width``; :meth:`settings_for_call`)."""
+        only = None if restore_only is None else [int(i) for i in restore_only]
+        with self.settings_for_call(settings):
+            return self._restore([doc], only)[0]
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 8,
-             restore_only: Iterable[int] | None = None) -> Iterator[Doc]:
-        """Restore Docs in batches of ``batch_size``; a batch that fails goes to the pipe's error
-        handler (``nlp.set_error_handler``; the default raises)."""
+             restore_only: Iterable[int] | None = None, **settings: Any) -> Iterator[Doc]:
+        """Restore Docs in batches of ``batch_size`` (``nlp.pipe(texts, component_cfg={"stoicheia_restorer":
+        {"beam_width": 5}})`` passes ``settings`` for that call only); a batch that fails goes to the
+        pipe's error handler (``nlp.set_error_handler``; the default raises)."""
         only = None if restore_only is None else [int(i) for i in restore_only]
         handler = self.get_error_handler()
-        for batch in util.minibatch(stream, size=batch_size):
-            try:
-                done = self._restore(list(batch), only)
-            except Exception as error:
-                handler(self.name, self, list(batch), error)
-                continue
-            yield from done
+        with self.settings_for_call(settings):
+            for batch in util.minibatch(stream, size=batch_size):
+                try:
+                    done = self._restore(list(batch), only)
+                except Exception as error:
+                    handler(self.name, self, list(batch), error)
+                    continue
+                yield from done
 
     def _restore(self, docs: list[Doc], only: list[int] | None = None) -> list[Doc]:
         c = self.settings

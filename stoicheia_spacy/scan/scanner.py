@@ -61,7 +61,7 @@ of syllabification and scansion.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -220,6 +220,17 @@ class ScannerPipe(StoicheiaPipe):
         return {k: v for k, v in allm.items() if not names or k in names}
 
     # ------------------------------------------------------------ inference
+    def __call__(self, doc: Doc, **settings: Any) -> Doc:
+        """Scan ``doc``; ``settings``: settings for this call only (e.g. ``meter``, ``decode``)."""
+        with self.settings_for_call(settings):
+            return super().__call__(doc)
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128, **settings: Any) -> Iterator[Doc]:
+        """Scan the Docs of ``stream``; ``nlp.pipe(texts, component_cfg={"stoicheia_scanner":
+        {"meter": "hex"}})`` passes ``settings`` for that call only."""
+        with self.settings_for_call(settings):
+            yield from super().pipe(stream, batch_size=batch_size)
+
     def predict(self, docs: Iterable[Doc]) -> list[np.ndarray]:
         """Logits (n_letters, 6) per Doc, one batched forward."""
         docs = list(docs)

@@ -159,10 +159,13 @@ def test_memory_zones_keep_the_vocabulary_flat_and_the_output_the_same(
 def test_cli_annotates_and_reports(tmp_path: Path, tiny_pipeline: Path, greek_sentences: list[str]) -> None:
     src = tmp_path / "text.txt"
     src.write_text("\n".join(greek_sentences[:3]) + "\n", encoding="utf-8")
-    result = CliRunner().invoke(app, ["annotate", str(src), "--out", str(tmp_path / "out"), "--model",
-                                      str(tiny_pipeline), "--format", "conllu", "--quiet"])
+    result = CliRunner().invoke(app, ["annotate", str(src), "-o", str(tmp_path / "out"), "-m",
+                                      str(tiny_pipeline), "--format", "conllu", "--unit", "line", "--quiet"])
     assert result.exit_code == 0, result.output
     assert '"records": 3' in result.output and "words_per_s" in result.output
     assert len(conllu.parse((tmp_path / "out" / "text.conllu").read_text(encoding="utf-8"))) >= 3
-    bad = CliRunner().invoke(app, ["annotate", str(src), "--out", str(tmp_path / "o2"), "--format", "xml"])
-    assert bad.exit_code == 1 and "--format" in bad.output
+    bad = CliRunner().invoke(app, ["annotate", str(src), "-o", str(tmp_path / "o2"), "--format", "xml"])
+    assert bad.exit_code == 2 and "--format" in bad.output
+    old = CliRunner().invoke(app, ["annotate", str(src), "--out", str(tmp_path / "out"), "-m", str(tiny_pipeline),
+                                   "--format", "conllu", "--unit", "line", "--quiet"])
+    assert old.exit_code == 0 and "--out is deprecated: use -o/--output" in old.output  # finished files skipped

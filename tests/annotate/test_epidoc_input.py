@@ -40,7 +40,7 @@ def test_epidoc_files_are_records(tmp_path: Path, epidoc_ddbdp: list[Path]) -> N
 def test_cli_annotates_a_folder_of_epidoc(tmp_path: Path, tiny_pipeline: Path, epidoc_ddbdp: list[Path]) -> None:
     folder = epidoc_folder(tmp_path, epidoc_ddbdp, ["sb.28.16843.xml", "p.mich.3.166.xml"])
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["annotate", str(folder), "--out", str(out), "--model", str(tiny_pipeline),
+    result = CliRunner().invoke(app, ["annotate", str(folder), "-o", str(out), "--model", str(tiny_pipeline),
                                       "--components", "restorer", "--quiet"])
     assert result.exit_code == 0, result.output
     (record,) = [json.loads(line) for line in (out / "sb.28.16843.jsonl").read_text(encoding="utf-8").splitlines()]

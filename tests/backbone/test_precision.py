@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+from stoicheia_spacy.restore.overlay import apply_overlay, fingerprint, trainable_names
 from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
 from stoicheia_spacy.backbone import StoicheiaConfig, StoicheiaEncoder
 from stoicheia_spacy.backbone.precision import PrecisionCache, precision_view
 from stoicheia_spacy.errors import ConfigError
-from stoicheia_spacy.restore.overlay import apply_overlay, fingerprint, trainable_names
 
 from .helpers import ILIAD_1, greek_inputs
 

@@ -9,8 +9,8 @@ import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
 
-from stoicheia_spacy.date.results import DateEstimate, LabelEstimate
 from stoicheia_spacy.date.dating import DateEstimate as ReExported
+from stoicheia_spacy.date.results import DateEstimate, LabelEstimate
 
 #: BGU I 100, a camel sale dated AD 159 (the README's example).
 SALE = ("Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι Ὥρου χαίρειν. ὁμολογῶ πεπρακέναι σοι κάμηλον θήλειαν. "
