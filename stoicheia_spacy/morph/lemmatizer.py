@@ -7,14 +7,20 @@ script per token. Case: a script's ``cap`` field lower-cases the form before edi
 and title-cases the lemma where the training lemma was (proper names), so ``Ἀχιλῆος``
 gives ``Ἀχιλλεύς``-style capitalised lemmas and sentence-initial capitals are dropped.
 Lexicon rescoring (``use_lexicon``): among the ``top_k`` best scripts that fit the
-form, the first whose lemma is in the lexicon (the training lemmas, plus any given to
-``initialize(lexicon=...)``) wins; with none in the lexicon the best fitting script
-wins. A script that cuts more than the form has is never chosen; with no fitting
-script the lemma is the form.
+form and score at most ``max_drop`` below the best of them, the first whose lemma is
+*attested* (in the lexicon: the training treebanks' lemmas, plus any given to
+``initialize(lexicon=...)``) wins, unless the lower-cased form is itself an attested lemma
+that a script within ``prefer_form`` nats of the best gives (``Ἐν`` is ``ἐν``, not ``εἰς``). With none attested the
+lemmatizer backs off (:func:`backoff_lemma`): the form itself when, lower-cased, it is an
+attested lemma, else the form as a citation form (a final grave written acute) with
+``token._.lemma_backoff`` set to True, so an edit script never invents a lemma that no
+treebank has (``πλάγχθη`` was ``πλάγχξ``). A script that cuts more than the form has is
+never chosen. Without ``use_lexicon`` the best fitting script wins, as before.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
@@ -22,7 +28,7 @@ import numpy as np
 import torch
 from spacy.language import Language
 from spacy.scorer import Scorer
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Token
 from spacy.training import Example, validate_examples
 from spacy.util import registry
 from spacy.vocab import Vocab
@@ -40,6 +46,27 @@ from .training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
 LEMMA_DECODERS = LemmatizerSettings.OWN_DECODERS
 
 DEFAULT_LEMMA_MODEL = DEFAULT_TOKEN_HEADS_MODEL
+
+#: True on a token whose lemma is the back-off of :func:`backoff_lemma` (no attested candidate).
+if not Token.has_extension("lemma_backoff"):
+    Token.set_extension("lemma_backoff", default=False)
+
+_GRAVE, _ACUTE = "\u0300", "\u0301"
+
+
+def backoff_lemma(form: str, lexicon: frozenset[str]) -> tuple[str, bool]:
+    """The lemma of a form no attested script explains, and whether it is a flagged back-off:
+    the lower-cased form when that is an attested lemma (``Ἐν`` -> ``ἐν``), else the form with a
+    grave written acute (``πολλὰ`` -> ``πολλά``), flagged; a form without letters is its own lemma."""
+    lower = form.lower()
+    if not any(ch.isalpha() for ch in form):
+        return form, False
+    if lower in lexicon:
+        return lower, False
+    if form in lexicon:
+        return form, False
+    nfd = unicodedata.normalize("NFD", form)
+    return (unicodedata.normalize("NFC", nfd.replace(_GRAVE, _ACUTE)) if _GRAVE in nfd else form), True
 
 
 @registry.scorers("stoicheia.lemma_scorer.v1")
@@ -137,43 +164,64 @@ class StoicheiaLemmatizer(HeadPipe):
         return [self.model.ops.to_numpy(x) for x in self.model.predict(docs)]
 
     def lemmatize(self, forms: Sequence[str], logits: np.ndarray) -> list[str]:
-        """Lemmas of ``forms`` from their script logits (top-k, fit check, lexicon)."""
+        """Lemmas of ``forms`` from their script logits (top-k, fit check, lexicon, back-off)."""
+        return self.lemmatize_flagged(forms, logits)[0]
+
+    def lemmatize_flagged(self, forms: Sequence[str], logits: np.ndarray) -> tuple[list[str], list[bool]]:
+        """Lemmas of ``forms`` and, per form, whether it is a flagged back-off (module doc)."""
         scripts = self.scripts
         if not scripts or not len(forms):
-            return list(forms)
+            return list(forms), [False] * len(forms)
         k = min(self.settings.top_k, len(scripts))
         top = np.argpartition(-logits, k - 1, axis=1)[:, :k] if k < logits.shape[1] else np.argsort(-logits, axis=1)
         top = np.take_along_axis(top, np.argsort(-np.take_along_axis(logits, top, axis=1), axis=1), axis=1)
         if self._lexicon is None:
             self._lexicon = frozenset(self.data["lexicon"])
         lexicon = self._lexicon if self.settings.use_lexicon else frozenset()
-        out = []
-        for form, cands in zip(forms, top, strict=True):
-            first = None
+        out, flags = [], []
+        drop = self.settings.max_drop
+        prefer = self.settings.prefer_form
+        for form, cands, row in zip(forms, top, logits, strict=True):
+            first, best = None, None
+            own = form.lower()
             for c in cands:
                 script = scripts[c]
                 if script.prefix_cut + script.suffix_cut > len(form):
                     continue
+                if best is None:
+                    best = row[c]
+                elif best - row[c] > drop:
+                    break
                 lemma = apply_script(form, script)
-                if first is None:
-                    first = lemma
-                    if not lexicon:
-                        break
-                if lemma in lexicon:
+                if not lexicon:
                     first = lemma
                     break
-            out.append(form if first is None else first)
-        return out
+                if first is None and lemma in lexicon:
+                    first = lemma
+                    if own not in lexicon or lemma == own:
+                        break
+                if first is not None and lemma == own and best - row[c] <= prefer:
+                    first = lemma
+                    break
+            if first is None and lexicon:
+                first, flag = backoff_lemma(form, lexicon)
+            else:
+                first, flag = (form if first is None else first), False
+            out.append(first)
+            flags.append(flag)
+        return out, flags
 
     def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
         """Write ``token.lemma_``."""
         for doc, logits in zip(docs, scores, strict=True):
             if self.decode_mode in ("research", "paper"):
-                lemmas = self.release_lemmas(doc, np.asarray(logits))
+                lemmas, flags = self.release_lemmas(doc, np.asarray(logits)), [False] * len(doc)
             else:
-                lemmas = self.lemmatize([t.text for t in doc], np.asarray(logits))
-            for tok, lemma in zip(doc, lemmas, strict=True):
-                tok.lemma_ = GAP_LEMMA if is_gap_token(tok.text) else lemma
+                lemmas, flags = self.lemmatize_flagged([t.text for t in doc], np.asarray(logits))
+            for tok, lemma, flag in zip(doc, lemmas, flags, strict=True):
+                gap = is_gap_token(tok.text)
+                tok.lemma_ = GAP_LEMMA if gap else lemma
+                tok._.lemma_backoff = flag and not gap
 
     def release_lemmas(self, doc: Doc, logits: np.ndarray) -> list[str]:
         """Lemmas with the ``research`` or ``paper`` decoder (module doc); the research one

@@ -1,0 +1,65 @@
+"""The default lemmatizer never invents a lemma: every lemma is attested in the training
+treebanks' lemma list (the component's lexicon) or is the documented, flagged back-off."""
+
+from __future__ import annotations
+
+import pytest
+from spacy.language import Language
+
+from stoicheia_spacy.morph.settings import LemmatizerSettings
+from stoicheia_spacy.morph.lemmatizer import backoff_lemma
+
+DECREE = "ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι· Κεκροπὶς ἐπρυτάνευε, [.4]ιος ἐγραμμάτευε, Εὐπείθης ἐπεστάτει."
+ODYSSEY = "ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον, ὃς μάλα πολλὰ πλάγχθη."
+JOHN = "Ἐν ἀρχῇ ἦν ὁ λόγος, καὶ ὁ λόγος ἦν πρὸς τὸν θεόν."
+#: my own: Thucydides 1.1.1 and an optative of εἰμί in a condition
+THUCYDIDES = "Θουκυδίδης Ἀθηναῖος ξυνέγραψε τὸν πόλεμον τῶν Πελοποννησίων καὶ Ἀθηναίων."
+OPTATIVE = "εἰ γὰρ ταῦτα πράξαιτε, εὐδαίμονες εἴητε."
+
+
+@pytest.fixture(scope="module")
+def nlp() -> Language:
+    from stoicheia_spacy.cli.loading import load_for
+
+    nlp = load_for("parse")
+    # the installed package may predate the new default settings: decode with the defaults
+    defaults = LemmatizerSettings()
+    nlp.get_pipe("stoicheia_lemmatizer").configure(top_k=defaults.top_k, max_drop=defaults.max_drop)
+    return nlp
+
+
+def _lemmas(nlp: Language, text: str) -> dict[str, tuple[str, bool]]:
+    return {t.text: (t.lemma_, t._.lemma_backoff) for t in nlp(text) if any(c.isalpha() for c in t.text)}
+
+
+@pytest.mark.parametrize("text", [DECREE, ODYSSEY, JOHN, THUCYDIDES, OPTATIVE])
+def test_lemmas_that_are_not_greek_words_are_never_written(nlp: Language, text: str) -> None:
+    lexicon = frozenset(nlp.get_pipe("stoicheia_lemmatizer").data["lexicon"])
+    for form, (lemma, backoff) in _lemmas(nlp, text).items():
+        if form.startswith("["):
+            continue
+        assert lemma in lexicon or backoff, f"{form} -> {lemma}: neither attested nor a flagged back-off"
+        assert not backoff or lemma in (form, backoff_lemma(form, lexicon)[0])
+
+
+def test_invented_lemmas_of_the_issue_are_gone(nlp: Language) -> None:
+    seen = {**_lemmas(nlp, DECREE), **_lemmas(nlp, ODYSSEY), **_lemmas(nlp, JOHN), **_lemmas(nlp, OPTATIVE)}
+    invented = {"πρυαννεύω", "ραμάφω", "ἐοστέλλω", "πλάγχξ", "νίπτω", "ἔω"}
+    assert not invented & {lemma for lemma, _ in seen.values()}
+    assert seen["Ἐν"][0] == "ἐν"  # not εἰς
+    assert seen["εἴητε"][0] == "εἰμί"
+    assert seen["ἦν"][0] == "εἰμί" and seen["λόγος"][0] == "λόγος"
+
+
+def test_thucydides_lemmas_are_right(nlp: Language) -> None:
+    seen = _lemmas(nlp, THUCYDIDES)
+    assert seen["ξυνέγραψε"] in {("συγγράφω", False), ("ξυγγράφω", False), ("ξυνέγραψε", True)}
+    assert seen["πόλεμον"][0] == "πόλεμος" and seen["τὸν"][0] == "ὁ"
+
+
+def test_backoff_is_the_attested_lower_case_form_or_the_citation_form_flagged() -> None:
+    lexicon = frozenset({"ἐν", "λόγος"})
+    assert backoff_lemma("Ἐν", lexicon) == ("ἐν", False)
+    assert backoff_lemma("πολλὰ", lexicon) == ("πολλά", True)  # grave written acute
+    assert backoff_lemma("πλάγχθη", lexicon) == ("πλάγχθη", True)
+    assert backoff_lemma("·", lexicon) == ("·", False)
