@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from spacy.language import Language
 
-from stoicheia_spacy.morph.settings import LemmatizerSettings
 from stoicheia_spacy.morph.lemmatizer import backoff_lemma
+from stoicheia_spacy.morph.settings import LemmatizerSettings
 
 DECREE = "ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι· Κεκροπὶς ἐπρυτάνευε, [.4]ιος ἐγραμμάτευε, Εὐπείθης ἐπεστάτει."
 ODYSSEY = "ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον, ὃς μάλα πολλὰ πλάγχθη."
