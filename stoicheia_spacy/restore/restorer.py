@@ -52,7 +52,7 @@ options (defaults: the exact beam): ``unmask`` letters committed per forward at 
 hypothesis's most confident slots, and ``final_forward = false`` to read the word breaks
 from the step that committed the last letter instead of one more forward.
 
-A restoration overlay (the fine-tuned top blocks and heads, :mod:`~.restore.overlay`) read
+A restoration overlay (the fine-tuned top blocks and heads, :mod:`~..backbone.overlay`) read
 by ``from_disk`` from ``overlay.safetensors`` (or given to :meth:`StoicheiaRestorer.set_overlay`)
 is applied through the reference: the untouched blocks are the encoder's own modules, the
 overlaid ones copies; ``use_overlay = false`` restores with the plain backbone. The other

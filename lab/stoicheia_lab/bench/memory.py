@@ -226,7 +226,7 @@ def run_storage(model: str | None) -> dict[str, Any]:
         doc = nlp(STORAGE_TEXT)
         gc.collect()
         rss_after = _rss_mb()
-    encoder = nlp.get_pipe("stoicheia_encoder")
+    encoder: Any = nlp.get_pipe("stoicheia_encoder")
     backbone = next(node.shims[0]._model.encoder for node in encoder.model.walk() if node.shims)
     backbone_bytes = sum(p.numel() * 4 for p in backbone.parameters())
     storages: dict[int, tuple[int, str]] = {}
