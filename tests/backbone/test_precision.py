@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-from stoicheia_spacy.backbone.overlay import apply_overlay, fingerprint, trainable_names
 from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
 from stoicheia_spacy.backbone import StoicheiaConfig, StoicheiaEncoder
+from stoicheia_spacy.backbone.overlay import apply_overlay, fingerprint, trainable_names
 from stoicheia_spacy.backbone.precision import PrecisionCache, precision_view
 from stoicheia_spacy.errors import ConfigError
 
