@@ -120,7 +120,7 @@ def _check_meter_applied(docs: list[Doc], meter: str) -> None:
     wanted = grammar(meter)
     for doc in docs:
         for verse in doc._.verses or []:
-            found = (verse._.meter or {}).get("name")
+            found = verse._.meter.name if verse._.meter is not None else None
             if found is not None and grammar(str(found)) != wanted:
                 raise fail(f"--meter {meter}: the scanner's decode detected {found} instead (it does not force "
                            "a metre); --format research forces it")
