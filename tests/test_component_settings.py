@@ -31,7 +31,7 @@ SCANNER = {"theta": 0.3, "abstain_below": 0.2, "temperature": 1.5, "meters": ["d
            "synizesis_cost": 2.0}
 ACCENT = {"punctuation": "copy", "capitals": "copy", "boundary": "copy"}
 MORPH = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
-LEMMA = {"top_k": 3, "use_lexicon": False, "min_count": 1}
+LEMMA = {"top_k": 3, "use_lexicon": False, "min_count": 1, "max_drop": 6.0, "prefer_form": 1.0}
 TEXT = "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος οὐλομένην."
 
 
@@ -365,7 +365,8 @@ def test_morphosyntax_weights_folder_gives_data_not_settings(tmp_path: Path) -> 
     other = _morph_helpers().tiny_nlp()
     other.get_pipe("stoicheia_encoder").from_bytes(nlp.get_pipe("stoicheia_encoder").to_bytes())
     again = add_from_weights(other, "stoicheia_lemmatizer", tmp_path / "lem", config={"settings": {"top_k": 2}})
-    assert dict(again.cfg) == {"decode": "topk_lexicon", "min_count": 1, "use_lexicon": True, "top_k": 2}
+    assert dict(again.cfg) == {"decode": "topk_lexicon", "min_count": 1, "use_lexicon": True, "top_k": 2,
+                               "max_drop": 6.0, "prefer_form": 1.0}
     assert again.data["scripts"] == pipe.data["scripts"] and again.data["lexicon"] == pipe.data["lexicon"]
 
 
@@ -376,7 +377,7 @@ def test_morphosyntax_configure_validates_and_names_the_options() -> None:
     pipes = {name: nlp.add_pipe(name) for name in MORPH}
     lem = pipes["stoicheia_lemmatizer"]
     with pytest.raises(ConfigError, match=r"unknown stoicheia_lemmatizer options: \['topk'\]; choose from "
-                                          r"\['decode', 'min_count', 'use_lexicon', 'top_k'\]"):
+                                          r"\['decode', 'min_count', 'use_lexicon', 'top_k', 'max_drop', 'prefer_form'\]"):
         lem.configure(topk=3)
     with pytest.raises(ConfigError, match=r"unknown stoicheia_parser options: \['top_k'\]; choose from \['decode'\]"):
         pipes["stoicheia_parser"].configure(top_k=3)

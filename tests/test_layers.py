@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "stoicheia_spacy"
 NAME = "stoicheia_spacy"
 
 #: First-level names of the ground floor: import no room.
-GROUND = frozenset({"alphabet", "assets", "backbone", "codec", "component", "errors", "heads", "heap",
+GROUND = frozenset({"alphabet", "assets", "backbone", "codec", "component", "errors", "records", "heads", "heap",
                     "htmlpage", "leiden", "textcheck", "textnorm", "tokenizer"})
 #: The component rooms.
 ROOMS = frozenset({"accent", "date", "encoder", "morph", "restore", "scan"})

@@ -25,7 +25,7 @@ def test_int8_encoder_and_beam(tiny_nlp: Any, tmp_path: Path) -> None:
     got = nlp(TEXT)
     assert got._.stoicheia.hidden.shape == ref._.stoicheia.hidden.shape
     assert float(np.abs(got._.stoicheia.hidden[0] - ref._.stoicheia.hidden[0]).max()) == 0.0  # embeddings: float32
-    assert got._.restorations and got._.restorations[0]["candidates"]
+    assert got._.restorations and got._.restorations[0].candidates
     beam = nlp.get_pipe("stoicheia_restorer").beam_backbone()
     assert isinstance(beam.blocks[0].attn.qkv, DynamicLinear)
     assert type(torch_backbone(encoder.model).blocks[0].attn.qkv).__name__ == "Linear"  # weights stay float32

@@ -123,11 +123,11 @@ def test_the_restorer_decodes_with_the_ngram_and_skips_the_backbone(lm, tmp_path
         "kn_weights": {"default": [0.0, 1.0, 1.0, 0.0]}}})
     text = "Ἀπίων Ὥρου χαίρειν. ὁμολογῶ πεπρα[.5] σοι κάμηλον θήλειαν"
     [item] = nlp(text)._.restorations
-    assert item["candidates"][0][0] == "κεναι"
+    assert item.candidates[0].text == "κεναι"
     assert pipe.forwards == 0  # no bucket weighs the backbone: its beam is not run
-    assert 0.0 < item["confidence"] <= 1.0
+    assert 0.0 < item.confidence <= 1.0
     pipe.configure(kn_weights={"default": [0.3, 1.0, 1.0, 0.0]})
     [item] = nlp(text)._.restorations
-    assert pipe.forwards > 0 and "κεναι" in [c[0] for c in item["candidates"]]
+    assert pipe.forwards > 0 and "κεναι" in [c.text for c in item.candidates]
     with pytest.raises(ConfigError):
         pipe.configure(kn_weights={"default": [1.0, 1.0]})
