@@ -23,7 +23,7 @@ installed package or a saved directory); ``--source`` names a checkpoint or a co
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +36,10 @@ from thinc.api import Config
 from .assets import default_model_dir
 from .backbone import load_backbone, load_backbone_config
 from .backbone.loading import resolve_source, stored_dtype
-from .backbone.released import backbone_prefix, detect_kind
-from .date.attributor import packaged_weights as attributor_weights
-from .date.dater import packaged_weights as dater_weights
+from .backbone.released import AS_WRITTEN_KINDS, backbone_prefix, detect_kind
 from .errors import ConfigError
 from .legacy_config import migrate_config
 from .registrations import config_factories, lazy_factories, register_all
-from .released_heads import AS_WRITTEN_KINDS
 
 #: The embedded default model (``assets/models/grc_stoicheia_doc_clean``).
 DEFAULT_SOURCE = "embedded:grc_stoicheia_doc_clean"
@@ -197,19 +194,56 @@ def build_pipeline(
                                       overlap=overlap, heads=components))
 
 
-def add_from_weights(nlp: Language, factory: str, weights: str | Path, *, name: str | None = None,
-                     config: dict[str, Any] | None = None) -> Any:
-    """Append ``factory`` to an assembled pipeline and initialize it from the saved component
-    folder ``weights``, exactly as ``[initialize.components.NAME] weights = ...`` does in a
-    config (the setting is recorded in ``nlp.config``)."""
-    name = name or factory
-    folder = Path(weights)
-    if not folder.is_dir():
-        raise ConfigError(f"no {factory} weights folder {folder}")
-    pipe = nlp.add_pipe(factory, name=name, config=config or {})
-    pipe.initialize(lambda: [], nlp=nlp, weights=folder)  # type: ignore[attr-defined]
-    nlp.config["initialize"]["components"][name] = {"weights": str(folder)}
-    return pipe
+def extend(nlp: Language, config: Config | dict[str, Any] | str | Path, *, base: str | Path | None = None,
+           fill: Mapping[str, Callable[[Any], None]] | None = None) -> list[str]:
+    """Add the components of a config fragment to an assembled pipeline, as assembling the
+    whole config would; returns their names.
+
+    ``config`` (a :class:`Config`, a dict or a ``.cfg`` file) holds ``[components.NAME]``
+    blocks (``factory`` and its config), appended in their order, and optionally
+    ``[initialize.components.NAME]`` settings, with which each component is initialized
+    (``weights = FOLDER``: the component's saved folder). ``${paths.base}`` is ``base``, by
+    default the file's folder. ``fill``: per name, a function that puts weights into the
+    built component instead (a released checkpoint's tensors,
+    :class:`~stoicheia_spacy.backbone.released.ReleasedComponents`). Both blocks are recorded
+    in ``nlp.config``. This is the package's only call of ``add_pipe``."""
+    if not isinstance(config, Config | dict):
+        path = Path(config)
+        if not path.is_file():
+            raise ConfigError(f"pipeline config {path} does not exist")
+        base = path.parent if base is None else base
+        config = util.load_config(path, interpolate=False)
+    config = Config(config)
+    if base is not None:
+        config.setdefault("paths", {})["base"] = str(Path(base).resolve())
+    if "paths" in config:
+        config = config.interpolate()
+    config, _ = migrate_config(config)
+    blocks = dict(config.get("components", {}))
+    inits = dict(config.get("initialize", {}).get("components", {}))
+    unknown = sorted(set(inits) - set(blocks))
+    if unknown:
+        raise ConfigError(f"[initialize.components] names {unknown}, which the config does not add")
+    register_all()
+    added = []
+    for name, block in blocks.items():
+        block = dict(block)
+        factory = block.pop("factory", name)
+        pipe = nlp.add_pipe(factory, name=name, config=block)
+        added.append(name)
+        init = dict(inits.get(name, {}))
+        if "weights" in init:
+            init["weights"] = Path(init["weights"])
+            if not init["weights"].is_dir():
+                raise ConfigError(f"no {factory} weights folder {init['weights']}")
+        if fill and name in fill:
+            fill[name](pipe)
+        elif init:
+            pipe.initialize(lambda: [], nlp=nlp, **init)  # type: ignore[attr-defined]
+        if init:
+            nlp.config["initialize"]["components"][name] = {k: str(v) if isinstance(v, Path) else v
+                                                            for k, v in init.items()}
+    return added
 
 
 def load_pipeline(model: str | Path, *, exclude: Iterable[str] = ()) -> Language:
@@ -231,123 +265,20 @@ def load_pipeline(model: str | Path, *, exclude: Iterable[str] = ()) -> Language
         return spacy.load(model, exclude=list(exclude))
 
 
-def morphosyntax_pipeline(model: str | Path | None = None) -> Language:
-    """``model`` (a pipeline), else the default model's encoder + morphosyntax components."""
-    if model:
-        return load_pipeline(model)
-    path = model_config_path(DEFAULT_SOURCE)
-    if path is None:
-        raise ConfigError("the default model ships no config.cfg: name a pipeline")
-    return assemble(path, only=(ENCODER, *MORPHOSYNTAX))
+def default_config() -> Path:
+    """The embedded default model's ``config.cfg`` (``assemble(default_config(), only=[...])``
+    is its restore-only, morphosyntax-only, ... pipeline)."""
+    return default_model_dir() / CONFIG
 
 
-def restorer_pipeline(model: str | Path | None = None, *, beam_width: int = 20, n_candidates: int = 20) -> Language:
-    """``model`` (a pipeline), else the installed ``grc_stoicheia_doc_clean``, else the
-    restoration preset (:func:`restoration_pipeline`); a
-    ``stoicheia_restorer`` is added when missing."""
-    nlp = None
-    if model:
-        nlp = load_pipeline(model)
-    else:
-        try:
-            nlp = load_pipeline(DEFAULT_PACKAGE)
-        except OSError:  # the restoration-only preset: encoder + restorer
-            nlp = restoration_pipeline()
-    config = {"beam_width": beam_width, "n_candidates": n_candidates}
-    if "stoicheia_restorer" not in nlp.pipe_names:
-        nlp.add_pipe("stoicheia_restorer", config={"settings": config})
-    else:
-        restorer: Any = nlp.get_pipe("stoicheia_restorer")
-        restorer.configure(**config)
-    return nlp
-
-
-def scanner_dir() -> Path | None:
-    """The shipped scanner heads folder, or None when they are not trained/shipped."""
-    path = Path(default_model_dir()) / "scanner"
-    return path if (path / "heads.safetensors").is_file() else None
-
-
-def scanner_pipeline(source: str = DEFAULT_SOURCE, heads: Path | None = None) -> Language:
-    """Encoder from ``source`` + ``stoicheia_scanner`` initialized from ``heads`` (default: the
-    shipped heads, with the settings of the default model's ``config.cfg``)."""
-    config: dict[str, Any] = {}
-    if heads is None:
-        heads = scanner_dir()
-        if heads is not None:
-            config = _default_component_config("stoicheia_scanner")
-    if heads is None:
-        raise ConfigError("no trained scanner heads found (train them with projects/meter)")
-    nlp = build_pipeline(source, components=False)  # only the encoder: the scanner is added below
-    add_from_weights(nlp, "stoicheia_scanner", heads, config=config)
-    return nlp
-
-
-def _default_component_config(name: str) -> dict[str, Any]:
-    """``[components.NAME]`` of the default model's ``config.cfg`` (its settings block), without
-    ``factory`` and ``model``."""
-    config = util.load_config(Path(default_model_dir()) / CONFIG, interpolate=False)
-    block = dict(config["components"].get(name, {}))
-    return {k: v for k, v in block.items() if k not in ("factory", "model")}
-
-
-def restoration_pipeline(source: str | Path | None = None, **settings: Any) -> Any:
-    """A restoration-only pipeline for batch work (no tagger, parser, accentuator or scanner
-    runs on each document): the encoder + ``stoicheia_restorer`` of ``source``'s ``config.cfg`` (default: the
-    embedded model), assembled by spaCy; ``settings`` replace restorer settings
-    (:class:`~stoicheia_spacy.restore.settings.RestorerSettings`). A checkpoint without a
-    config gets a plain restorer."""
-    path = model_config_path(str(source) if source is not None else "embedded:")
-    if path is not None:
-        nlp = assemble(path, only=(ENCODER, "stoicheia_restorer"))
-    else:
-        nlp = build_pipeline(str(source), components=False)
-        nlp.add_pipe("stoicheia_restorer")
-    if settings:
-        restorer: Any = nlp.get_pipe("stoicheia_restorer")
-        restorer.configure(**settings)
-    return nlp
-
-
-def add_morphosyntax(nlp: Language, directory: str | Path) -> list[str]:
-    """Add the trained morphosyntax components (directories written by their ``to_disk``)
-    found under ``directory`` (``directory/<factory name>/``) after the encoder, through
-    spaCy (each component's ``initialize(weights=...)``); they read the shared encoder through
-    listeners with ``grad_factor`` 0 (trained on a frozen backbone). Returns the names added."""
-    directory = Path(directory)
-    added = []
-    for name in MORPHOSYNTAX:
-        path = directory / name
-        if not any((path / f).is_file() for f in ("data.json", "cfg")):  # cfg: a folder saved before data.json
-            continue
-        add_from_weights(nlp, name, path, config={"model": {"tok2vec": {"grad_factor": 0.0}}})
-        added.append(name)
-    return added
-
-
-def default_morphosyntax_dir() -> Path:
-    """``morphosyntax/`` beside the embedded default backbone."""
-    return default_model_dir() / "morphosyntax"
-
-
-def add_dater(nlp: Language, weights: str | Path | None = None, name: str = "stoicheia_dater") -> Any:
-    """Append a ``stoicheia_dater`` initialized from ``weights`` (default: the packaged dater, :func:`~stoicheia_spacy.date.dater.packaged_weights`):
-    ``[initialize.components.NAME] weights`` through spaCy (:func:`~stoicheia_spacy.assembly.add_from_weights`)."""
-    pipe: Any = add_from_weights(nlp, "stoicheia_dater", weights or dater_weights(), name=name)
-    return pipe
-
-
-def add_attributor(nlp: Language, weights: str | Path | None = None,
-                   name: str = "stoicheia_attributor") -> Any:
-    """Append a ``stoicheia_attributor`` initialized from ``weights`` (default: the packaged attributor, :func:`~stoicheia_spacy.date.attributor.packaged_weights`):
-    ``[initialize.components.NAME] weights`` through spaCy (:func:`~stoicheia_spacy.assembly.add_from_weights`)."""
-    pipe: Any = add_from_weights(nlp, "stoicheia_attributor", weights or attributor_weights(), name=name)
-    return pipe
+def attributor_config() -> Path:
+    """The config fragment of the attributor shipped beside the default pipeline, not in it
+    (``extend(nlp, attributor_config())``)."""
+    return default_model_dir() / "attributor.cfg"
 
 
 __all__ = [
-    "ARCH_KEYS", "CONFIG", "DEFAULT_PACKAGE", "DEFAULT_SOURCE", "META", "add_from_weights", "assemble",
-    "build_pipeline", "checkpoint_config", "keep_components", "load_pipeline", "model_config_path", "morphosyntax_pipeline",
-    "restorer_pipeline", "scanner_dir", "scanner_pipeline", "MORPHOSYNTAX", "add_attributor", "add_dater",
-    "add_morphosyntax", "default_morphosyntax_dir", "restoration_pipeline",
+    "ARCH_KEYS", "CONFIG", "DEFAULT_PACKAGE", "DEFAULT_SOURCE", "ENCODER", "META", "MORPHOSYNTAX", "assemble",
+    "attributor_config", "build_pipeline", "checkpoint_config", "default_config", "extend", "keep_components", "load_pipeline",
+    "model_config_path",
 ]

@@ -4,7 +4,9 @@ tagger-parser) onto this package's spaCy components.
 A released checkpoint's config (:func:`stoicheia_spacy.assembly.checkpoint_config`)
 loads the backbone with ``prefix=backbone_prefix(directory)`` and names the checkpoint in
 ``[initialize.after_init]`` (``stoicheia.ReleasedHeads.v1``), which calls
-:func:`add_released_heads` once the encoder holds its weights.
+:func:`add_released_heads` once the encoder holds its weights. Each room's adapter
+(:data:`ADAPTERS`) describes its components as config blocks plus the tensors that fill
+them; :func:`stoicheia_spacy.assembly.extend` builds them.
 """
 
 from __future__ import annotations
@@ -15,19 +17,25 @@ from pathlib import Path
 from spacy.language import Language
 from spacy.util import registry
 
+from .assembly import extend
 from .backbone.loading import resolve_source
 from .backbone.released import (
+    AS_WRITTEN_KINDS,
     BACKBONE_PREFIX,
     ReleasedCheckpoint,
+    ReleasedComponents,
     backbone_prefix,
     detect_kind,
     read_checkpoint,
 )
+from .morph.released import tagger_parser_components
+from .restore.released import restoration_components
+from .scan.released import meter_components
 
-#: Released kinds whose encoder feeds every plane as the text writes it (``hide_unmarked =
-#: false``), as the research processors do: the meter model reads unaccented text's planes
-#: as "no diacritic", not unknown.
-AS_WRITTEN_KINDS: frozenset[str] = frozenset({"meter"})
+#: Each released task kind's adapter: the components it adds, as config (a plain backbone adds none).
+ADAPTERS: dict[str, Callable[[ReleasedCheckpoint], ReleasedComponents]] = {
+    "meter": meter_components, "tagger_parser": tagger_parser_components, "restoration": restoration_components,
+}
 
 
 def add_released_heads(nlp: Language, directory: str | Path) -> list[str]:
@@ -50,20 +58,15 @@ def add_released_heads(nlp: Language, directory: str | Path) -> list[str]:
 
 
 def _add(nlp: Language, ckpt: ReleasedCheckpoint) -> list[str]:
-    added: list[str] = []
-    if ckpt.kind == "meter":
-        from .scan.released import add_meter
-
-        added = add_meter(nlp, ckpt)
-    elif ckpt.kind == "tagger_parser":
-        from .morph.released import add_tagger_parser
-
-        added = add_tagger_parser(nlp, ckpt)
-    elif ckpt.kind == "restoration":
-        from .restore.released import add_restoration
-
-        added = add_restoration(nlp, ckpt)
-    return added
+    adapter = ADAPTERS.get(ckpt.kind)
+    if adapter is None:
+        return []
+    released = adapter(ckpt)
+    present = {nlp.get_pipe_meta(name).factory for name in nlp.pipe_names}
+    # a pipeline that already has a restorer keeps its own
+    blocks = {name: block for name, block in released.blocks.items()
+              if not (ckpt.kind == "restoration" and block["factory"] in present)}
+    return extend(nlp, {"components": blocks}, fill=released.fill)
 
 
 @registry.callbacks("stoicheia.ReleasedHeads.v1")
@@ -78,5 +81,5 @@ def released_heads_callback(source: str, revision: str | None = None) -> Callabl
     return after_init
 
 
-__all__ = ["AS_WRITTEN_KINDS", "BACKBONE_PREFIX", "ReleasedCheckpoint", "add_released_heads", "backbone_prefix",
+__all__ = ["ADAPTERS", "AS_WRITTEN_KINDS", "BACKBONE_PREFIX", "ReleasedCheckpoint", "add_released_heads", "backbone_prefix",
            "detect_kind", "read_checkpoint", "released_heads_callback"]

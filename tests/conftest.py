@@ -1,7 +1,18 @@
 """Shared fixtures. ``shared_data`` is the open-data mirror (``STOICHEIA_ASSET_MIRROR``,
 else ``../shared/data`` beside the checkout); tests that need it skip, with a message,
 only when it is absent (outside CI). ``tiny_checkpoint`` / ``tiny_model_config`` are the
-golden tiny backbone and its ``stoicheia.CharEncoder.v1`` settings."""
+golden tiny backbone (:data:`TINY`, its one path) and its ``stoicheia.CharEncoder.v1`` settings.
+
+The pipelines, one of each per session (a test that changes a component's settings puts
+them back before it ends):
+
+- ``default_nlp``: the installed default package ``grc_stoicheia_doc_clean``, every component;
+- ``default_parts(*names)``: the embedded default model's ``config.cfg`` assembled with the
+  encoder and only ``names`` (the restore-only, morphosyntax-only, ... pipelines);
+- ``tiny_restorer_nlp``: the tiny backbone + a ``stoicheia_restorer`` (beam 4, 4 candidates);
+- ``attributor_nlp``: a blank pipeline + the shipped attributor (``attributor.cfg``);
+- ``tiny_nlp(*names)``: a fresh tiny pipeline with untrained ``names`` (function scope).
+"""
 
 from __future__ import annotations
 
@@ -11,8 +22,19 @@ import sys
 from pathlib import Path
 
 import pytest
+import spacy
 import torch
+from spacy.language import Language
 
+from stoicheia_spacy.assembly import (
+    DEFAULT_PACKAGE,
+    ENCODER,
+    assemble,
+    attributor_config,
+    build_pipeline,
+    default_config,
+    extend,
+)
 from stoicheia_spacy.registrations import register_all
 
 # The suite runs against this checkout, whose entry points may not be the installed ones.
@@ -95,11 +117,48 @@ def tiny_model_config() -> dict:
     return dict(TINY_MODEL)
 
 
+@pytest.fixture(scope="session")
+def default_nlp() -> Language:
+    """The installed default pipeline (``make default-package``), every component."""
+    return spacy.load(DEFAULT_PACKAGE)
+
+
+@pytest.fixture(scope="session")
+def default_parts():  # type: ignore[no-untyped-def]
+    """``default_parts(*names)``: the embedded default config with the encoder and ``names``
+    only (``assemble(default_config(), only=...)``), built once per set of names."""
+    built: dict[tuple[str, ...], Language] = {}
+
+    def parts(*names: str) -> Language:
+        key = (ENCODER, *names)
+        if key not in built:
+            built[key] = assemble(default_config(), only=key)
+        return built[key]
+
+    return parts
+
+
+@pytest.fixture(scope="session")
+def tiny_restorer_nlp(tiny_checkpoint: Path) -> Language:
+    """The golden tiny backbone's pipeline + a ``stoicheia_restorer`` at beam 4, 4 candidates."""
+    nlp = build_pipeline(str(tiny_checkpoint))
+    extend(nlp, {"components": {"stoicheia_restorer": {
+        "factory": "stoicheia_restorer", "settings": {"beam_width": 4, "n_candidates": 4}}}})
+    return nlp
+
+
+@pytest.fixture(scope="session")
+def attributor_nlp() -> Language:
+    """The shipped attributor alone: its TF-IDF models read the text, not the encoder."""
+    nlp = spacy.blank("grc")
+    extend(nlp, attributor_config())
+    return nlp
+
+
 @pytest.fixture()
 def tiny_nlp(tiny_model_config, tiny_checkpoint):  # type: ignore[no-untyped-def]
     """Build blank grc + stoicheia_encoder holding the golden tiny checkpoint (initialized)
     + the named components (``configs``: their configs)."""
-    import spacy
 
     def build(*components: str, configs: dict | None = None, initialize: bool = True) -> spacy.Language:
         nlp = spacy.blank("grc")

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from stoicheia_spacy.assembly import DEFAULT_SOURCE, build_pipeline, scanner_dir
+from stoicheia_spacy.assembly import DEFAULT_SOURCE, build_pipeline
+from stoicheia_spacy.assets import default_model_dir
 from stoicheia_spacy.backbone import planes_to_tensors
 from stoicheia_spacy.backbone.windows import encode_long
 from stoicheia_spacy.codec import encode_planes
@@ -25,8 +26,8 @@ def test_listeners_link_through_spacys_public_pipeline_api(tmp_path: Path) -> No
     """``add_pipe`` / ``remove_pipe`` / ``from_disk`` / ``spacy.load`` link listeners (no private call)."""
     import spacy
 
-    heads = scanner_dir()
-    assert heads is not None, "the default model ships scanner heads"
+    heads = default_model_dir() / "scanner"
+    assert (heads / "heads.safetensors").is_file(), "the default model ships scanner heads"
     nlp = build_pipeline(DEFAULT_SOURCE, components=False)
     encoder: Any = nlp.get_pipe("stoicheia_encoder")
     scanner: Any = nlp.add_pipe("stoicheia_scanner")  # its model starts with a StoicheiaListener to "*"

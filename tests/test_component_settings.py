@@ -243,7 +243,7 @@ def test_a_half_precision_encoder_stays_half_precision_without_a_cfg_file(tiny_c
 def test_a_weights_folder_gives_data_not_settings_or_lexicon(tiny_checkpoint: Path, tmp_path: Path) -> None:
     """``[initialize.components.stoicheia_scanner] weights``: the heads, metres and calibration
     of the folder; the settings and the lexicon block stay the config's."""
-    from stoicheia_spacy.assembly import add_from_weights
+    from stoicheia_spacy.assembly import extend
 
     nlp = _pipeline(tiny_checkpoint)
     nlp.get_pipe("stoicheia_scanner").calibration = {"backbone": {"prior": {"weights": [0.5], "bias": 0.0,
@@ -251,8 +251,11 @@ def test_a_weights_folder_gives_data_not_settings_or_lexicon(tiny_checkpoint: Pa
     nlp.get_pipe("stoicheia_scanner").to_disk(tmp_path / "scanner")
     (tmp_path / "scanner" / "lexicon.json").write_text('{"package": "stoicheia_lexicon_elsewhere"}')
     other = build_pipeline(str(tiny_checkpoint), components=False)
-    pipe = add_from_weights(other, "stoicheia_scanner", tmp_path / "scanner",
-                            config={"settings": {"theta": 0.05}, "lexicon": None})
+    extend(other, {"components": {"stoicheia_scanner": {"factory": "stoicheia_scanner", "settings": {"theta": 0.05},
+                                                        "lexicon": None}},
+                   "initialize": {"components": {"stoicheia_scanner": {"weights": str(tmp_path / "scanner")}}}})
+    pipe: Any = other.get_pipe("stoicheia_scanner")
+    assert other.config["initialize"]["components"]["stoicheia_scanner"] == {"weights": str(tmp_path / "scanner")}
     assert pipe.settings == ScannerSettings(theta=0.05) and pipe.lexicon_pin is None
     assert pipe.calibration == nlp.get_pipe("stoicheia_scanner").calibration
     assert list(pipe.meters) == ["dactylic_hexameter"]  # the metres the folder saved
@@ -354,7 +357,7 @@ def test_morphosyntax_old_flat_keys_and_cfg_files_still_load(tmp_path: Path) -> 
 def test_morphosyntax_weights_folder_gives_data_not_settings(tmp_path: Path) -> None:
     """``[initialize.components.stoicheia_lemmatizer] weights``: the folder's scripts and lexicon
     (also from an older ``cfg`` file); the settings stay the config's."""
-    from stoicheia_spacy.assembly import add_from_weights
+    from stoicheia_spacy.assembly import extend
 
     nlp = _morph_pipeline()
     pipe = nlp.get_pipe("stoicheia_lemmatizer")
@@ -364,7 +367,9 @@ def test_morphosyntax_weights_folder_gives_data_not_settings(tmp_path: Path) -> 
     (tmp_path / "lem" / "data.json").unlink()
     other = _morph_helpers().tiny_nlp()
     other.get_pipe("stoicheia_encoder").from_bytes(nlp.get_pipe("stoicheia_encoder").to_bytes())
-    again = add_from_weights(other, "stoicheia_lemmatizer", tmp_path / "lem", config={"settings": {"top_k": 2}})
+    extend(other, {"components": {"stoicheia_lemmatizer": {"factory": "stoicheia_lemmatizer", "settings": {"top_k": 2}}},
+                   "initialize": {"components": {"stoicheia_lemmatizer": {"weights": str(tmp_path / "lem")}}}})
+    again: Any = other.get_pipe("stoicheia_lemmatizer")
     assert dict(again.cfg) == {"decode": "topk_lexicon", "min_count": 1, "use_lexicon": True, "top_k": 2,
                                "max_drop": 6.0, "prefer_form": 1.0}
     assert again.data["scripts"] == pipe.data["scripts"] and again.data["lexicon"] == pipe.data["lexicon"]

@@ -91,12 +91,11 @@ ax.legend(ncol=4)
 fig.tight_layout()
 {name: round(float(v.mean()), 3) for name, v in conf.items()}"""),
 md("## Date, genre and dialect\n\n`stoicheia_attributor` (beside the default pipeline, not in it: it calls the Odyssey lyric) reads the text's character n-grams and `stoicheia_dater` the words of the text (no second forward): `doc._.date` is a distribution over 25-year bins with a 90 % interval (the weighted median of the most similar PaDoC papyri), `doc._.genre` / `doc._.dialect` calibrated label probabilities (fitted on GLAUx). `stoicheia_spacy.date.render` draws the same as HTML/SVG."),
-code("""from stoicheia_spacy.assembly import add_attributor, add_dater, build_pipeline
+code("""from stoicheia_spacy.assembly import assemble, attributor_config, default_config, extend
 from stoicheia_spacy.date.render import render_date_html
 
-dating = build_pipeline("embedded:grc_stoicheia_doc_clean", components=False)
-add_dater(dating)
-add_attributor(dating)
+dating = assemble(default_config(), only=["stoicheia_encoder", "stoicheia_dater"])
+extend(dating, attributor_config())
 papyrus = "Ἀρίστων Ζήνωνι χαίρειν. τῆι η τοῦ Μεχεὶρ ἤρξατο Ἀμμώνιος τὰς ὠνὰς ἐπικηρύσσειν. ἔρρωσο. ἔτους η, Μεχεὶρ θ."
 doc = dating(papyrus)
 estimate = doc._.date

@@ -14,7 +14,7 @@ Kinds (``/work``-independent restatement of the published layouts):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,22 @@ WEIGHTS_NAME = "model.safetensors"
 BACKBONE_PREFIX: dict[str, str | None] = {
     "backbone": None, "restoration": None, "meter": "encoder.", "tagger_parser": "tagger.encoder.",
 }
+
+#: Released kinds whose encoder feeds every plane as the text writes it (``hide_unmarked =
+#: false``), as the research processors do: the meter model reads unaccented text's planes
+#: as "no diacritic", not unknown.
+AS_WRITTEN_KINDS: frozenset[str] = frozenset({"meter"})
+
+
+@dataclass(frozen=True)
+class ReleasedComponents:
+    """What a released task checkpoint adds to a pipeline, as configuration: ``blocks`` are
+    the ``[components.NAME]`` blocks (factory and config, in pipeline order) and ``fill``,
+    per name, puts the checkpoint's tensors into the built component. A room's adapter
+    writes it; :func:`stoicheia_spacy.assembly.extend` builds it."""
+
+    blocks: dict[str, dict[str, Any]]
+    fill: dict[str, Callable[[Any], None]] = field(default_factory=dict)
 
 
 @dataclass

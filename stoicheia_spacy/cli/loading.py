@@ -124,7 +124,7 @@ def load_for(command: str, model: str | Path | None = None, *, extra: Iterable[s
     Raises :class:`~stoicheia_spacy.errors.ConfigError` when a needed component is missing
     and cannot be added, or when ``model`` does not exist.
     """
-    from ..assembly import DEFAULT_PACKAGE, DEFAULT_SOURCE
+    from ..assembly import DEFAULT_PACKAGE, DEFAULT_SOURCE, extend
 
     factories = needed(command, extra)
     if model is None or str(model) == DEFAULT_SOURCE:
@@ -147,7 +147,7 @@ def load_for(command: str, model: str | Path | None = None, *, extra: Iterable[s
         if factory not in ADDABLE and factory not in set(add):
             raise ConfigError(f"{model or 'the default model'} has no {factory}, which "
                               f"`stoicheia {command}` needs: name a pipeline that has it with --model")
-        nlp.add_pipe(factory)
+        extend(nlp, {"components": {factory: {"factory": factory}}})
     return nlp
 
 

@@ -14,7 +14,7 @@ weights raises :class:`~stoicheia_spacy.errors.ConfigError`.
 It is not part of the default pipeline: GLAUx files the Homeric hymns (hexameter, Ionic/Epic)
 under "Lyric poetry", so any classifier fitted on its genres calls the *Odyssey* lyric
 (``projects/date/metrics/attribute_eval.json``, ``probe``). The GLAUx fit ships beside the
-default model (not named by its ``config.cfg``); :func:`~stoicheia_spacy.assembly.add_attributor` adds it to a pipeline.
+default model (not named by its ``config.cfg``); :func:`~stoicheia_spacy.assembly.extend` adds it to a pipeline from ``attributor.cfg``.
 """
 
 from __future__ import annotations

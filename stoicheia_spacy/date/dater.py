@@ -15,7 +15,7 @@ were fitted on; None: every letter). ``doc._.date`` is a
 :class:`~stoicheia_spacy.date.dating.DateEstimate`: mean year, a 90 % interval and the
 histogram over 25-year bins. The weights are read with ``from_disk`` (a folder written by
 ``to_disk``; the PaDoC fit ships with the default model, named by its ``config.cfg``,
-:func:`~stoicheia_spacy.assembly.add_dater`); a pipe without weights raises :class:`~stoicheia_spacy.errors.ConfigError`. A Doc without letters gets ``None``.
+:func:`~stoicheia_spacy.assembly.extend`); a pipe without weights raises :class:`~stoicheia_spacy.errors.ConfigError`. A Doc without letters gets ``None``.
 """
 
 from __future__ import annotations

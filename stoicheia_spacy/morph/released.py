@@ -44,7 +44,7 @@ import numpy as np
 import torch
 from spacy.language import Language
 
-from ..backbone.released import ReleasedCheckpoint
+from ..backbone.released import ReleasedCheckpoint, ReleasedComponents
 from ..errors import CheckpointError, ConfigError, InvalidInputError
 from ..heads import torch_module
 from .agdt_tags import is_valid_tag
@@ -156,8 +156,8 @@ def _init_pooler(pipe: Any, mix: torch.Tensor, norm: torch.Tensor) -> None:
             node.set_dim("nO", int(norm.shape[0]), force=True)
 
 
-def add_tagger_parser(nlp: Language, ckpt: ReleasedCheckpoint, decode: str = "research") -> list[str]:
-    """Add morphologizer, lemmatizer and parser holding the released heads, decoding with
+def tagger_parser_components(ckpt: ReleasedCheckpoint, decode: str = "research") -> ReleasedComponents:
+    """Morphologizer, lemmatizer and parser holding the released heads, decoding with
     ``decode`` (``"research"``, the default, or ``"paper"``: see
     :mod:`stoicheia_spacy.morph.research_decode`)."""
 
@@ -170,54 +170,67 @@ def add_tagger_parser(nlp: Language, ckpt: ReleasedCheckpoint, decode: str = "re
     norm = ckpt.backbone_tensor("norm_out.w")
     drop = float(cfg.get("head_dropout", 0.33))
 
-    morph: Any = nlp.add_pipe("stoicheia_morphologizer", config={
-        "model": {"hidden_width": 0, "dropout": drop, "tok2vec": LISTENER}, "settings": {"decode": decode}})
-    _init_pooler(morph, mix, norm)
     tags = [t for t in vocab["tags"] if is_valid_tag(t)]
-    morph.data["attested"] = sorted(set(tags))
-    morph.data["released_invalid_tags"] = len(vocab["tags"]) - len(tags)
     nongreek, fallback_upos, fallback_xpos = read_fallbacks(vocab)
     for tag in vocab["tags"]:
         if not isinstance(tag, str) or len(tag) != len(vocab["xpos_alpha"]) or any(
                 ch not in alpha for ch, alpha in zip(tag, vocab["xpos_alpha"], strict=False)):
             raise CheckpointError(f"vocab.json tag {tag!r} is not spelled with the xpos_alpha classes")
     lex_ft, lex_f = dict(vocab.get("lex_ft") or {}), dict(vocab.get("lex_f") or {})
-    morph.data["release"] = {
-        "xpos_alpha": list(vocab["xpos_alpha"]), "tags": list(vocab["tags"]), "flat": False, "nongreek": nongreek,
-        "fallback_upos": fallback_upos, "fallback_xpos": fallback_xpos}
+    release = {"xpos_alpha": list(vocab["xpos_alpha"]), "tags": list(vocab["tags"]), "flat": False,
+               "nongreek": nongreek, "fallback_upos": fallback_upos, "fallback_xpos": fallback_xpos}
     w, b = morph_weights(ckpt, vocab, d)
     if cfg.get("use_flat", "tagger.head_flat.weight" in ckpt.tensors) and "tagger.head_flat.weight" in ckpt.tensors:
         flat = ckpt.tensor("tagger.head_flat.weight", (len(vocab["tags"]), d))
-        morph.data["release"]["flat"] = True
+        release["flat"] = True
         w, b = torch.cat([w, flat]), torch.cat([b, torch.zeros(len(flat))])
     ckpt.ignore(["tagger.head_flat.weight"])
-    _install(morph, d, {"out.weight": w, "out.bias": b})
 
-    lem: Any = nlp.add_pipe("stoicheia_lemmatizer", config={
-        "model": {"hidden_width": 0, "dropout": drop, "tok2vec": LISTENER},
-        "settings": {"top_k": 64, "decode": decode}})
-    _init_pooler(lem, mix, norm)
+    def fill_morph(morph: Any) -> None:
+        _init_pooler(morph, mix, norm)
+        morph.data["attested"] = sorted(set(tags))
+        morph.data["released_invalid_tags"] = len(vocab["tags"]) - len(tags)
+        morph.data["release"] = release
+        _install(morph, d, {"out.weight": w, "out.bias": b})
+
     try:
         scripts = [EditScript.from_list([s[0], s[1], s[2], s[3], int(s[4])]).to_list() for s in vocab["scripts"]]
     except (InvalidInputError, TypeError, ValueError, IndexError) as exc:
         raise CheckpointError(f"vocab.json scripts: {exc}") from exc
-    lem.data["scripts"] = scripts
     lexicon: set[str] = set()
     for key in ("lex_ft", "lex_f"):
         for cands in (vocab.get(key) or {}).values():
             lexicon.update(cands)
-    lem.data["lexicon"] = sorted(lexicon)
-    lem.data["release"] = {"lex_ft": lex_ft, "lex_f": lex_f, "nongreek": nongreek}
     w_script = ckpt.tensor("tagger.head_script.weight", (len(scripts), d))
-    _install(lem, d, {"out.weight": w_script, "out.bias": torch.zeros(len(scripts))})
 
-    parser: Any = nlp.add_pipe("stoicheia_parser", config={
-        "model": {"arc_hidden": int(cfg.get("d_arc", 500)), "label_hidden": int(cfg.get("d_rel", 150)),
-                  "dropout": float(cfg.get("parse_dropout", 0.33)), "tok2vec": LISTENER}, "settings": {"decode": decode}})
-    _init_pooler(parser, mix, norm)
-    parser.data["labels"] = list(deprels)
-    _install(parser, d, parser_state(ckpt, d, len(deprels)))
-    return ["stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser"]
+    def fill_lemmatizer(lem: Any) -> None:
+        _init_pooler(lem, mix, norm)
+        lem.data["scripts"] = scripts
+        lem.data["lexicon"] = sorted(lexicon)
+        lem.data["release"] = {"lex_ft": lex_ft, "lex_f": lex_f, "nongreek": nongreek}
+        _install(lem, d, {"out.weight": w_script, "out.bias": torch.zeros(len(scripts))})
+
+    parser_weights = parser_state(ckpt, d, len(deprels))
+
+    def fill_parser(parser: Any) -> None:
+        _init_pooler(parser, mix, norm)
+        parser.data["labels"] = list(deprels)
+        _install(parser, d, parser_weights)
+
+    blocks = {
+        "stoicheia_morphologizer": {
+            "factory": "stoicheia_morphologizer", "settings": {"decode": decode},
+            "model": {"hidden_width": 0, "dropout": drop, "tok2vec": LISTENER}},
+        "stoicheia_lemmatizer": {
+            "factory": "stoicheia_lemmatizer", "settings": {"top_k": 64, "decode": decode},
+            "model": {"hidden_width": 0, "dropout": drop, "tok2vec": LISTENER}},
+        "stoicheia_parser": {
+            "factory": "stoicheia_parser", "settings": {"decode": decode},
+            "model": {"arc_hidden": int(cfg.get("d_arc", 500)), "label_hidden": int(cfg.get("d_rel", 150)),
+                      "dropout": float(cfg.get("parse_dropout", 0.33)), "tok2vec": LISTENER}},
+    }
+    return ReleasedComponents(blocks, {"stoicheia_morphologizer": fill_morph, "stoicheia_lemmatizer": fill_lemmatizer,
+                                       "stoicheia_parser": fill_parser})
 
 
 def parser_state(ckpt: ReleasedCheckpoint, d: int, n_labels: int) -> dict[str, torch.Tensor]:

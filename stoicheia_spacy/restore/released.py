@@ -14,21 +14,19 @@ unknown; :func:`century_id`). Anything else raises
 Known metadata per Doc: ``doc._.region`` (a name of :data:`REGIONS` or its id) and
 ``doc._.century`` (a year, negative = BC), set before the encoder runs; both reach
 ``e_region``/``e_century`` in the encoder's forward and in the restorer's. Unset, both are
-"unknown" (the published evaluation setting). :func:`add_restoration` adds a
+"unknown" (the published evaluation setting). :func:`restoration_components` configures a
 ``stoicheia_restorer`` that scores as the paper's strict protocol
 (``scoring = "protocol"``, :mod:`stoicheia_spacy.restore.protocol`).
 """
 
 from __future__ import annotations
 
-from spacy.language import Language
-
 from ..backbone.loading import WEIGHTS_NAME, header_shapes
-from ..backbone.released import ReleasedCheckpoint
+from ..backbone.released import ReleasedCheckpoint, ReleasedComponents
 from ..encoder.metadata import CENTURY_ROWS, REGION_ROWS, REGIONS, century_id, region_id
 from ..errors import CheckpointError
 
-__all__ = ["REGIONS", "add_restoration", "check_metadata", "century_id", "region_id"]
+__all__ = ["REGIONS", "restoration_components", "check_metadata", "century_id", "region_id"]
 
 def check_metadata(ckpt: ReleasedCheckpoint) -> tuple[int, int]:
     """``(n_region, n_century)`` from the tables' shapes, checked against ``config.json``
@@ -50,11 +48,9 @@ def check_metadata(ckpt: ReleasedCheckpoint) -> tuple[int, int]:
     return sizes[0], sizes[1]
 
 
-def add_restoration(nlp: Language, ckpt: ReleasedCheckpoint, name: str = "stoicheia_restorer") -> list[str]:
-    """Add a ``stoicheia_restorer`` scoring as the strict protocol (unless the pipeline has one)."""
+def restoration_components(ckpt: ReleasedCheckpoint, name: str = "stoicheia_restorer") -> ReleasedComponents:
+    """A ``stoicheia_restorer`` scoring as the strict protocol (kept out when the pipeline
+    already has a restorer: :func:`stoicheia_spacy.released_heads.add_released_heads`)."""
 
     check_metadata(ckpt)
-    if any(nlp.get_pipe_meta(n).factory == "stoicheia_restorer" for n in nlp.pipe_names):
-        return []
-    nlp.add_pipe("stoicheia_restorer", name=name, config={"settings": {"scoring": "protocol"}})
-    return [name]
+    return ReleasedComponents({name: {"factory": "stoicheia_restorer", "settings": {"scoring": "protocol"}}})

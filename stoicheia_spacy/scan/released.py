@@ -16,9 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from spacy.language import Language
 
-from ..backbone.released import ReleasedCheckpoint
+from ..backbone.released import ReleasedCheckpoint, ReleasedComponents
 from ..errors import CheckpointError
 from .model import ScannerHeads, heads_node, make_heads
 
@@ -50,14 +49,15 @@ def scanner_heads(ckpt: ReleasedCheckpoint) -> ScannerHeads:
     return heads.eval()
 
 
-def add_meter(nlp: Language, ckpt: ReleasedCheckpoint, name: str = "stoicheia_scanner") -> list[str]:
-    """Add a ``stoicheia_scanner`` (frozen listener, released heads) after the encoder."""
+def meter_components(ckpt: ReleasedCheckpoint, name: str = "stoicheia_scanner") -> ReleasedComponents:
+    """A ``stoicheia_scanner`` (frozen listener, released heads) after the encoder."""
 
     heads = scanner_heads(ckpt)
-    pipe = nlp.add_pipe("stoicheia_scanner", name=name,
-                        config={"model": {"hidden": 0, "dropout": 0.0, "grad_factor": 0.0},
-                                "settings": {"decode": "research"},
-                                "lexicon": None})  # the research decode reads no macron lexicon
-    model: Any = pipe.model  # type: ignore[attr-defined]
-    make_heads(heads_node(model), int(heads.config["n_layers"]), int(heads.config["d_model"]), heads)
-    return [name]
+
+    def fill(pipe: Any) -> None:
+        make_heads(heads_node(pipe.model), int(heads.config["n_layers"]), int(heads.config["d_model"]), heads)
+
+    block = {"factory": "stoicheia_scanner", "model": {"hidden": 0, "dropout": 0.0, "grad_factor": 0.0},
+             "settings": {"decode": "research"},
+             "lexicon": None}  # the research decode reads no macron lexicon
+    return ReleasedComponents({name: block}, {name: fill})

@@ -46,7 +46,7 @@ def load_serving_pipeline(model: str | None = None) -> Language:
     else the embedded default model. A checkpoint without components gets a restorer and an
     accentuator.
     """
-    from ..assembly import DEFAULT_PACKAGE, DEFAULT_SOURCE, build_pipeline, load_pipeline
+    from ..assembly import DEFAULT_PACKAGE, DEFAULT_SOURCE, build_pipeline, extend, load_pipeline
 
     if model is None:
         try:
@@ -57,9 +57,8 @@ def load_serving_pipeline(model: str | None = None) -> Language:
     # a model folder (weights at its root, assembled from its config.cfg when it ships one), not a saved pipeline
     if model.startswith("embedded:") or (folder / "model.safetensors").is_file():
         nlp = build_pipeline(model)
-        for name in ("stoicheia_restorer", "stoicheia_accentuator"):
-            if name not in nlp.pipe_names:
-                nlp.add_pipe(name)
+        extend(nlp, {"components": {name: {"factory": name} for name in ("stoicheia_restorer", "stoicheia_accentuator")
+                                    if name not in nlp.pipe_names}})
         return nlp
     try:
         return load_pipeline(model)

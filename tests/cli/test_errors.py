@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from stoicheia_spacy.cli import app
 from stoicheia_spacy.errors import LexiconMissingError
+from tests.conftest import TINY
 
 REPO = Path(__file__).resolve().parents[2]
-TINY = REPO / "tests" / "fixtures" / "char_bert_tiny"
 DECREE = "ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι [.4] ἐπεστάτει"
 
 

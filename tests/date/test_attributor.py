@@ -35,19 +35,9 @@ def passages(shared_data: Path) -> dict[str, str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def nlp() -> spacy.Language:
-    """The shipped attributor alone: its TF-IDF models read the text, not the encoder."""
-    from stoicheia_spacy.assembly import add_attributor
-
-    nlp = spacy.blank("grc")
-    add_attributor(nlp)
-    return nlp
-
-
-def test_attributor_labels_real_passages_with_calibrated_distributions(nlp: spacy.Language,
+def test_attributor_labels_real_passages_with_calibrated_distributions(attributor_nlp: spacy.Language,
                                                                        passages: dict[str, str]) -> None:
-    docs = dict(zip(passages, nlp.pipe(passages.values()), strict=True))
+    docs = dict(zip(passages, attributor_nlp.pipe(passages.values()), strict=True))
     for tlg, doc in docs.items():
         for task in TASKS:
             estimate = getattr(doc._, task)
@@ -61,15 +51,15 @@ def test_attributor_labels_real_passages_with_calibrated_distributions(nlp: spac
     assert docs["0540-001"]._.dialect.label in ("Attic", "Attic/Koine")
     assert docs["0540-001"]._.genre.label == "Oratory"
     assert docs["0540-001"]._.dialect.probabilities["Attic"] > docs["0020-001"]._.dialect.probabilities["Attic"]
-    assert nlp.get_pipe_meta("stoicheia_attributor").assigns == ["doc._.genre", "doc._.dialect"]
-    assert nlp("123 !")._.genre is None
+    assert attributor_nlp.get_pipe_meta("stoicheia_attributor").assigns == ["doc._.genre", "doc._.dialect"]
+    assert attributor_nlp("123 !")._.genre is None
 
 
-def test_attributor_round_trips_and_reads_the_text(nlp: spacy.Language, passages: dict[str, str],
+def test_attributor_round_trips_and_reads_the_text(attributor_nlp: spacy.Language, passages: dict[str, str],
                                                    tmp_path: Path) -> None:
-    attributor = nlp.get_pipe("stoicheia_attributor")
+    attributor = attributor_nlp.get_pipe("stoicheia_attributor")
     assert all(isinstance(m, TextLabelModel) for m in attributor.models.values())
-    doc = nlp(passages["0540-001"])
+    doc = attributor_nlp(passages["0540-001"])
     assert doc._.dialect == attributor.models["dialect"].estimate(doc.text)
     attributor.to_disk(tmp_path / "attributor")
     restored = StoicheiaAttributor(layers=[0]).from_disk(tmp_path / "attributor")

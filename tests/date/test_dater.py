@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import spacy
 
+from stoicheia_spacy.assembly import ENCODER, assemble, default_config, extend
 from stoicheia_spacy.date.dater import StoicheiaDater
 from stoicheia_spacy.date.dating import BIN_YEARS, DEFAULT_LAYERS, DateModel, pool_states
 from stoicheia_spacy.date.render import date_svg, render_date_html
@@ -30,12 +31,9 @@ BYZANTINE = ("ἐν ὀνόματι τοῦ κυρίου καὶ δεσπότο�
 
 
 @pytest.fixture(scope="module")
-def nlp() -> spacy.Language:
-    from stoicheia_spacy.assembly import add_dater
-
-    nlp = build_encoder_pipeline()
-    add_dater(nlp)
-    return nlp
+def nlp(default_parts) -> spacy.Language:  # type: ignore[no-untyped-def]
+    """The default config's encoder + the shipped dater."""
+    return default_parts("stoicheia_dater")
 
 
 def test_dater_dates_real_papyri_in_order_with_a_proper_distribution(nlp: spacy.Language) -> None:
@@ -106,11 +104,15 @@ def test_dater_pools_only_the_span_its_states_were_fitted_on(nlp: spacy.Language
     assert not np.allclose(pooled, pool_states(data.hidden, DEFAULT_LAYERS))
 
 
-def add_dater_to(nlp: spacy.Language, dater: StoicheiaDater, tmp_path: Path) -> None:
-    from stoicheia_spacy.assembly import add_dater
+def dater_config(weights: Path, name: str = "stoicheia_dater") -> dict:
+    """The config fragment of a dater read from the folder ``weights``."""
+    return {"components": {name: {"factory": "stoicheia_dater"}},
+            "initialize": {"components": {name: {"weights": str(weights)}}}}
 
+
+def add_dater_to(nlp: spacy.Language, dater: StoicheiaDater, tmp_path: Path) -> None:
     dater.to_disk(tmp_path / "copy")
-    add_dater(nlp, tmp_path / "copy")
+    extend(nlp, dater_config(tmp_path / "copy"))
 
 
 #: Dating formulae in documents written for this test (not PaDoC texts): a Ptolemaic regnal
@@ -182,12 +184,10 @@ def test_text_model_reads_the_shared_forward_states_and_falls_back_without_the_e
 
     dater = StoicheiaDater(model=model)
     dater.to_disk(tmp_path / "states")
-    with_encoder = build_encoder_pipeline()
-    from stoicheia_spacy.assembly import add_dater
-
-    add_dater(with_encoder, tmp_path / "states")
+    with_encoder = assemble(default_config(), only=[ENCODER])
+    extend(with_encoder, dater_config(tmp_path / "states"))
     blank = spacy.blank("grc")
-    add_dater(blank, tmp_path / "states")
+    extend(blank, dater_config(tmp_path / "states"))
     assert with_encoder(BYZANTINE)._.date.mean == pytest.approx(with_states[4], abs=1e-3)  # read the shared forward
     assert blank(BYZANTINE)._.date.mean == pytest.approx(0.0)  # no encoder: the documented fallback
 
@@ -200,13 +200,6 @@ def test_text_model_reads_the_shared_forward_states_and_falls_back_without_the_e
     restored = TextDateModel.from_bytes(knn.to_bytes())
     assert restored.beta == 0.2 and restored.train_states is not None
     assert list(restored.predict_mean(texts, states)) == list(years)  # each text finds itself first
-
-
-def build_encoder_pipeline() -> spacy.Language:
-    from stoicheia_spacy.assembly import build_pipeline
-    from stoicheia_spacy.assets import default_model_dir
-
-    return build_pipeline(str(default_model_dir()), components=False)
 
 
 def test_date_model_fits_a_linear_date_and_rejects_wrong_widths() -> None:

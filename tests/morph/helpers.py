@@ -13,16 +13,12 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from tests.conftest import TINY
+from tests.conftest import TINY, TINY_MODEL
 
 torch.set_num_threads(1)
 
 SAMPLE = Path(__file__).with_name("agdt_sample.json")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-TINY_MODEL = {
-    "@architectures": "stoicheia.CharEncoder.v1",
-    "d_model": 64, "n_heads": 4, "depth": 4, "char_window": 8, "max_length": 48, "overlap": 12,
-}
 
 
 def load_sentences() -> list[dict]:

@@ -12,7 +12,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from stoicheia_spacy.assembly import morphosyntax_pipeline
+from stoicheia_spacy.assembly import MORPHOSYNTAX
 from stoicheia_spacy.assets import default_model_dir
 from stoicheia_spacy.morph.agdt_to_ud import agdt_to_feats, agdt_to_upos
 
@@ -22,8 +22,8 @@ HEADS = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
 
 
 @pytest.fixture(scope="module")
-def scored() -> dict[str, float]:
-    nlp = morphosyntax_pipeline()  # the default config's encoder + morphosyntax heads
+def scored(default_parts) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    nlp = default_parts(*MORPHOSYNTAX)  # the default config's encoder + morphosyntax heads
     keep = ("stoicheia_encoder", *HEADS)
     sents = json.loads(SAMPLE.read_text(encoding="utf-8"))
     right = {"upos": 0, "tag": 0, "lemma": 0, "uas": 0, "las": 0}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from spacy.language import Language
 
+from stoicheia_spacy.assembly import MORPHOSYNTAX
 from stoicheia_spacy.morph.lemmatizer import backoff_lemma
-from stoicheia_spacy.morph.settings import LemmatizerSettings
 
 DECREE = "ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι· Κεκροπὶς ἐπρυτάνευε, [.4]ιος ἐγραμμάτευε, Εὐπείθης ἐπεστάτει."
 ODYSSEY = "ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον, ὃς μάλα πολλὰ πλάγχθη."
@@ -18,14 +18,9 @@ OPTATIVE = "εἰ γὰρ ταῦτα πράξαιτε, εὐδαίμονες ε
 
 
 @pytest.fixture(scope="module")
-def nlp() -> Language:
-    from stoicheia_spacy.cli.loading import load_for
-
-    nlp = load_for("parse")
-    # the installed package may predate the new default settings: decode with the defaults
-    defaults = LemmatizerSettings()
-    nlp.get_pipe("stoicheia_lemmatizer").configure(top_k=defaults.top_k, max_drop=defaults.max_drop)
-    return nlp
+def nlp(default_parts) -> Language:  # type: ignore[no-untyped-def]
+    """The embedded default config's encoder and morphosyntax heads, with the settings it ships."""
+    return default_parts(*MORPHOSYNTAX)
 
 
 def _lemmas(nlp: Language, text: str) -> dict[str, tuple[str, bool]]:

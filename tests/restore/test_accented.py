@@ -41,8 +41,8 @@ def test_context_window_keeps_whole_words_and_stops_at_other_markup() -> None:
 
 
 @pytest.fixture(scope="module")
-def nlp() -> spacy.Language:
-    return spacy.load("grc_stoicheia_doc_clean")  # installed by make test (make default-package)
+def nlp(default_nlp: spacy.Language) -> spacy.Language:
+    return default_nlp  # installed by make test (make default-package)
 
 
 def test_the_default_pipeline_accents_the_top_candidates_in_context(nlp: spacy.Language) -> None:

@@ -113,10 +113,8 @@ def test_threshold_is_the_lowest_probability_with_ninety_percent_precision() -> 
 
 
 @pytest.fixture(scope="module")
-def nlp() -> spacy.Language:
-    nlp = build_pipeline(str(TINY))
-    nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 4, "n_candidates": 4}})
-    return nlp
+def nlp(tiny_restorer_nlp: spacy.Language) -> spacy.Language:
+    return tiny_restorer_nlp
 
 
 def test_confident_flag_follows_the_threshold_in_items_cli_and_html(nlp: spacy.Language, tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from stoicheia_spacy.restore.kneser_ney import (
     load_kn,
     save_kn,
 )
+from tests.conftest import TINY
 
 # documentary formulae of sale and receipt (BGU 1.100 and its kin), as the papyri write them
 PAPYRI = [
@@ -107,7 +108,6 @@ def test_restores_a_sale_formula(lm):
 
 
 def test_the_restorer_decodes_with_the_ngram_and_skips_the_backbone(lm, tmp_path):
-    from pathlib import Path
 
     import torch
 
@@ -117,7 +117,7 @@ def test_the_restorer_decodes_with_the_ngram_and_skips_the_backbone(lm, tmp_path
     torch.set_num_threads(1)
     path = tmp_path / "kn.npz"
     save_kn(lm, path)
-    nlp = build_pipeline(str(Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"))
+    nlp = build_pipeline(str(TINY))
     pipe = nlp.add_pipe("stoicheia_restorer", config={"settings": {
         "beam_width": 4, "n_candidates": 5, "kn_lm": str(path), "kn_lm_sha256": kn_digest(lm),
         "kn_weights": {"default": [0.0, 1.0, 1.0, 0.0]}}})

@@ -107,11 +107,17 @@ def test_restorer_pipe_uses_and_serializes_its_overlay(tmp_path: Path) -> None:
     assert again(TEXT)._.restorations[0].candidates == plain
 
 
-def test_default_package_restorer_carries_its_papyrus_overlay() -> None:
-    from stoicheia_spacy.assembly import restoration_pipeline
-
-    nlp = restoration_pipeline()  # the default config's encoder + restorer
+def test_default_package_restorer_carries_its_papyrus_overlay(default_parts) -> None:  # type: ignore[no-untyped-def]
+    nlp = default_parts("stoicheia_restorer")  # the default config's encoder + restorer
     restorer = nlp.get_pipe("stoicheia_restorer")
+    shipped = {k: restorer.cfg[k] for k in ("kn_weights", "lm_weight", "lm_rescore", "unmask", "final_forward")}
+    try:
+        _overlay_restores_the_greeting(nlp, restorer)
+    finally:
+        restorer.configure(**shipped)  # the session's pipeline keeps the shipped settings
+
+
+def _overlay_restores_the_greeting(nlp, restorer) -> None:  # type: ignore[no-untyped-def]
     assert restorer.overlay is not None
     # the calibration fitted on dev gaps (projects/restore/calibration.json): a temperature per width bucket
     assert {"1-3", "range", "unknown", "default"} <= set(restorer.cfg["temperatures"])

@@ -17,8 +17,8 @@ BOND = "ἐὰν δὲ μὴ ἀποδῶ, ἀποτείσω [.3] ἐπίτιμ�
 
 
 @pytest.fixture(scope="module")
-def nlp() -> spacy.Language:
-    return spacy.load("grc_stoicheia_doc_clean")  # installed by make test (make default-package)
+def nlp(default_nlp: spacy.Language) -> spacy.Language:
+    return default_nlp  # installed by make test (make default-package)
 
 
 @pytest.fixture(scope="module")

@@ -19,10 +19,8 @@ torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="module")
-def nlp() -> spacy.Language:
-    nlp = build_pipeline(str(TINY))
-    nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 4, "n_candidates": 4}})
-    return nlp
+def nlp(tiny_restorer_nlp: spacy.Language) -> spacy.Language:
+    return tiny_restorer_nlp
 
 
 def test_gap_offsets_point_at_the_markup_in_doc_text(nlp: spacy.Language) -> None:

@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 
 import stoicheia_spacy
 import stoicheia_spacy.restore.restorer
-from stoicheia_spacy.assembly import build_pipeline, restoration_pipeline
+from stoicheia_spacy.assembly import build_pipeline
+from stoicheia_spacy.cli.loading import load_for
 from stoicheia_spacy.restore.render import render_html
 from tests.conftest import TINY
 
@@ -25,10 +26,8 @@ torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="module")
-def nlp() -> spacy.Language:
-    nlp = build_pipeline(str(TINY), components=False)
-    nlp.add_pipe("stoicheia_restorer", config={"settings": {"beam_width": 3, "n_candidates": 3}})
-    return nlp
+def nlp(tiny_restorer_nlp: spacy.Language) -> spacy.Language:
+    return tiny_restorer_nlp
 
 
 def test_restore_only_decodes_just_the_asked_gaps(nlp: spacy.Language) -> None:
@@ -96,10 +95,10 @@ def test_huge_widths_stay_within_a_memory_limit(tmp_path: Path) -> None:
     assert lines[4] == "[('too_wide', 0)]"  # the case: reported, never allocated
 
 
-def test_restoration_only_preset_has_two_pipes_and_the_shipped_settings() -> None:
-    nlp = restoration_pipeline(TINY, beam_width=2, n_candidates=2)
+def test_restore_only_pipeline_of_a_checkpoint_has_two_pipes() -> None:
+    nlp = load_for("restore", TINY)  # a checkpoint without a restorer gets one (the CLI's route)
     assert nlp.pipe_names == ["stoicheia_encoder", "stoicheia_restorer"]
-    doc = nlp("τῶι δήμωι [.3] ἐπεστάτει")
+    doc = nlp("τῶι δήμωι [.3] ἐπεστάτει", component_cfg={"stoicheia_restorer": {"beam_width": 2, "n_candidates": 2}})
     assert doc._.restorations[0].status == "restored"
 
 

@@ -17,8 +17,8 @@ VERSE = "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος"
 
 
 @pytest.fixture(scope="module")
-def nlp() -> spacy.Language:
-    return spacy.load("grc_stoicheia_doc_clean", exclude=["stoicheia_restorer", "stoicheia_dater"])
+def nlp(default_nlp: spacy.Language) -> spacy.Language:
+    return default_nlp
 
 
 def test_scansion_meter_and_macrons_are_frozen_records(nlp: spacy.Language) -> None:

@@ -1,7 +1,6 @@
 """The stoicheia_scanner factory on the golden tiny checkpoint (and the shipped heads, if any)."""
 
 import numpy as np
-import pytest
 import spacy
 from spacy.training import Example
 from stoicheia_lab.scan.silver import ScannedLine, label_line
@@ -82,12 +81,8 @@ def test_abstain_below_leaves_vowels_unmarked(tiny_model_config, tiny_checkpoint
     assert "".join(t._.macronized for t in doc) == "".join(t.text for t in doc)
 
 
-def test_default_package_scans_iliad_1_1_as_hexameter() -> None:
-    from stoicheia_spacy.assembly import scanner_dir, scanner_pipeline
-
-    if scanner_dir() is None:
-        pytest.fail("shipped scanner heads missing (assets/models/grc_stoicheia_doc_clean/scanner)")
-    nlp = scanner_pipeline()
+def test_default_package_scans_iliad_1_1_as_hexameter(default_parts) -> None:  # type: ignore[no-untyped-def]
+    nlp = default_parts("stoicheia_scanner")  # the default config's encoder + scanner
     doc = nlp("ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον, ὃς μάλα πολλὰ")
     meter = doc._.verses[0]._.meter
     assert meter is not None and meter.name == "dactylic_hexameter"

@@ -88,11 +88,14 @@ def gold_run(nlp: Any, sents: list[Any]) -> tuple[float, dict[str, float]]:
 
 def stoicheia_parse_pipeline(source: str = DEFAULT_SOURCE) -> Any:
     """The default package with only the encoder and the morphosyntax heads enabled."""
-    from stoicheia_spacy.assembly import add_morphosyntax, build_pipeline, default_morphosyntax_dir
+    from stoicheia_spacy.assembly import build_pipeline, extend
+    from stoicheia_spacy.assets import default_model_dir
+
+    from ..heads import morphosyntax_config
 
     nlp = build_pipeline(source)
     if not set(PARSE_PIPES[1:]) & set(nlp.pipe_names):
-        add_morphosyntax(nlp, default_morphosyntax_dir())
+        extend(nlp, morphosyntax_config(default_model_dir() / "morphosyntax"))
     for name in list(nlp.pipe_names):
         if name not in PARSE_PIPES:
             nlp.disable_pipe(name)

@@ -212,11 +212,12 @@ def pipeline_bench(args: argparse.Namespace, argv: list[str] | None) -> int:
     import statistics
     from pathlib import Path
 
-    from stoicheia_spacy.assembly import restorer_pipeline
+    from stoicheia_spacy.cli.loading import load_for
 
     torch.set_num_threads(args.threads)
-    nlp = restorer_pipeline(None, beam_width=args.beam)
+    nlp = load_for("restore")  # the installed default package, else the embedded model: encoder + restorer
     restorer: Any = nlp.get_pipe("stoicheia_restorer")
+    restorer.configure(beam_width=args.beam, n_candidates=20)
     nlp(DECREE.format("[.3]"))  # warm up: the beam's bf16 copy and the first forwards
 
     def cpu(text: str) -> tuple[float, Any]:

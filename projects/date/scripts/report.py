@@ -165,7 +165,7 @@ def literary(m: dict, name: str) -> list[str]:
                   f"genre per passage is {counts}; mean probability {genre['mean_probabilities'][top]:.0%} {top}, "
                   f"{genre['mean_probabilities'].get('Epic poetry', 0.0):.0%} Epic poetry. GLAUx files the Homeric",
                   "hymns (hexameter, Ionic/Epic) under \"Lyric poetry\", so the attributor is not in the default pipeline",
-                  "(`stoicheia_spacy.assembly.add_attributor` adds it)."]
+                  "(`stoicheia_spacy.assembly.extend(nlp, attributor_config())` adds it)."]
     lines.append("")
     return lines
 

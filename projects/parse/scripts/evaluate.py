@@ -23,12 +23,14 @@ from spacy.tokens import Doc, DocBin
 
 def load_model(model: str | Path) -> Language:
     """``spacy.load`` a trained arm; stoicheia head directories under ``morphosyntax/`` are added."""
-    from stoicheia_spacy.assembly import MORPHOSYNTAX, add_morphosyntax
+    from stoicheia_lab.heads import morphosyntax_config
+
+    from stoicheia_spacy.assembly import MORPHOSYNTAX, extend
 
     nlp = spacy.load(model)
     extra = Path(model) / "morphosyntax"
     if extra.is_dir() and not set(MORPHOSYNTAX) & set(nlp.pipe_names):
-        add_morphosyntax(nlp, extra)
+        extend(nlp, morphosyntax_config(extra))
     return nlp
 
 

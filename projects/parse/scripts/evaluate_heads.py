@@ -15,10 +15,12 @@ import evaluate
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    from stoicheia_spacy.assembly import add_morphosyntax, build_pipeline
+    from stoicheia_lab.heads import morphosyntax_config
+
+    from stoicheia_spacy.assembly import build_pipeline, extend
 
     nlp = build_pipeline("embedded:grc_stoicheia_doc_clean", components=False)  # heads come from HEADS_DIR
-    add_morphosyntax(nlp, Path(args[0]))
+    extend(nlp, morphosyntax_config(Path(args[0])))
     return evaluate.main(args, nlp=nlp)
 
 

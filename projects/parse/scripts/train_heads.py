@@ -3,7 +3,8 @@
 The backbone runs once over the sampled sentences (its per-letter hidden states are
 kept on the Docs), then only the heads are updated, so each step costs the heads
 alone. Writes one directory per component under OUT (``cfg`` + ``model``), which
-``stoicheia_spacy.assembly.add_morphosyntax`` adds to a pipeline.
+``stoicheia_spacy.assembly.extend(nlp, stoicheia_lab.heads.morphosyntax_config(OUT))`` adds
+to a pipeline.
 
     python scripts/train_heads.py BACKBONE TRAIN.spacy DEV.spacy OUT [--n-train 1000]
         [--n-dev 200] [--minutes 12] [--seed 0] [--bilstm-depth 2]
