@@ -253,3 +253,31 @@ def test_package_without_the_lexicon_is_an_explicit_opt_out(tiny_checkpoint: Pat
     assert json.loads((data / "lexicon.json").read_text(encoding="utf-8")) is None
     loaded = spacy.load(data.parent)
     assert loaded.get_pipe("stoicheia_accentuator").lexicon_pin is None
+
+
+# ------------------------------------------------------------------ the previous release
+def test_a_config_of_the_previous_release_assembles_to_the_same_pipeline(fixtures_dir: Path) -> None:
+    """The default model's config with the flat options of the release before the settings
+    blocks (tests/fixtures/legacy_doc_clean_config.cfg) migrates, in one place, to today's
+    config and assembles to the same components with the same settings."""
+    from spacy import util
+
+    from stoicheia_spacy.assembly import ENCODER
+    from stoicheia_spacy.assets import default_model_dir
+    from stoicheia_spacy.legacy_config import migrate_config
+
+    old_path = fixtures_dir / "legacy_doc_clean_config.cfg"
+    old = util.load_config(old_path, interpolate=False)
+    assert old["components"][ENCODER]["store_hidden"] is True and "settings" not in old["components"][ENCODER]
+    migrated, changed = migrate_config(old)
+    assert changed and migrated == util.load_config(DEFAULT_CONFIG, interpolate=False)
+    parts = [ENCODER, "stoicheia_scanner"]
+    before = assemble(old_path, base=default_model_dir(), only=parts)
+    after = assemble(DEFAULT_CONFIG, only=parts)
+    assert before.pipe_names == after.pipe_names == parts
+    for name in parts:
+        assert before.get_pipe(name).settings == after.get_pipe(name).settings  # type: ignore[attr-defined]
+    assert before.get_pipe(ENCODER).settings.store_hidden  # type: ignore[attr-defined]
+    assert before.get_pipe("stoicheia_scanner").settings.temperature == pytest.approx(1.795250029)  # type: ignore[attr-defined]
+    verse = "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος"
+    assert [m.to_dict() for m in before(verse)._.macrons] == [m.to_dict() for m in after(verse)._.macrons]
