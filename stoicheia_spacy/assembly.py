@@ -29,6 +29,7 @@ from typing import Any
 
 import spacy
 import srsly
+from safetensors import safe_open
 from spacy import util
 from spacy.language import Language
 from thinc.api import Config
@@ -59,8 +60,6 @@ MORPHOSYNTAX: tuple[str, ...] = ("stoicheia_morphologizer", "stoicheia_lemmatize
 def _architecture(directory: Path, prefix: str | None) -> dict[str, Any]:
     config = load_backbone_config(directory).to_dict()
     if config.get("n_region") is None or config.get("n_century") is None:
-        from safetensors import safe_open
-
         with safe_open(str(directory / "model.safetensors"), framework="pt") as handle:
             tables = any(name.endswith(("e_region.weight", "e_century.weight")) for name in handle.keys())
         if tables:  # sizes from the tables (the loader's rules): read the weights once here

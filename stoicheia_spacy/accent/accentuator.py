@@ -50,7 +50,7 @@ from ..component import SerializedPipe, read_json, write_json
 from ..errors import ConfigError
 from . import docview  # noqa: F401  (registers doc._.accent_doc)
 from .formlex import FormLexicon
-from .lexasset import DATA_PACKAGE, LEXICON_FILE, LexiconPin
+from .lexasset import DATA_PACKAGE, LEXICON_FILE, LexiconPin, _load
 from .predict import PlaneControl, decode_heads, model_inputs
 from .segment import render_with_gaps
 from .settings import AccentuatorSettings
@@ -163,8 +163,6 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
         if self.lexicon_pin is None:
             return None
         if self._lexicon is None:
-            from .lexasset import _load
-
             self._lexicon = _load(str(self.lexicon_pin.resolve(LEXICON_FILE, self.name)))
         return self._lexicon
 

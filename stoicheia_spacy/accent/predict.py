@@ -66,6 +66,7 @@ from ..backbone.windows import pack_planes
 from ..codec import CharPlanes, word_spans
 from ..errors import ConfigError
 from .lattice import LatticeParams, decode_lattice
+from .lexasset import load_lexicon
 from .validity import VOWELS, dia_accent, dia_breathing, dia_valid_table, pair_valid
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -301,8 +302,6 @@ def decode_heads(
     plane per letter (vectorised argmax under the orthography rules)."""
     control = control.resolve(planes)
     if isinstance(lexicon, str):
-        from .lexasset import load_lexicon
-
         lexicon = load_lexicon()
     if (lexicon is not None and len(planes) and control.mode("diacritics") != "drop"
             and control.mode("boundary") != "drop"):
@@ -433,8 +432,6 @@ def predict_planes(
     (``lexicon``: as for :func:`decode_heads`)."""
     control = control or PlaneControl()
     if isinstance(lexicon, str):
-        from .lexasset import load_lexicon
-
         lexicon = load_lexicon()
     prepared = [model_inputs(p, control) for p in planes]
     logps = run_heads(model, [x for x, _ in prepared], max_length=max_length, overlap=overlap,

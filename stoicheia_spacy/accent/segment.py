@@ -61,6 +61,7 @@ from ..alphabet import (
     CAP_LOWER,
     PUNCT_NONE,
 )
+from ..assets import default_model_dir
 from ..backbone import load_backbone, save_backbone
 from ..codec import PUNCT_OUT, CharPlanes, decode_planes
 from ..encoder.gaps import MAX_GAP_WIDTH, UNKNOWN_GAP_WIDTH, GapRun, encode_text
@@ -71,7 +72,7 @@ from ..textcheck import validate_text
 from . import docview  # also registers doc._.accent_doc
 from .align import Alignment, align, rendered_letter_offsets
 from .formlex import FormLexicon
-from .lexasset import DATA_PACKAGE, LexiconPin
+from .lexasset import DATA_PACKAGE, LEXICON_FILE, LexiconPin, _load
 from .predict import PlaneControl, PlanePrediction, predict_planes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -216,8 +217,6 @@ class StoicheiaSegmenter:
         if self.lexicon_pin is None:
             return None
         if self._lexicon is None:
-            from .lexasset import LEXICON_FILE, _load
-
             self._lexicon = _load(str(self.lexicon_pin.resolve(LEXICON_FILE, "stoicheia.Segmenter.v1")))
         return self._lexicon
 
@@ -226,9 +225,6 @@ class StoicheiaSegmenter:
     def model(self) -> StoicheiaEncoder:
         """The backbone (loaded on first use)."""
         if self._model is None:
-            from ..assets import default_model_dir
-            from ..backbone import load_backbone
-
             source = self.model_source or str(default_model_dir())
             self._model = load_backbone(source, device=self.device)
         return self._model

@@ -17,7 +17,9 @@ from collections.abc import Iterator, Sequence
 from sys import intern
 from typing import Any
 
-from spacy.tokens import Doc
+from conllu.models import Metadata, TokenList
+from conllu.models import Token as ConlluToken
+from spacy.tokens import Doc, Token
 from spacy.vocab import Vocab
 
 from ..records import plain
@@ -67,8 +69,6 @@ def doc_to_record(doc: Doc, doc_id: str, meta: dict[str, Any] | None = None) -> 
 
 
 def _macronized(doc: Doc) -> bool:
-    from spacy.tokens import Token
-
     return Token.has_extension("macronized") and any(t._.macronized != t.text for t in doc)
 
 
@@ -136,8 +136,6 @@ def record_to_doc(record: dict[str, Any], vocab: Vocab) -> Doc:
 
 def record_to_conllu(record: dict[str, Any]) -> str:
     """CoNLL-U text of a record (one block per sentence, ``# newdoc id``), serialised by ``conllu``."""
-    from conllu.models import Metadata, Token, TokenList
-
     words, n = record["words"], len(record["words"])
     starts = record.get("sent_starts") or [True] + [False] * max(n - 1, 0)
     bounds = [i for i in range(n) if i == 0 or starts[i]] + [n]
@@ -149,7 +147,7 @@ def record_to_conllu(record: dict[str, Any]) -> str:
             meta["newdoc id"] = record["id"]
         meta["sent_id"] = f"{record['id']}-{k}"
         meta["text"] = "".join(w + (" " if s else "") for w, s in zip(words[a:b], record["spaces"][a:b], strict=True)).strip()
-        tokens = TokenList([Token(_conllu_token(record, i, a, b, heads)) for i in range(a, b)], metadata=meta)
+        tokens = TokenList([ConlluToken(_conllu_token(record, i, a, b, heads)) for i in range(a, b)], metadata=meta)
         blocks.append(tokens.serialize())
     return "".join(blocks)
 

@@ -18,7 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import spacy
+from spacy.tokens import DocBin
+
 from ..errors import ConfigError, EpiDocError, InvalidTextError
+from ..leiden.epidoc import read_epidoc
 from ..textcheck import validate_text
 from .convert import record_to_conllu, record_to_doc
 
@@ -84,8 +88,6 @@ def read_shard(path: Path, unit: str = "line") -> Iterator[dict[str, Any]]:
 
 def _epidoc_record(path: Path, stem: str) -> dict[str, Any]:
     """The record of one EpiDoc file: its edition as Leiden text, or why it cannot be used."""
-    from ..leiden.epidoc import read_epidoc
-
     try:
         view = read_epidoc(path)
     except EpiDocError as exc:
@@ -165,9 +167,6 @@ def render(fmt: str, lines: list[str]) -> str | bytes:
     records = [json.loads(line) for line in lines]
     if fmt == "conllu":
         return "".join(record_to_conllu(r) for r in records)
-    import spacy
-    from spacy.tokens import DocBin
-
     vocab = spacy.blank("grc").vocab
     docbin = DocBin(store_user_data=True)
     for record in records:

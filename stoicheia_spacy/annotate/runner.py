@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from .engines import EngineConfig, run_engine
 from .io import discover_shards, output_paths, read_shard, shard_name, write_shard
 
@@ -56,8 +58,6 @@ def annotate(source: Path, out_dir: Path, *, formats: list[str], engine: str = "
              config: EngineConfig | None = None, batch_size: int = 32, unit: str = "line",
              progress: bool = True) -> Summary:
     """Annotate every pending shard of ``source`` into ``out_dir`` (see :mod:`stoicheia_spacy.annotate`)."""
-    from tqdm import tqdm
-
     cfg = config or EngineConfig()
     todo, done = pending_shards(source, out_dir, formats)
     summary = Summary(shards=len(todo) + len(done), skipped=done)

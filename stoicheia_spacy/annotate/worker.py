@@ -16,23 +16,24 @@ import os
 import time
 from typing import Any
 
+import torch
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from ..assembly import DEFAULT_PACKAGE, build_pipeline
+from ..assembly import load_pipeline as load_saved_pipeline
+from ..assets import default_model_dir
 from ..errors import ConfigError
 from ..heap import trim_heap
+from ..registrations import register_all
 from .convert import doc_to_record, merge_records
 from .pieces import split_text
 
-#: The package tried first when no ``--model`` is given (else the embedded default is built).
-DEFAULT_PACKAGE = "grc_stoicheia_doc_clean"
 ENCODER = "stoicheia_encoder"
 
 
 def set_threads(threads: int) -> None:
     """Pin torch (and the BLAS/OpenMP pools of processes started later) to ``threads``."""
-    import torch
-
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(threads)
     torch.set_num_threads(threads)
@@ -42,22 +43,16 @@ def load_pipeline(model: str | None = None, components: list[str] | None = None)
     """``model`` (an installed package or a pipeline directory), else the installed default
     package, else the embedded default model with its shipped components; with
     ``components``, only those run (plus the encoder they listen to)."""
-    from ..assembly import load_pipeline
-    from ..registrations import register_all
-
     register_all()  # a worker may run where the entry points are not installed
 
     nlp: Language | None = None
     for name in [model] if model else [DEFAULT_PACKAGE]:
         try:
-            nlp = load_pipeline(name)  # older saved pipelines' flat settings too
+            nlp = load_saved_pipeline(name)  # older saved pipelines' flat settings too
         except OSError as exc:
             if model:
                 raise ConfigError(f"cannot load pipeline {model!r}: {exc}") from exc
     if nlp is None:
-        from ..assembly import build_pipeline
-        from ..assets import default_model_dir
-
         nlp = build_pipeline(str(default_model_dir()))
     if components:
         select_components(nlp, components)

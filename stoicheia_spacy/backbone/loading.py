@@ -23,6 +23,7 @@ from stoicheia_spacy.errors import (
     StoicheiaError,
 )
 
+from ..assets import DEFAULT_MODEL, asset_path
 from .config import StoicheiaConfig
 from .model import StoicheiaEncoder
 
@@ -79,8 +80,6 @@ def resolve_source(source: str | os.PathLike[str], revision: str | None = None) 
     alone is the default, ``grc_stoicheia_doc_clean``)."""
     text = str(source)
     if text.startswith(EMBEDDED):
-        from ..assets import DEFAULT_MODEL, asset_path
-
         try:
             return asset_path("models", text[len(EMBEDDED) :] or DEFAULT_MODEL)
         except StoicheiaError as exc:

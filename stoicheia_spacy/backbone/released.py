@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import safe_open
 
 from ..errors import CheckpointError
 
@@ -64,8 +65,6 @@ class ReleasedCheckpoint:
 
     def backbone_tensor(self, name: str) -> torch.Tensor:
         """A backbone tensor (e.g. ``norm_out.w``) read from under the backbone prefix."""
-        from safetensors import safe_open
-
         full = self.export + (self.prefix or "") + name
         with safe_open(str(self.directory / WEIGHTS_NAME), framework="pt", device="cpu") as handle:
             if full not in handle.keys():
@@ -115,8 +114,6 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _tensor_names(weights: Path) -> list[str]:
-    from safetensors import safe_open
-
     if not weights.is_file():
         raise CheckpointError(f"{weights.parent} has no {weights.name}")
     try:
@@ -154,8 +151,6 @@ def kind_of(config: dict[str, Any], names: Iterable[str]) -> str:
 
 def read_checkpoint(directory: str | Path) -> ReleasedCheckpoint:
     """Detect a local checkpoint's kind and load its task (non-backbone) tensors."""
-    from safetensors import safe_open
-
     directory = Path(directory)
     config = _read_json(directory / CONFIG_NAME)
     weights = directory / WEIGHTS_NAME

@@ -16,12 +16,22 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from spacy import util
 from spacy.language import Language
+from spacy.util import load_config
 
+from ..assembly import (
+    DEFAULT_PACKAGE,
+    DEFAULT_SOURCE,
+    ENCODER,
+    MORPHOSYNTAX,
+    assemble,
+    build_pipeline,
+    extend,
+    load_pipeline,
+    model_config_path,
+)
 from ..errors import CheckpointError, ConfigError, ModelNotAvailableError
-
-ENCODER = "stoicheia_encoder"
-MORPHOSYNTAX = ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
 
 #: The component factories each command needs, in pipeline order.
 NEEDS: dict[str, tuple[str, ...]] = {
@@ -48,8 +58,6 @@ def needed(command: str, extra: Iterable[str] = ()) -> tuple[str, ...]:
 def pipeline_path(model: str | Path) -> Path | None:
     """The folder of ``model`` when it is a saved spaCy pipeline (installed package, or a
     folder ``nlp.to_disk`` wrote), else None (a model config or a checkpoint)."""
-    from spacy import util
-
     if isinstance(model, str) and util.is_package(model):
         return package_data_path(Path(util.get_package_path(model)))
     path = Path(model)
@@ -62,8 +70,6 @@ def package_data_path(package: Path) -> Path:
     """The pipeline folder inside an installed pipeline package: ``LANG_NAME-VERSION`` beside its
     ``__init__.py``, as spaCy's ``load_model_from_init_py`` finds it (the package folder itself
     holds no ``config.cfg``)."""
-    from spacy import util
-
     if (package / "config.cfg").is_file():
         return package
     meta = util.get_model_meta(package)
@@ -78,32 +84,22 @@ def _names(config: Any, factories: Sequence[str]) -> list[str]:
 
 def excluded(path: Path, factories: Sequence[str]) -> list[str]:
     """Names of the components of the pipeline at ``path`` whose factory is not wanted."""
-    from spacy.util import load_config
-
     config = load_config(path / "config.cfg", interpolate=False)
     wanted = set(_names(config, factories))
     return [name for name in config["nlp"]["pipeline"] if name not in wanted]
 
 
 def _load_pipeline(path: Path, factories: Sequence[str]) -> Language:
-    from ..assembly import load_pipeline
-
     return load_pipeline(path, exclude=excluded(path, factories))  # older flat settings too
 
 
 def _assemble(config_path: Path, factories: Sequence[str]) -> Language:
     """A model config (``config.cfg`` naming its weights) assembled with only the wanted components."""
-    from spacy.util import load_config
-
-    from ..assembly import assemble
-
     return assemble(config_path, only=_names(load_config(config_path, interpolate=False), factories))
 
 
 def _from_checkpoint(source: str, factories: Sequence[str]) -> Language:
     """A pipeline of a model config or a checkpoint, with only the wanted components."""
-    from ..assembly import build_pipeline, model_config_path
-
     config_path = model_config_path(source)
     if config_path is not None:
         return _assemble(config_path, factories)
@@ -124,8 +120,6 @@ def load_for(command: str, model: str | Path | None = None, *, extra: Iterable[s
     Raises :class:`~stoicheia_spacy.errors.ConfigError` when a needed component is missing
     and cannot be added, or when ``model`` does not exist.
     """
-    from ..assembly import DEFAULT_PACKAGE, DEFAULT_SOURCE, extend
-
     factories = needed(command, extra)
     if model is None or str(model) == DEFAULT_SOURCE:
         path = pipeline_path(DEFAULT_PACKAGE)

@@ -43,6 +43,7 @@ from stoicheia_spacy.alphabet import (
 )
 from stoicheia_spacy.errors import InvalidPlanesError
 
+from .encode import encode_planes
 from .planes import CharPlanes
 from .tables import (
     CONSONANTS,
@@ -90,8 +91,6 @@ def _window_code(values: np.ndarray, starts: np.ndarray, length: np.ndarray, bas
 
 def _codes(words: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(letter codes, diacritic codes) of lower-case words, sorted by letter code."""
-    from .encode import encode_planes  # local: decode needs the encoder only for these lists
-
     planes = [encode_planes(w) for w in words]
     starts = np.zeros(1, dtype=np.int64)
     letter_codes, dia_codes = [], []

@@ -42,7 +42,7 @@ from ..alphabet import (
     PUNCT_NONE,
     PUNCT_UNKNOWN,
 )
-from ..codec import encode_planes
+from ..codec import CharPlanes, encode_planes
 from ..errors import ConfigError, LeidenSyntaxError
 from ..leiden import parse_gaps
 from ..leiden.render import format_gap, format_gap_tag
@@ -122,8 +122,6 @@ def encode_text(
     planes.offsets[:] = np.where(planes.offsets >= 0, gapped.source_offsets[np.maximum(planes.offsets, 0)], -1)
     if not gapped.gaps:
         return planes, [], None
-    from ..codec import CharPlanes
-
     n = len(planes)
     cuts = np.searchsorted(planes.offsets, [g.source_start for g in gapped.gaps], side="left")
     sized = [gap_width(g, unknown_width, max_width) for g in gapped.gaps]
@@ -171,8 +169,6 @@ def hide_unmarked(planes: CharPlanes) -> CharPlanes:
 
 def select_letters(planes: CharPlanes, keep: np.ndarray) -> CharPlanes:
     """The letters of ``planes`` where ``keep`` is True (e.g. ``~data.gap_letters``: the text's own)."""
-    from ..codec import CharPlanes
-
     arrays: dict[str, Any] = {f.name: getattr(planes, f.name) for f in fields(planes)}
     selected: dict[str, Any] = {k: (None if v is None else np.asarray(v)[keep]) for k, v in arrays.items()}
     return CharPlanes(**selected)

@@ -55,14 +55,15 @@ from spacy.util import registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
-from ..backbone import load_backbone, save_backbone
+from ..backbone import load_backbone, load_backbone_config, save_backbone
 from ..backbone.loading import stored_dtype
 from ..backbone.precision import check_precision
 from ..component import StoicheiaPipe
 from ..errors import CheckpointError, ConfigError
 from ..heap import trim_heap
 from .listener import StoicheiaListener
-from .model import set_backbone_weights, set_precision, torch_backbone
+from .loader import create_backbone_loader
+from .model import SHAPE_KEYS, set_backbone_weights, set_precision, torch_backbone
 from .reference import BackboneReference
 from .types import StoicheiaDocData
 
@@ -336,10 +337,6 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
         if loader is None and self.has_weights:
             return  # weights were set before initialize (e.g. stoicheia package): keep them
         if loader is None:
-            from ..backbone import load_backbone_config
-            from .loader import create_backbone_loader
-            from .model import SHAPE_KEYS
-
             want = torch_backbone(self.model).config.to_dict()
             have = load_backbone_config(DEFAULT_SOURCE).to_dict()
             diff = [k for k in SHAPE_KEYS if want.get(k) != have.get(k)]

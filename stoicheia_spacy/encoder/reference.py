@@ -23,6 +23,7 @@ from typing import Any
 from spacy.util import registry
 from thinc.api import Model
 
+from ..backbone.overlay import apply_overlay
 from ..errors import ConfigError
 from .model import runtime_backbone, torch_backbone
 
@@ -69,8 +70,6 @@ class BackboneReference(Model):
         if overlay is not None:
             key = (id(base), id(overlay[0]))
             if self._overlaid is None or self._overlaid[:2] != key:
-                from ..backbone.overlay import apply_overlay
-
                 self._overlaid = (*key, apply_overlay(base, *overlay))
             module = self._overlaid[2]
         return runtime_backbone(self._upstream, module) if runtime else module

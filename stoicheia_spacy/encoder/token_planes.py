@@ -35,7 +35,7 @@ import numpy as np
 from spacy.tokens import Doc
 
 from ..alphabet import BND_SENT_END, BND_WORD_END, PUNCT_NONE
-from ..codec import encode_planes
+from ..codec import CharPlanes, encode_planes
 from ..codec.tables import PUNCT_CLASS
 from .types import StoicheiaDocData
 
@@ -97,8 +97,6 @@ def sentence_lengths(doc: Doc) -> list[int]:
 
 def token_doc_inputs(doc: Doc) -> StoicheiaDocData:
     """:class:`StoicheiaDocData` of ``doc`` with the token-by-token planes (module doc)."""
-    from ..codec import CharPlanes, encode_planes
-
     parts: list[CharPlanes] = []
     owner: list[int] = []
     sent_ends = set((np.cumsum(sentence_lengths(doc)) - 1).tolist())

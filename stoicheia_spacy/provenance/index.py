@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,8 +35,6 @@ def is_trainer_dev(record_id: str, fraction: float) -> bool:
     """Whether the pretraining trainer held this record out as dev: the same rule as
     ``pretrain.data.is_dev`` (blake2b-64 of the id below ``fraction``), restated here because
     the package never imports ``pretrain``; a test checks that the two agree."""
-    import hashlib
-
     digest = hashlib.blake2b(record_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return fraction > 0.0 and int.from_bytes(digest, "big") / 2.0**64 < fraction
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..assets import DEFAULT_MODEL, assets_dirs
 from ..errors import StoicheiaError
+from ..textcheck import validate_text
 from .bloom import BloomFilter
 from .index import N_ZONES, zone_keys
 from .manifests import never_read, read_manifests
@@ -60,8 +61,6 @@ def which_model(text: str, *, index: str | Path | None = None, zones: str | Path
     ``text`` (Bloom filter: a reported n-gram may be a false positive, at the stated rate; an
     unreported one was certainly not in the training text), which of our ten folds never read
     it (``zones``), and, given the ``work`` key, which folds of a manifest set held it out."""
-    from ..textcheck import validate_text
-
     validate_text(text)
     grams, keys = passage_ngrams(text, n)
     answer = Answer(passage=text, ngrams=grams)

@@ -26,6 +26,7 @@ from typing import Any
 from spacy.util import registry
 
 from ..errors import ConfigError
+from .research import METER_NAMES, grammar_name
 
 #: Scanner decoders: ours (rule syllables + metre lattice) and the released model's research decode.
 DECODERS = ("lattice", "research")
@@ -67,8 +68,6 @@ class ScannerSettings:
         if self.decode not in DECODERS:
             raise ConfigError(f"stoicheia_scanner decode must be one of {list(DECODERS)}, got {self.decode!r}")
         if self.meter is not None:
-            from .research import METER_NAMES, grammar_name
-
             if grammar_name(str(self.meter)) is None:
                 raise ConfigError(f"stoicheia_scanner meter {self.meter!r} is not a research metre; expected one of "
                                   f"{sorted(METER_NAMES)}")
