@@ -241,9 +241,7 @@ def _write_epidoc(path: Path, out: Path | None, model: str | None, changes: dict
         restorer: Any = nlp.get_pipe(RESTORER)
         if top > restorer.settings.n_candidates:
             changes = {**changes, "n_candidates": top}
-        if changes:  # restore_epidoc runs the restorer itself: the pipeline loaded here takes them
-            restorer.configure(**changes)
-        data = restore_epidoc(nlp, path, supplied="gap" if strip else "text", top=max(top, 1))
+        data = restore_epidoc(nlp, path, supplied="gap" if strip else "text", top=max(top, 1), settings=changes)
     else:  # passes through: the file as it is
         data = path.read_bytes()
     if out is None:

@@ -22,10 +22,12 @@ from ..leiden.epidoc import (
 
 def restore_epidoc(nlp: Language, source: bytes | str | Path, *, supplied: Supplied = "text",
                    regularised: Regularised = "reg", max_bytes: int = DEFAULT_MAX_BYTES,
-                   reasons: Iterable[str] = ("lost",), top: int | None = None) -> bytes:
+                   reasons: Iterable[str] = ("lost",), top: int | None = None,
+                   settings: dict[str, Any] | None = None) -> bytes:
     """Read ``source``, restore its gaps (those of ``reasons``) with ``nlp``'s encoder and
     ``stoicheia_restorer``, and write them back (:func:`write_epidoc`). A file that passes
-    through (another language, no edition, nothing to restore) comes back unchanged."""
+    through (another language, no edition, nothing to restore) comes back unchanged.
+    ``settings``: the restorer's settings for this file only (its ``component_cfg``)."""
     raw, view = read_epidoc_bytes(source, supplied=supplied, regularised=regularised, max_bytes=max_bytes)
     wanted = set(reasons)
     only = [i for i, gap in enumerate(view.gaps) if gap.reason in wanted and gap.unit == "character"]
@@ -36,19 +38,12 @@ def restore_epidoc(nlp: Language, source: bytes | str | Path, *, supplied: Suppl
     restorer: Any = nlp.get_pipe("stoicheia_restorer")
     if restorer.cfg.get("notation", "leiden") != "leiden":
         raise ConfigError("restore_epidoc writes Leiden text: the restorer's notation must be 'leiden'")
-    upstream = restorer.reference.upstream_name
-    doc = nlp.make_doc(view.text)
-    for name, proc in nlp.pipeline:
-        if name == upstream:
-            doc = proc(doc)
+    keep = {restorer.reference.upstream_name, "stoicheia_restorer"}
+    call = {**(settings or {}), "strip_restorations": False, "restore_only": only}  # the file keeps its markup
+    doc = next(iter(nlp.pipe([view.text], disable=[n for n in nlp.pipe_names if n not in keep],
+                             component_cfg={"stoicheia_restorer": call})))
     data = doc._.stoicheia
     if data is not None and data.markup_error is not None:
         raise EpiDocError(f"the Leiden text read from the file did not parse: {data.markup_error}")
-    strip = restorer.settings.strip_restorations
-    restorer.configure(strip_restorations=False)
-    try:
-        doc = restorer(doc, restore_only=only)
-    finally:
-        restorer.configure(strip_restorations=strip)
     return write_epidoc(source, doc._.restorations or [], supplied=supplied, regularised=regularised,
                         max_bytes=max(max_bytes, len(raw)), reasons=wanted, top=top)
