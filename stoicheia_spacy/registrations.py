@@ -27,6 +27,9 @@ import importlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from spacy import util
+from spacy.language import Language
+
 #: The modules named by the ``spacy_*`` entry points in ``setup.cfg`` (a test keeps them equal).
 MODULES: tuple[str, ...] = (
     "stoicheia_spacy.encoder.model",
@@ -89,9 +92,6 @@ def lazy_factories(names: Iterable[str] | None) -> Iterator[None]:
     if names is None:
         yield
         return
-    from spacy import util
-    from spacy.language import Language
-
     wanted = set(names)
     eager = util.registry._entry_point_factories
 

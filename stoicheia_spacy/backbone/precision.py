@@ -27,6 +27,8 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
+from torch.ao.quantization import default_dynamic_qconfig
 
 from ..errors import ConfigError
 
@@ -106,9 +108,6 @@ def _converts(module: nn.Module, precision: str, path: str) -> bool:
 
 def _convert_leaf(module: nn.Module, precision: str) -> nn.Module:
     if precision == "int8":
-        from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
-        from torch.ao.quantization import default_dynamic_qconfig
-
         engines = torch.backends.quantized.supported_engines
         if torch.backends.quantized.engine not in ("fbgemm", "x86"):
             torch.backends.quantized.engine = "x86" if "x86" in engines else "fbgemm"

@@ -7,12 +7,16 @@ top restoration of every gap (and, with ``--format json``, the candidates)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from ..accent.predict import PlaneControl
+from ..encoder.model import torch_backbone
+from ..leiden.epidoc import read_epidoc
 from .options import (
     Unit,
     chosen_format,
@@ -109,17 +113,10 @@ def accentuate_command(
 
     Example: stoicheia accentuate "ΕΝΑΡΧΗΗΝΟΛΟΓΟΣ" --boundary predict --diacritics predict
     """
-    from dataclasses import replace
-
-    from ..accent.predict import PlaneControl
     from ..accent.segment import StoicheiaSegmenter
-    from ..encoder.model import torch_backbone
-
     out_format = chosen_format(fmt, as_json)
     gaps = None if notation is Notation.none else notation.value
     if notation is Notation.epidoc:
-        from ..leiden.epidoc import read_epidoc
-
         view = read_epidoc(text)
         if not view.text.strip():
             raise fail(str(view.message))

@@ -10,11 +10,19 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import torch
 import typer
 from wasabi import Printer
 
-from ..assembly import DEFAULT_SOURCE
+from .. import alphabet as A
+from ..assembly import DEFAULT_SOURCE, load_pipeline
+from ..backbone import planes_to_tensors
+from ..codec import encode_planes
+from ..encoder.model import torch_backbone
+from ..leiden import parse_gaps
 from .options import deprecated_model, model_option, printer, source_option
+from .package import package_name, package_pipeline
+from .scan import format_doc
 
 #: The shipped sample (the repository's ``assets/samples``); used when it is present.
 SAMPLE = Path(__file__).resolve().parents[2] / "assets" / "samples" / "bgu_1_100.txt"
@@ -45,8 +53,6 @@ def installed_pipelines() -> list[str]:
 
 
 def _build_and_install(source: str, msg: Printer, lexicon: bool = True) -> str:
-    from .package import package_name, package_pipeline
-
     with tempfile.TemporaryDirectory() as tmp:
         msg.info(f"Building grc_stoicheia_doc_clean from {source}")
         if not lexicon:
@@ -74,9 +80,6 @@ def demo_command(
 
     Example: stoicheia demo --build
     """
-    from ..codec import encode_planes
-    from ..leiden import parse_gaps
-
     msg = printer()
     chosen = deprecated_model(model, source)
     text = read_sample(text_file)
@@ -101,8 +104,6 @@ def demo_command(
         msg.info("No grc_stoicheia_* pipeline installed: run `stoicheia package SOURCE --name NAME` "
                  "and pip install the result, or `stoicheia demo --build`.")
         return
-    from ..assembly import load_pipeline
-
     msg.divider(f"Pipeline {names[0]}")
     nlp = load_pipeline(names[0])
     doc = nlp(gapped.text)
@@ -140,8 +141,6 @@ def show_components(nlp: Any, masked: str, msg: Printer) -> None:
         rows = [(t.text, t.tag_, t.pos_, t.lemma_, t.dep_, t.head.text) for t in verse]
         msg.table(rows, header=("token", "AGDT tag", "UPOS", "lemma", "relation", "head"), divider=True)
     if verse is not None and "stoicheia_scanner" in pipes:
-        from .scan import format_doc
-
         msg.divider("Scanner")
         print(format_doc(verse))
     if passage is not None and "stoicheia_dater" in pipes:
@@ -156,13 +155,6 @@ def show_components(nlp: Any, masked: str, msg: Printer) -> None:
 
 def show_masked_letters(nlp: object, text: str, msg: Printer, every: int = 9, top: int = 3) -> None:
     """Hide every ``every``-th letter (and its diacritics) and print the backbone's guesses."""
-    import torch
-
-    from .. import alphabet as A
-    from ..backbone import planes_to_tensors
-    from ..codec import encode_planes
-    from ..encoder.model import torch_backbone
-
     planes = encode_planes(text)[:400]
     hidden = planes.copy()
     where = [i for i in range(every // 2, len(planes), every)]

@@ -34,7 +34,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from thinc.api import ConfigValidationError
 from wasabi import Printer
+
+from ..errors import ConfigError, LexiconMissingError
 
 MODEL_HELP = ("Pipeline (installed package, or folder with config.cfg) or backbone checkpoint "
               "(hub id, folder, embedded:NAME); default: grc_stoicheia_doc_clean if installed, "
@@ -164,9 +167,6 @@ def given(**options: Any) -> dict[str, Any]:
 
 def load(command: str, model: str | None, **kwargs: Any) -> Any:
     """:func:`.loading.load_for`, a bad ``--model`` reported as a usage error (status 2)."""
-    from thinc.api import ConfigValidationError
-
-    from ..errors import ConfigError, LexiconMissingError
     from .loading import load_for
 
     try:

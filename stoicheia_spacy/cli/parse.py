@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from spacy.tokens import Doc
 from wasabi import table
 
+from ..errors import ConfigError
 from .options import (
     Unit,
     chosen_format,
@@ -64,8 +66,6 @@ class Decode(StrEnum):
 
 def pretokenized_docs(vocab: Any, text: str) -> list[Any]:
     """One Doc per non-empty line, its words split on whitespace, the whole line one sentence."""
-    from spacy.tokens import Doc
-
     docs = []
     for line in text.splitlines():
         words = line.split()
@@ -105,7 +105,6 @@ def parse_command(
 
     Example (the research tools' input): stoicheia parse words.txt --pretokenized --decode paper
     """
-    from ..errors import ConfigError
     from ..morph.conllu import to_conllu
 
     if paragraphs:

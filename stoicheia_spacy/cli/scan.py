@@ -25,6 +25,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+import torch
 import typer
 from spacy.tokens import Doc
 
@@ -146,8 +147,6 @@ def scan_command(
 
     Example: stoicheia scan "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος"
     """
-    import torch
-
     output_format = ScanFormat(chosen_format(fmt, as_json))
     if heads is not None and not heads.is_dir():
         raise fail(f"--heads {heads}: no such folder")

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
-from tests.conftest import TINY
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+from tests.conftest import FIXTURES, TINY
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,6 @@ from tests.conftest import TINY, TINY_MODEL
 torch.set_num_threads(1)
 
 SAMPLE = Path(__file__).with_name("agdt_sample.json")
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def load_sentences() -> list[dict]:
