@@ -3,8 +3,12 @@
 A pipeline is a ``config.cfg`` whose ``[initialize]`` names its weights; :func:`assemble`
 is ``spacy assemble``: :func:`spacy.util.load_model_from_config`, then ``nlp.initialize()``,
 which hands each component its ``[initialize.components.NAME]`` settings (the encoder's
-``loader``, every other component's ``weights`` folder). Nothing else adds components or
-sets their options.
+``loader``, every other component's ``weights`` folder); ``only=[...]`` keeps just the
+named components (the restore-only, morphosyntax-only, ... pipelines of
+:func:`default_config`). :func:`extend` adds the components of a config fragment to an
+assembled pipeline (the attributor's ``attributor.cfg``, a released checkpoint's heads, a
+restorer the CLI needs): it is the package's one call of ``add_pipe``, and nothing else adds
+components or sets their options.
 
 * The embedded default model is ``assets/models/grc_stoicheia_doc_clean/config.cfg``: its
   paths are relative to its folder (``${paths.base}``, set by :func:`assemble` to the
