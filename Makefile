@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 export STOICHEIA_ASSET_MIRROR ?= $(abspath ../shared/data)
 
-.PHONY: install lexicon default-package demo test lint typecheck pytest browser clean gpu-data gpu-prep gpu-train gpu-install
+.PHONY: install lexicon parallels-index default-package demo test lint typecheck pytest browser clean gpu-data gpu-prep gpu-train gpu-install
 
 $(VENV)/.installed: requirements/lock.txt setup.cfg pyproject.toml lab/setup.cfg
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,7 @@ LEXICON_WHEEL_DIR := packages/lexicon/dist
 LEXICON_STAMP := $(VENV)/.lexicon-installed
 RESTORE_LM := projects/restore/training/ngram_lm7.npz
 RESTORE_KN := projects/restore/training/kn_lm8.npz
+PARALLELS := projects/restore/training/parallels
 # the 8-gram's pruning (raw-count threshold per order, chosen in projects/restore/RESULTS.md) and the
 # inscription samples left out of it when they exist
 KN_MIN_COUNTS := 1,1,1,1,1,1,1,1
@@ -44,8 +45,10 @@ $(LEXICON_STAMP): | $(VENV)/.installed
 	  cd projects/accent && $(abspath $(PY)) scripts/build_formlex.py "$(STOICHEIA_ASSET_MIRROR)" corpus/formlex.npz --literary-limit 400 && cd ../..; \
 	  cd projects/meter && $(abspath $(PY)) scripts/build_lexicon.py assets/macron_lexicon.json.gz && cd ../..; \
 	  [ -f $(RESTORE_LM) ] && [ -f $(RESTORE_KN) ] || $(MAKE) --no-print-directory restore-lm; \
+	  [ -f $(PARALLELS)/docs.json ] || $(MAKE) --no-print-directory parallels-index; \
 	  $(PY) projects/accent/scripts/package_lexicon.py "$(STOICHEIA_ASSET_MIRROR)" projects/accent/corpus/formlex.npz packages/lexicon \
-	    --macron-lexicon projects/meter/assets/macron_lexicon.json.gz --restore-lm $(RESTORE_LM) --restore-kn $(RESTORE_KN); \
+	    --macron-lexicon projects/meter/assets/macron_lexicon.json.gz --restore-lm $(RESTORE_LM) --restore-kn $(RESTORE_KN) \
+	    --parallels $(PARALLELS); \
 	  $(PY) -m pip install -q --no-deps --force-reinstall $(LEXICON_WHEEL_DIR)/stoicheia_lexicon_grc-*.whl; \
 	  touch $@; \
 	fi
@@ -86,6 +89,13 @@ restore-lm: install
 		--fold 3 --docs 1000000 --order 7 --samples samples/fold_3 --out training/ngram_lm7.npz
 	cd projects/restore && ../../$(PY) scripts/kn_lm.py build --mirror $${STOICHEIA_ASSET_MIRROR:-../../../shared/data} \
 		--fold 3 --samples samples/fold_3 $(KN_SAMPLES) --min-counts $(KN_MIN_COUNTS) --out training/kn_lm8.npz
+
+# The parallels index (issue 40): the letters of the papyri (the restore-eval folds left out, as the
+# n-gram LMs) and of the Perseus texts with a suffix array, memory-mapped at use; not in git
+# (projects/restore/RESULTS.md gives its size and build time). `make lexicon` ships it in the data package.
+parallels-index: install
+	cd projects/restore && ../../$(PY) scripts/parallels_index.py --mirror $${STOICHEIA_ASSET_MIRROR:-../../../shared/data} \
+		--fold 3 --samples samples/fold_3 --out training/parallels
 
 lint: install
 	$(VENV)/bin/ruff check stoicheia_spacy lab pretrain tests projects

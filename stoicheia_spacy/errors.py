@@ -42,6 +42,11 @@ class LexiconMissingError(ConfigError):
     installed, or not the version / file it was saved with."""
 
 
+class ParallelsIndexError(StoicheiaError):
+    """The parallels index (in the lexicon data package ``stoicheia-lexicon-grc``) is not
+    installed, incomplete or corrupt."""
+
+
 class CorpusError(StoicheiaError, ValueError):
     """A training corpus that cannot be read: missing file, bad record schema, no usable text."""
 

@@ -57,6 +57,8 @@ MODULES: tuple[str, ...] = (
     "stoicheia_spacy.released_heads",
     "stoicheia_spacy.restore.settings",
     "stoicheia_spacy.restore.accented",
+    "stoicheia_spacy.restore.parallels",
+    "stoicheia_spacy.parallels.component",
     "stoicheia_spacy.scan.settings",
     "stoicheia_spacy.accent.settings",
     "stoicheia_spacy.morph.settings",

@@ -30,7 +30,7 @@ from typing import Any
 
 from spacy.util import registry
 
-from ..errors import ConfigError, LexiconMissingError
+from ..errors import ConfigError, LexiconMissingError, ParallelsIndexError
 from .formlex import FormLexicon
 
 #: import name of the separately installed data package
@@ -88,6 +88,32 @@ RESTORE_LM_FILE = "ngram_lm7.npz"
 #: certain letters, open literary text and the inscriptions' training part, the restore-eval
 #: folds left out), an uncompressed ``.npz`` read memory-mapped, with its build record beside it.
 RESTORE_KN_FILE = "kn_lm8.npz"
+
+
+#: The parallels index (``parallels.index``; DDbDP papyri without the restore-eval folds and the
+#: Perseus literary texts), a folder of ``.npy`` files read memory-mapped, with its build record.
+PARALLELS_DIR = "parallels"
+
+
+def find_parallels(path: str | Path | None = None, package: str | None = None) -> Path:
+    """The parallels index folder: ``path`` when given, else the data package's ``parallels/``;
+    raises :class:`~stoicheia_spacy.errors.ParallelsIndexError` naming the package when absent."""
+    if path:
+        p = Path(path)
+        if not p.is_dir():
+            raise ParallelsIndexError(f"the parallels index {p} does not exist")
+        return p
+    package = package or DATA_PACKAGE
+    dist = package.replace("_", "-")
+    how = ("build and install it with `make lexicon` (or `make demo`) from a checkout with the data mirror; "
+           "restoration works without parallels")
+    if importlib.util.find_spec(package) is None:
+        raise ParallelsIndexError(f"parallels need the lexicon data package {dist!r}, which is not installed: {how}")
+    ref = resources.files(package) / PARALLELS_DIR
+    if not ref.is_dir():
+        raise ParallelsIndexError(f"the installed lexicon data package {dist!r} has no parallels index "
+                                  f"({PARALLELS_DIR}/): {how}")
+    return Path(str(ref))
 
 
 @cache
@@ -180,7 +206,7 @@ requires-python = ">=3.10"
 packages = ["{package}"]
 
 [tool.setuptools.package-data]
-{package} = ["{lexicon}", "macron_lexicon.json.gz", "ngram_lm7.npz", "ngram_lm7.json", "kn_lm8.npz", "kn_lm8.json", "LICENSE", "SOURCES.json"]
+{package} = ["{lexicon}", "macron_lexicon.json.gz", "ngram_lm7.npz", "ngram_lm7.json", "kn_lm8.npz", "kn_lm8.json", "parallels/*", "LICENSE", "SOURCES.json"]
 """
 
 _INIT = '''"""Accent lexicon data for stoicheia-spacy (found by stoicheia_spacy.accent.lexasset)."""
@@ -198,7 +224,8 @@ def path() -> Path:
 
 def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: str, *,
                        version: str = "0.1.0", macron_lexicon: str | Path | None = None,
-                       restore_lm: str | Path | None = None, restore_kn: str | Path | None = None) -> Path:
+                       restore_lm: str | Path | None = None, restore_kn: str | Path | None = None,
+                       parallels: str | Path | None = None) -> Path:
     """Lay out the installable data package ``stoicheia-lexicon-grc`` around a lexicon file
     (build a wheel from the returned folder with ``pip wheel --no-deps``).  The package
     carries ``license_text`` (GPL-3.0 of the Hunspell list) and the lexicon's own record of
@@ -207,7 +234,8 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     installed package serves the accentuator and the scanner. ``restore_lm`` (the restorer's
     character n-gram LM, ``make restore-lm``: DDbDP papyri, CC BY 3.0) joins it with its build
     record (the ``.json`` beside it: documents, the held-out folds, sha256); ``restore_kn`` (the
-    restorer's Kneser-Ney 8-gram, ``make restore-lm``) likewise."""
+    restorer's Kneser-Ney 8-gram, ``make restore-lm``) likewise; ``parallels`` (the parallels index
+    folder, ``make parallels-index``) is copied in as ``parallels/`` with its build record."""
     lex = FormLexicon.from_disk(lexicon)
     sources = json.loads(lex.sources or "{}")
     root = Path(out_dir) / DATA_PACKAGE.replace("_", "-")
@@ -234,6 +262,17 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
             "(CC BY 3.0; duke-nlp 2018 release, CC BY-SA 4.0), open literary text (Perseus CC BY-SA 3.0 US, "
             "First1K/OPP CC BY-NC 4.0) and the IOSPE (MIT) and IIP inscriptions; the restore-eval folds "
             "(identifier digits 3 and 4) left out")
+    if parallels is not None:
+        target = pkg / PARALLELS_DIR
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(parallels, target)
+        record = Path(parallels).parent / f"{Path(parallels).name}_build.json"
+        if record.is_file():
+            shutil.copyfile(record, target / "build.json")
+        sources.setdefault("licenses", {})[PARALLELS_DIR] = (
+            "parallels index: the letters of the DDbDP papyri (CC BY 3.0; duke-nlp 2018 release, CC BY-SA 4.0), "
+            "the restore-eval folds (TM digits 3 and 4) left out, and of the Perseus Greek texts (CC BY-SA 3.0 US)")
     (pkg / "LICENSE").write_text(license_text, encoding="utf-8")
     (root / "LICENSE").write_text(license_text, encoding="utf-8")
     (pkg / "SOURCES.json").write_text(json.dumps(sources, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -253,5 +292,5 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     return root
 
 
-__all__ = ["DATA_PACKAGE", "LEXICON_FILE", "MACRON_FILE", "RESTORE_KN_FILE", "RESTORE_LM_FILE", "LexiconPin", "find_lexicon", "lexicon_pin",
+__all__ = ["DATA_PACKAGE", "LEXICON_FILE", "MACRON_FILE", "PARALLELS_DIR", "find_parallels", "RESTORE_KN_FILE", "RESTORE_LM_FILE", "LexiconPin", "find_lexicon", "lexicon_pin",
            "load_lexicon", "write_data_package"]

@@ -19,6 +19,7 @@ from .command import Command
 from .date import date_command
 from .demo import demo_command
 from .package import package_command
+from .parallels import parallels_command
 from .parse import parse_command
 from .passthrough import PASS_THROUGH
 from .pretrain import HELP as PRETRAIN_HELP
@@ -41,6 +42,7 @@ app.command("accentuate", cls=Command)(accentuate_command)
 app.command("date", cls=Command)(date_command)
 app.command("demo", cls=Command)(demo_command)
 app.command("package", cls=Command)(package_command)
+app.command("parallels", cls=Command)(parallels_command)
 app.command("parse", cls=Command)(parse_command)
 app.command("restore", cls=Command)(restore_command)
 app.command("scan", cls=Command)(scan_command)

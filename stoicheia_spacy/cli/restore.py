@@ -6,6 +6,9 @@ Loads the encoder and ``stoicheia_restorer`` only (:func:`.loading.load_for`).
 protocol's length-normalised log-probability under ``--scoring protocol`` (the default of
 a packaged released restoration checkpoint), else our beam's log-probability.
 ``--region``/``--century`` reach a restoration fine-tune's ``e_region``/``e_century``.
+``--parallels N`` lists up to N attested parallels of each shown candidate (the restorer's
+parallels service, :mod:`stoicheia_spacy.restore.parallels`; JSON: each candidate's
+``parallels``).
 
 TEXT_OR_FILE may also be an EpiDoc TEI file (``FILE.xml``): its edition is read as Leiden
 text (:func:`stoicheia_spacy.leiden.read_epidoc`) and its lost gaps are restored; with
@@ -63,15 +66,31 @@ class Scoring(StrEnum):
     protocol = "protocol"
 
 
-def gaps_json(doc: Any, top: int) -> list[dict[str, Any]]:
-    """The ``--format json`` list of one Doc's gaps (module doc)."""
+def gaps_json(doc: Any, top: int, parallels: bool = False) -> list[dict[str, Any]]:
+    """The ``--format json`` list of one Doc's gaps (module doc); with ``parallels``, each
+    candidate's ``parallels`` (``Parallel.to_dict()``)."""
     return [{"gap": number, "start": item.start, "end": item.end,
              "markup": doc.text[item.start:item.end], "status": item.status,
              "confident": item.confident, "confidence": float(item.confidence),
              "candidates": [{"text": cand.text, "score": float(cand.score),
-                             **({"accented": cand.accented} if cand.accented is not None else {})}
+                             **({"accented": cand.accented} if cand.accented is not None else {}),
+                             **({"parallels": [p.to_dict() for p in cand.parallels]} if parallels else {})}
                             for cand in item.candidates[:top]]}
             for number, item in enumerate(doc._.restorations, start=1)]
+
+
+def _parallels(item: Any) -> None:
+    """The attested parallels of each shown candidate that has any."""
+    for cand in item.candidates:
+        if not cand.parallels:
+            continue
+        typer.echo(f"parallels of {cand.text}:")
+        for par in cand.parallels:
+            where = par.id + (f", l. {par.line}" if par.line is not None else "")
+            note = "" if par.exact else " (one letter differs)"
+            if par.supplied:
+                note += " (rests on the editor's supplement)"
+            typer.echo(f"  {where}: {par.marked}{note}" + (f"  {par.url}" if par.url else ""))
 
 
 def _candidates(doc: Any, restorer: Any, top: int, msg: Printer) -> None:
@@ -89,6 +108,7 @@ def _candidates(doc: Any, restorer: Any, top: int, msg: Printer) -> None:
             rows = [(row[0], row[1], cand.accented or "", *row[2:]) for cand, row in zip(shown, rows, strict=True)]
             header = ("#", "candidate", "accented", "p", "log p")
         msg.table(rows, header=header, divider=True)
+        _parallels(item)
         confidence = float(item.confidence)  # the top candidate's calibrated chance of being right
         threshold = float(restorer.cfg["confident_above"])
         if item.confident:
@@ -124,6 +144,9 @@ def restore_command(
     lm: Path = typer.Option(None, "--lm", metavar="FILE",
                             help="Fuse a character n-gram LM (.npz, `make restore-lm`) into the beam"),
     lm_weight: float = typer.Option(None, "--lm-weight", metavar="W", help="Its weight (default: the restorer's lm_weight)"),
+    parallels: int = typer.Option(None, "--parallels", metavar="N",
+                                  help="List up to N attested parallels per candidate from other documents of "
+                                       "the open corpus (the parallels index of the lexicon data package)"),
     accent: bool = flag("--accent", "Also show each candidate with accents and word division, as the accentuator "
                         "renders it in context (loads the accentuator and its lexicon)"),
 ) -> None:
@@ -135,6 +158,8 @@ def restore_command(
     output_format = RestoreFormat(chosen_format(fmt, as_json))
     if top < 1 or (beam is not None and beam < 1):
         raise fail("--top and --beam must be at least 1")
+    if parallels is not None and parallels < 0:
+        raise fail("--parallels must be at least 0")
     pipeline = deprecated_model(model, source)
     # the restorer's settings given on the command line; the others stay the pipeline's
     changes = given(beam_width=beam, scoring=None if scoring is None else scoring.value,
@@ -167,11 +192,17 @@ def restore_command(
         changes["n_candidates"] = top
     if accent and restorer.accenter is not None:  # the restorer's accenting service: the top candidates
         restorer.accenter = replace(restorer.accenter, top=top)
+    if parallels is not None:  # the restorer's parallels service: N per shown candidate
+        from ..restore.parallels import CandidateParallels
+
+        restorer.parallels = replace(restorer.parallels or CandidateParallels(), top=parallels, candidates=top)
+        if parallels:
+            restorer.parallels.index()  # a missing index: one error line before any decoding
     docs = restore_docs(nlp, texts, changes, gap=gap, strip=strip, region=region, century=century, lost=lost)
     if not any(doc._.restorations for doc in docs):
         msg.warn("No gaps found (write them in Leiden notation: [---], [.3], [ca. 5], [5±2])")
     if output_format is RestoreFormat.json:
-        lines = [json.dumps(gaps_json(doc, top), ensure_ascii=False) for doc in docs]
+        lines = [json.dumps(gaps_json(doc, top, bool(parallels)), ensure_ascii=False) for doc in docs]
         write_output("\n".join(lines) + "\n", output)
     elif output is not None:
         write_output("".join(f"{doc._.restored}\n" for doc in docs), output)

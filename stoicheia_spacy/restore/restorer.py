@@ -28,7 +28,9 @@ None for spans), ``min_width``/``max_width``, ``kind``, ``candidates`` (up to ``
 ``status`` (``"restored"``, or ``"too_wide"``: narrowest width > ``max_width``, no candidates).
 ``Restoration.to_dict()`` is its JSON. Accented candidates come from a declared service, the
 ``accenter`` block (:class:`~stoicheia_spacy.restore.accented.CandidateAccenter`): it borrows
-the decoding of the accentuator pipe it names when that pipe is in the pipeline.
+the decoding of the accentuator pipe it names when that pipe is in the pipeline. Attested
+parallels (``Candidate.parallels``) come from another, the ``parallels`` block
+(:class:`~stoicheia_spacy.restore.parallels.CandidateParallels`, off by default).
 
 Which gaps: all target gaps; only those whose markup overlaps a span of
 ``doc.spans[gaps_key]`` when that group exists; or only the gap indices given per call
@@ -89,6 +91,7 @@ from ..records import set_records_extension
 from .accented import CandidateAccenter
 from .beam import ModelScorer
 from .fusion import FusedScorer
+from .parallels import CandidateParallels
 from .ngram_lm import NgramScorer
 from .queries import hide_spans
 from .results import Restoration
@@ -145,19 +148,23 @@ DEFAULT_CONFIG: dict[str, Any] = RestorerSettings().to_dict()
     requires=["doc._.stoicheia"],
     default_config={"model": Config().from_str(DEFAULT_RESTORER_MODEL)["model"],
                     "settings": {"@misc": "stoicheia.RestorerSettings.v1"}, "lexicon": None,
-                    "accenter": {"@misc": "stoicheia.CandidateAccenter.v1"}},
+                    "accenter": {"@misc": "stoicheia.CandidateAccenter.v1"},
+                    "parallels": {"@misc": "stoicheia.CandidateParallels.v1"}},
 )
 def make_stoicheia_restorer(nlp: Language, name: str, model: Model, settings: RestorerSettings,
-                            lexicon: LexiconPin | None, accenter: CandidateAccenter | None) -> StoicheiaRestorer:
+                            lexicon: LexiconPin | None, accenter: CandidateAccenter | None,
+                            parallels: CandidateParallels | None = None) -> StoicheiaRestorer:
     """Create the ``stoicheia_restorer`` pipe; ``settings``: the
     ``[components.stoicheia_restorer.settings]`` block (:mod:`stoicheia_spacy.restore.settings`);
     ``lexicon``: the data package whose Kneser-Ney 8-gram (``kn_lm8.npz``, with ``kn_weights`` set: the
     default) or character 7-gram (``ngram_lm7.npz``, fused into the beam) the restorer reads
     (``stoicheia.Lexicon.v1``, that file pinned at ``initialize``; null: no LM unless ``settings.kn_lm`` /
     ``settings.lm`` names a file);
-    ``accenter``: the service that accents the candidates (``stoicheia.CandidateAccenter.v1``; null: none)."""
+    ``accenter``: the service that accents the candidates (``stoicheia.CandidateAccenter.v1``; null: none);
+    ``parallels``: the service that finds attested parallels of the candidates
+    (``stoicheia.CandidateParallels.v1``, ``top = 0``: off; :mod:`~stoicheia_spacy.restore.parallels`)."""
     return StoicheiaRestorer(nlp, name, model=model, settings=settings, lexicon=lexicon,
-                             accenter=accenter).bind(nlp)
+                             accenter=accenter, parallels=parallels).bind(nlp)
 
 
 class StoicheiaRestorer(SerializedPipe, Pipe):
@@ -167,7 +174,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
 
     def __init__(self, nlp: Language, name: str = "stoicheia_restorer", *, model: Model | None = None,
                  settings: RestorerSettings | None = None, lexicon: LexiconPin | None = None,
-                 accenter: CandidateAccenter | None = None, **options: Any) -> None:
+                 accenter: CandidateAccenter | None = None, parallels: CandidateParallels | None = None,
+                 **options: Any) -> None:
         if model is None:
             model = BackboneReference()
         if not any(isinstance(node, BackboneReference) for node in model.walk()):
@@ -188,6 +196,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         self.lexicon_pin = LexiconPin.from_dict(lexicon) if isinstance(lexicon, dict) else lexicon
         #: the declared service that accents the candidates (None: no accented forms)
         self.accenter = accenter
+        #: the declared service that finds the candidates' attested parallels (None or top 0: none)
+        self.parallels = parallels
 
     @property
     def cfg(self) -> Mapping[str, Any]:
@@ -400,6 +410,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             self.forwards += forwards
         if self.accenter is not None and decoding:
             results = self.accenter(self.nlp, self.reference.upstream_name, docs, results)
+        if self.parallels is not None and self.parallels.active and decoding:
+            results = self.parallels(docs, results)
         for doc, items in zip(docs, results, strict=True):
             doc._.restorations = list(items)
             user_data: dict[Any, Any] = doc.user_data

@@ -7,7 +7,10 @@ Both are frozen; ``to_dict()`` gives JSON::
     {"start": 22, "end": 26, "gap_index": 0, "min_width": 3, "max_width": 3, "kind": "lost",
      "status": "restored", "abstain": false, "confidence": 0.83, "confident": true,
      "candidates": [{"text": "σοι", "score": -1.2, "share": 0.71, "accented": "σοι",
-                     "parallels": []}, ...]}
+                     "parallels": [{"id": "bgu.1.100", "source": "ddbdp", "text": "...",
+                                    "start": 9, "end": 12, "line": 3, "supplied": false,
+                                    "exact": true, "url": "https://papyri.info/ddbdp/bgu;1;100"}]},
+                    ...]}
 """
 
 from __future__ import annotations
@@ -18,7 +21,37 @@ from typing import Any
 
 from ..records import Record, plain, record
 
-__all__ = ["Candidate", "Restoration"]
+__all__ = ["Candidate", "Parallel", "Restoration"]
+
+
+@record
+@dataclass(frozen=True, slots=True)
+class Parallel(Record):
+    """An attested parallel of a candidate: another document of the open corpus holding the
+    candidate's letters with its context (:mod:`stoicheia_spacy.restore.parallels`).
+
+    ``id``: the document (a DDbDP file id such as ``bgu.1.100``, or a literary text's id);
+    ``source``: ``"ddbdp"`` or ``"literary"``; ``text``: a snippet of it (letters-only, with its
+    word division and the editor's supplements in ``[ ]``), the candidate's letters at
+    ``text[start:end]``; ``line``: the line number there (None where unknown); ``supplied``: the
+    match rests on a letter the source's editor supplied (not counted as attestation); ``exact``:
+    no letter differs (else one context letter does); ``url``: the document on papyri.info
+    (None where the id gives none)."""
+
+    id: str
+    source: str
+    text: str
+    start: int
+    end: int
+    line: int | None
+    supplied: bool
+    exact: bool
+    url: str | None = None
+
+    @property
+    def marked(self) -> str:
+        """``text`` with the candidate's letters between ‹ and ›."""
+        return f"{self.text[:self.start]}‹{self.text[self.start:self.end]}›{self.text[self.end:]}"
 
 
 @record
@@ -35,11 +68,17 @@ class Candidate(Record):
     score: float
     share: float
     accented: str | None = None
-    parallels: tuple[Any, ...] = ()
+    parallels: tuple[Parallel, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "score": float(self.score), "share": float(self.share),
                 "accented": self.accented, "parallels": [plain(p) for p in self.parallels]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Candidate:
+        pars = tuple(p if isinstance(p, Parallel) else Parallel.from_dict(p) for p in data.get("parallels", ()))
+        return cls(text=str(data["text"]), score=float(data["score"]), share=float(data["share"]),
+                   accented=data.get("accented"), parallels=pars)
 
 
 @record
