@@ -22,7 +22,7 @@ NAME = "stoicheia_spacy"
 GROUND = frozenset({"alphabet", "assets", "backbone", "codec", "component", "errors", "records", "heads", "heap",
                     "htmlpage", "leiden", "textcheck", "textnorm", "tokenizer"})
 #: The component rooms.
-ROOMS = frozenset({"accent", "date", "encoder", "morph", "restore", "scan"})
+ROOMS = frozenset({"accent", "date", "encoder", "morph", "parallels", "restore", "scan"})
 #: Above the rooms: they may import anything of the package.
 ABOVE = frozenset({"annotate", "assembly", "cli", "legacy_config", "provenance", "register_components",
                    "registered", "registrations", "released_heads", "serve"})
@@ -36,7 +36,9 @@ SERVICES: dict[str, str] = {
     "encoder.token_planes": "per-token planes of the encoder's parse and the sentences the heads read",
     "encoder.gaps": "the one route from a Doc's text (gaps included) to the planes the backbone reads",
     "restore.accented": "accented restoration candidates (the accentuator's; #37 item 4 turns this around)",
-    "accent.lexasset": "the data-package pins (accent lexicon, macron lexicon, restoration LM)",
+    "accent.lexasset": "the data-package pins (accent lexicon, macron lexicon, restoration LM, parallels index)",
+    "parallels.index": "the parallels index of the open corpus, which the restorer's parallels service reads",
+    "parallels.search": "the parallels searches (per candidate, leave-own-document-out) the restorer's service runs",
 }
 FORBIDDEN = ("stoicheia_lab", "pretrain")
 

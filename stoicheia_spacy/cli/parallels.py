@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import spacy
 import typer
@@ -54,7 +55,7 @@ def parallels_command(
         raise fail("--top must be at least 1")
     texts = read_input(text, unit)
     nlp = spacy.blank("grc")
-    pipe = nlp.add_pipe("stoicheia_parallels", config={"n": top})
+    pipe: Any = nlp.add_pipe("stoicheia_parallels", config={"n": top})
     pipe.index()  # a missing index: one error line
     docs = list(nlp.pipe(texts))
     if output_format is ParallelsFormat.json:

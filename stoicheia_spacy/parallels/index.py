@@ -103,23 +103,23 @@ def suffix_array(text: np.ndarray, depth: int = DEPTH) -> np.ndarray:
     """Positions of ``text`` (symbols) not holding :data:`SEP`, ordered by their next ``depth``
     letters (ties in any order): ranks of 12-letter keys, doubled to 24 and 48."""
     n = len(text)
+    size = n + depth  # the text and its padding of SEPs, so that every key reads real symbols
     pad = np.concatenate([text.astype(np.int64), np.full(depth + 12, SEP, np.int64)])
-    key = np.zeros(n, np.int64)
+    key = np.zeros(size, np.int64)
     for j in range(12):
-        key = (key << 5) | pad[j:j + n]
+        key = (key << 5) | pad[j:j + size]
     _, rank = np.unique(key, return_inverse=True)
     del key
-    rank = rank.astype(np.int64) + 1
+    rank = rank.astype(np.int64)
     h = 12
     while h < depth:
-        nxt = np.zeros(n, np.int64)
-        nxt[: n - h] = rank[h:]
-        combined = rank * (n + 2) + nxt
-        _, rank = np.unique(combined, return_inverse=True)
-        rank = rank.astype(np.int64) + 1
+        nxt = np.full(size, rank[-1], np.int64)  # beyond the padding: all SEPs, as the last key
+        nxt[: size - h] = rank[h:]
+        _, rank = np.unique(rank * (size + 1) + nxt, return_inverse=True)
+        rank = rank.astype(np.int64)
         h *= 2
     pos = np.flatnonzero(text != SEP)
-    return pos[np.argsort(rank[pos], kind="stable")].astype(np.int32)
+    return pos[np.argsort(rank[:n][pos], kind="stable")].astype(np.int32)
 
 
 def build_index(docs: Iterable[Document], out: str | Path) -> dict[str, Any]:

@@ -10,8 +10,10 @@ whatever the number of matches. A hit whose matched letters include one the sour
 supplied is flagged ``supplied`` and is not counted as attestation (:attr:`Attestation.attested`).
 
 :func:`leave_out` is the leave-own-document-out rule: the document with the query's own id, and
-every document holding at least ``share`` (0.9) of the query's letter 12-grams (sampled evenly
-over its surviving letters), so a duplicate edition of the query is never its own parallel.
+for a query of at least 60 surviving letters (a shorter one is a formula, which many documents
+hold whole), every document holding at least ``share`` (0.9) of the query's letter 12-grams
+(sampled evenly over its surviving letters), so a duplicate edition of the query is never its
+own parallel.
 """
 
 from __future__ import annotations
@@ -142,14 +144,17 @@ def doc_counts(index: ParallelIndex, letters: np.ndarray, *, samples: int | None
 
 
 def leave_out(index: ParallelIndex, letters: np.ndarray, own_id: str | None = None, *,
-              share: float = 0.9) -> frozenset[int]:
+              share: float = 0.9, min_letters: int = 60) -> frozenset[int]:
     """The documents a query of ``letters`` (its surviving letters, :data:`SEP` at gaps) leaves
-    out: its own id's and its duplicates' (module doc)."""
+    out: its own id's and, for a query of at least ``min_letters`` surviving letters, its
+    duplicates' (module doc; a shorter query is a formula, which many documents hold whole)."""
     out: set[int] = set()
     if own_id:
         for name in (own_id, own_id.split(":", 1)[-1]):
             if (d := index.doc_index(name)) is not None:
                 out.add(d)
+    if int((np.asarray(letters) != SEP).sum()) < min_letters:
+        return frozenset(out)
     counts, _, total = doc_counts(index, letters)
     if total:
         out |= {d for d, k in counts.items() if k >= share * total}

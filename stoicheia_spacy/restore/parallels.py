@@ -31,6 +31,7 @@ from ..parallels.index import ParallelIndex, letters_of, papyri_url, query_lette
 from ..parallels.search import Attestation, attest, leave_out
 from .results import Candidate, Parallel, Restoration
 
+
 @cache
 def load_index(folder: str) -> ParallelIndex:
     """The index of ``folder``, loaded once."""
@@ -113,14 +114,14 @@ class CandidateParallels:
 
 
 def rerank(cands: Sequence[Candidate], counts: Sequence[int], weight: float) -> list[Candidate]:
-    """``cands`` reordered by ``share * (1 + count) ** weight`` (renormalised); ``weight * log(1 +
-    count)`` is added to each score."""
+    """``cands`` reordered by ``score + weight * log(1 + count)`` (the new scores; shares become
+    ``share * (1 + count) ** weight``, renormalised), as fitted in ``scripts/parallels_eval.py``."""
     bonus = [weight * math.log1p(k) for k in counts]
     shares = np.array([c.share * math.exp(b) for c, b in zip(cands, bonus, strict=True)])
     total = float(shares.sum()) or 1.0
     new = [replace(c, score=float(c.score) + b, share=float(s / total))
            for c, b, s in zip(cands, bonus, shares, strict=True)]
-    order = sorted(range(len(new)), key=lambda i: -new[i].share)
+    order = sorted(range(len(new)), key=lambda i: -new[i].score)
     return [new[i] for i in order]
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ..htmlpage import finish_html
-from .results import Candidate, Restoration
+from .results import Candidate, Parallel, Restoration
 
-__all__ = ["render_html"]
+__all__ = ["parallels_html", "render_html"]
 
 _STYLE = """
 body{font-family:'Gentium Plus','GFS Didot',serif;line-height:2.2;margin:2em;max-width:60em}
@@ -31,7 +31,31 @@ table.cands td,table.cands th{border-bottom:1px solid #e5e7eb;padding:.1em .6em;
 table.cands.abstain{color:#9ca3af}
 table.cands.abstain .bar{background:#d1d5db}
 .bare{color:#6b7280;font-size:.85em}
+details.parallels{font-size:.9em}
+details.parallels mark{background:#fde68a}
+.supplied-flag{color:#b45309}
 """
+
+
+def _parallel(par: Parallel) -> str:
+    where = html.escape(par.id)
+    if par.url:
+        where = f'<a href="{html.escape(par.url, quote=True)}" target="_blank" rel="noopener">{where}</a>'
+    line = f", l. {par.line}" if par.line is not None else ""
+    text = (f"{html.escape(par.text[:par.start])}<mark>{html.escape(par.text[par.start:par.end])}</mark>"
+            f"{html.escape(par.text[par.end:])}")
+    notes = ("" if par.exact else " (one letter differs)") + (
+        ' <span class="supplied-flag">(rests on the editor\'s supplement)</span>' if par.supplied else "")
+    return f'<li>{where}{line}: <span lang="grc">{text}</span>{notes}</li>'
+
+
+def parallels_html(cand: Candidate) -> str:
+    """A candidate's attested parallels as an expandable list (empty without parallels)."""
+    if not cand.parallels:
+        return ""
+    n = len(cand.parallels)
+    return (f'<details class="parallels"><summary>{n} parallel{"s" if n != 1 else ""}</summary>'
+            f'<ul>{"".join(_parallel(p) for p in cand.parallels)}</ul></details>')
 
 
 def _gap_span(doc_text: str, item: Restoration, number: int) -> str:
@@ -59,6 +83,7 @@ def _table(item: Restoration, number: int, doc_text: str) -> str:
     rows = "".join(
         f"<tr><td>{rank}</td><td>{shown(cand)}</td><td>{cand.share:.3f}</td>"
         f'<td><span class="bar" style="width:{max(1, round(cand.share * 120))}px"></span></td><td>{cand.score:.2f}</td></tr>'
+        + (f'<tr><td></td><td colspan="4">{parallels_html(cand)}</td></tr>' if cand.parallels else "")
         for rank, cand in enumerate(item.candidates, start=1)
     )
     width = item.min_width if item.max_width == item.min_width else (

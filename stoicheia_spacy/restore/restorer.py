@@ -91,8 +91,8 @@ from ..records import set_records_extension
 from .accented import CandidateAccenter
 from .beam import ModelScorer
 from .fusion import FusedScorer
-from .parallels import CandidateParallels
 from .ngram_lm import NgramScorer
+from .parallels import CandidateParallels
 from .queries import hide_spans
 from .results import Restoration
 from .select import Plan, restore_targets

@@ -15,14 +15,14 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from ..errors import ConfigError, InvalidInputError, StoicheiaError
+from ..errors import ConfigError, InvalidInputError, ParallelsIndexError, StoicheiaError
 from ..records import plain
 
 #: Longest text the page accepts (characters); longer texts are refused with 413.
@@ -31,6 +31,8 @@ MAX_TEXT = 20_000
 MAX_UPLOAD = 5_000_000
 #: How many analyses keep their downloads for the page's links.
 KEEP = 32
+#: Attested parallels the page lists per candidate (when the parallels index is installed).
+PARALLELS = 3
 
 
 class TooLargeError(InvalidInputError):
@@ -109,7 +111,7 @@ class Engine:
 
     def _load(self) -> Language:
         if self._nlp is None:
-            self._nlp = self._loader(self.model)
+            self._nlp = with_parallels(self._loader(self.model))
         return self._nlp
 
     # ------------------------------------------------------------------ inputs
@@ -184,6 +186,23 @@ class Engine:
         self._kept[analysis.token] = analysis.downloads
         while len(self._kept) > KEEP:
             self._kept.popitem(last=False)
+
+
+def with_parallels(nlp: Language, top: int = PARALLELS) -> Language:
+    """``nlp`` with its restorer's parallels service listing ``top`` parallels per candidate,
+    when the service is configured and off and the parallels index is installed."""
+    if "stoicheia_restorer" not in nlp.pipe_names:
+        return nlp
+    restorer: Any = nlp.get_pipe("stoicheia_restorer")
+    service = getattr(restorer, "parallels", None)
+    if service is None or service.top:
+        return nlp
+    try:
+        service.index()
+    except ParallelsIndexError:  # restoration works without parallels
+        return nlp
+    restorer.parallels = replace(service, top=top)
+    return nlp
 
 
 def safe_stem(filename: str) -> str:

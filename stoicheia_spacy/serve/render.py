@@ -11,6 +11,7 @@ import html
 from typing import Any
 from urllib.parse import quote
 
+from ..restore.render import parallels_html
 from ..restore.results import Restoration
 from .engine import MAX_TEXT, Analysis
 
@@ -117,6 +118,8 @@ def _candidates(item: Restoration, number: int, text: str) -> str:
         f'<tr><td>{rank}</td><td lang="grc" class="cand">{e(cand.text)}</td>{shown(cand.accented)}'
         f'<td class="p">{cand.share:.3f}</td>'
         f'<td><span class="bar" style="width:{max(1, round(cand.share * 160))}px"></span></td><td>{cand.score:.2f}</td></tr>'
+        + (f'<tr class="parallels-row"><td></td><td colspan="{5 + accented}">{parallels_html(cand)}</td></tr>'
+           if cand.parallels else "")
         for rank, cand in enumerate(item.candidates, start=1))
     head = (f'<h3>gap {number} <code>{e(text[item.start:item.end])}</code> '
             f'<small>width {e(width)}</small> {"".join(flags)}</h3>')
