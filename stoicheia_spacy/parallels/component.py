@@ -1,7 +1,8 @@
 """The opt-in ``stoicheia_parallels`` pipe: ``doc._.parallels``, the passages of the open corpus
 most similar to the whole Doc.
 
-It reads the parallels index of the lexicon data package (``package``; or of ``path``), samples
+It reads the parallels index of the lexicon data package (``package``, null: ``stoicheia_lexicon_grc``;
+or of ``path``), samples
 up to ``samples`` letter 12-grams of the Doc's surviving letters (word division ignored, gaps
 cut them), and ranks the documents holding them by how many they share
 (:func:`~stoicheia_spacy.parallels.search.similar`), leaving out the Doc's own document and its
@@ -18,7 +19,7 @@ from functools import cache
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from ..accent.lexasset import DATA_PACKAGE, find_parallels
+from ..accent.lexasset import find_parallels
 from ..errors import ConfigError
 from ..records import set_records_extension
 from .index import ParallelIndex, papyri_url, query_letters
@@ -37,7 +38,7 @@ class ParallelsPipe:
     """``doc._.parallels`` (module doc)."""
 
     def __init__(self, name: str = "stoicheia_parallels", *, n: int = 5, samples: int = 200,
-                 package: str = DATA_PACKAGE, path: str | None = None) -> None:
+                 package: str | None = None, path: str | None = None) -> None:
         if isinstance(n, bool) or int(n) < 1 or isinstance(samples, bool) or int(samples) < 1:
             raise ConfigError(f"stoicheia_parallels n and samples must be positive, got {n!r}, {samples!r}")
         self.name, self.n, self.samples, self.package, self.path = name, int(n), int(samples), package, path
@@ -65,8 +66,9 @@ class ParallelsPipe:
 
 
 @Language.factory("stoicheia_parallels", assigns=["doc._.parallels"], requires=[],
-                  default_config={"n": 5, "samples": 200, "package": DATA_PACKAGE, "path": None})
-def make_parallels(nlp: Language, name: str, n: int, samples: int, package: str, path: str | None) -> ParallelsPipe:
+                  default_config={"n": 5, "samples": 200, "package": None, "path": None})
+def make_parallels(nlp: Language, name: str, n: int, samples: int, package: str | None,
+                   path: str | None) -> ParallelsPipe:
     """Create the opt-in ``stoicheia_parallels`` pipe (module doc)."""
     return ParallelsPipe(name, n=n, samples=samples, package=package, path=path)
 

@@ -11,11 +11,15 @@ restorations with ``Candidate.parallels`` set to up to ``top`` :class:`~.results
 records. ``top = 0`` (the shipped default) searches nothing and needs no index; a missing or
 corrupt index then raises :class:`~stoicheia_spacy.errors.ParallelsIndexError` naming the data
 package. ``rerank`` > 0 adds ``rerank * log(1 + attested documents)`` to each searched
-candidate's score and reorders them (``projects/restore/RESULTS.md``, "Parallels").
+candidate's score and reorders them (``projects/restore/RESULTS.md``, "Parallels"); a gap whose
+top candidate it changes gets that candidate's share as its confidence and is not marked
+confident (the calibration was fitted without the rerank). The rerank alone (``top = 0``)
+without an installed index logs that once and leaves the candidates as they are.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -25,11 +29,14 @@ from typing import Any
 import numpy as np
 from spacy.util import registry
 
-from ..accent.lexasset import DATA_PACKAGE, find_parallels
-from ..errors import ConfigError
+from ..accent.lexasset import find_parallels
+from ..errors import ConfigError, ParallelsIndexError
 from ..parallels.index import ParallelIndex, letters_of, papyri_url, query_letters
 from ..parallels.search import Attestation, attest, leave_out
 from .results import Candidate, Parallel, Restoration
+
+logger = logging.getLogger(__name__)
+_warned: list[bool] = []
 
 
 @cache
@@ -51,13 +58,13 @@ class CandidateParallels:
     """The restorer's parallels service (module doc): ``top`` parallels per candidate (0: off),
     for the first ``candidates`` candidates of each gap, ``context`` letters a side, ``rerank``
     the weight of the attestation count in the ranking (0: none); the index of ``path``, else of
-    the data package ``package``."""
+    the data package ``package`` (None: ``stoicheia_lexicon_grc``)."""
 
     top: int = 0
     candidates: int = 20
     context: int = 8
     rerank: float = 0.0
-    package: str = DATA_PACKAGE
+    package: str | None = None  # None: the lexicon data package (read at call time)
     path: str | None = None
 
     def __post_init__(self) -> None:
@@ -92,7 +99,10 @@ class CandidateParallels:
             cands[k] = replace(cands[k], parallels=tuple(to_parallel(index, h) for h in att.hits[: self.top]))
         if float(self.rerank) > 0 and found:
             counts = [att.attested for att in found] + [0] * (len(cands) - len(found))
+            before = cands[0].text
             cands = rerank(cands, counts, float(self.rerank))
+            if cands[0].text != before:  # the calibration was fitted on the unreranked top: not confident
+                return replace(item, candidates=tuple(cands), confidence=float(cands[0].share), confident=False)
         return replace(item, candidates=tuple(cands))
 
     def __call__(self, docs: Sequence[Any], restorations: Sequence[Sequence[Restoration]],
@@ -101,7 +111,15 @@ class CandidateParallels:
         ``ids``: each Doc's own document id, left out with its duplicates."""
         if not self.active or not any(items for items in restorations):
             return [list(items) for items in restorations]
-        index = self.index()
+        try:
+            index = self.index()
+        except ParallelsIndexError as exc:
+            if self.top:  # parallels were asked for: say which data package lacks them
+                raise
+            if not _warned:  # the rerank alone: restoration works without it, said once
+                _warned.append(True)
+                logger.warning("restoring without the parallels rerank: %s", exc)
+            return [list(items) for items in restorations]
         out = []
         for d, (doc, items) in enumerate(zip(docs, restorations, strict=True)):
             text = doc if isinstance(doc, str) else doc.text

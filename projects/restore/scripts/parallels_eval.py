@@ -31,10 +31,17 @@ from stoicheia_lab.scoring import mcnemar_exact
 
 from stoicheia_spacy.parallels.index import ParallelIndex, letters_of
 from stoicheia_spacy.parallels.search import attest, leave_out
+from stoicheia_spacy.restore import width_bucket
+from stoicheia_spacy.restore.combine import combine
 from stoicheia_spacy.restore.kn_beam import kn_restore
 from stoicheia_spacy.restore.kneser_ney import load_kn
 
 _LOST = re.compile(r"[-?]")
+class _Cand:
+    def __init__(self, text: str, score: float) -> None:
+        self.text, self.score = text, score
+
+
 WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
 
@@ -43,15 +50,29 @@ def lost_letters(text: str) -> np.ndarray:
     return letters_of(_LOST.sub("\x00", text))
 
 
-def features(index: ParallelIndex, lm, records: list[dict], context: int) -> dict:
-    """Candidates, scores and attestation counts (of each candidate and of the gold) per gap."""
+def kn_weights(config: Path) -> dict[str, list[float]]:
+    """The default pipeline's per-bucket combination weights [backbone, fwd, rev, length]."""
+    from thinc.api import Config
+
+    cfg = Config().from_disk(config, interpolate=False)
+    return {str(k): [float(x) for x in v]
+            for k, v in dict(cfg["components"]["stoicheia_restorer"]["settings"]["kn_weights"]).items()}
+
+
+def features(index: ParallelIndex, lm, records: list[dict], context: int, weights: dict) -> dict:
+    """The default restorer's 20 candidates (the 8-gram's two-sided beam, combined with the
+    pipeline's bucket weights; known widths), their scores, and the attestation counts of each
+    candidate and of the gold, per gap."""
     t = time.process_time()
-    cands = kn_restore(lm, [query(r, "known", 2) for r in records], beam=20, far=10)
+    queries = [query(r, "known", 2) for r in records]
+    beams = kn_restore(lm, queries, beam=20, far=10)
+    cands = [[_Cand(text, score) for text, score, _ in
+              combine(lm, q, (), b, weights.get(width_bucket((r["L"],)), weights["default"]), far=10)[:20]]
+             for q, r, b in zip(queries, records, beams, strict=True)]
     decode_s = time.process_time() - t
     rows, excluded = [], {}
     t = time.process_time()
     for r, cs in zip(records, cands, strict=True):
-        cs = cs[:20]
         s, L = r["start"], r["L"]
         if r["id"] not in excluded:
             excluded[r["id"]] = leave_out(index, lost_letters(r["text"]), r["id"])
@@ -80,19 +101,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--index", required=True)
     ap.add_argument("--kn", required=True)
     ap.add_argument("--samples", default="samples/fold_3")
-    ap.add_argument("--contexts", type=int, nargs="+", default=[5, 8],
+    ap.add_argument("--config", default="../../assets/models/grc_stoicheia_doc_clean/config.cfg",
+                    help="the default pipeline's config (its restorer's kn_weights)")
+    ap.add_argument("--contexts", type=int, nargs="+", default=[4, 5, 6, 8],
                     help="context letters a side to fit on dev (with the weight)")
     ap.add_argument("--dev-limit", type=int, default=None)
     ap.add_argument("--test-limit", type=int, default=None)
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     cpu0 = time.process_time()
-    index, lm = ParallelIndex(a.index), load_kn(a.kn)
+    index, lm, weights = ParallelIndex(a.index), load_kn(a.kn), kn_weights(Path(a.config))
     dev = load_split(Path(a.samples), "dev", None)[: a.dev_limit]
     test = load_split(Path(a.samples), "test", None)[: a.test_limit]
     grid = []
     for context in a.contexts:
-        fd = features(index, lm, dev, context)
+        fd = features(index, lm, dev, context, weights)
         for w in WEIGHTS:
             o = score(dev, reranked(fd["rows"], w))["overall"]
             grid.append({"context": context, "w": w, "top1": o["top1"], "cer": o["cer"], "top20": o["top20"],
@@ -100,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     best = max(grid, key=lambda g: (round(g["top1"], 6), -g["cer"], -g["w"]))
     ship = bool(best["w"] > 0 and best["top1"] > grid[0]["top1"])
     context = best["context"]
-    ft = features(index, lm, test, context)
+    ft = features(index, lm, test, context, weights)
     base_tops, rr_tops = reranked(ft["rows"], 0.0), reranked(ft["rows"], best["w"])
     base, rr = score(test, base_tops), score(test, rr_tops)
     ok0, ok1 = correct_top1(test, base_tops), correct_top1(test, rr_tops)
@@ -116,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     out = {
         "command": "python scripts/parallels_eval.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "index": index.info, "index_bytes": sum(f.stat().st_size for f in Path(a.index).iterdir()),
-        "context": context, "arm": "n-gram (kn_lm8, kn_restore beam 20, known widths)",
+        "context": context, "arm": "the default restorer's n-gram decoder (kn_lm8 two-sided beam 20, kn_weights of the default config, known widths)",
+        "kn_weights": weights,
         "dev": {"gaps": len(dev), "grid": grid, "best_w": best["w"], "best_context": best["context"], "rerank_improves_dev": bool(ship)},
         "test": {"gaps": len(test),
                  "gold_attested_share": 100 * float(np.mean([r["gold_count"] > 0 for r in rows])),
