@@ -79,9 +79,9 @@ def gaps_json(doc: Any, top: int, parallels: bool = False) -> list[dict[str, Any
             for number, item in enumerate(doc._.restorations, start=1)]
 
 
-def _parallels(item: Any) -> None:
+def _parallels(item: Any, top: int) -> None:
     """The attested parallels of each shown candidate that has any."""
-    for cand in item.candidates:
+    for cand in item.candidates[:top]:
         if not cand.parallels:
             continue
         typer.echo(f"parallels of {cand.text}:")
@@ -108,7 +108,7 @@ def _candidates(doc: Any, restorer: Any, top: int, msg: Printer) -> None:
             rows = [(row[0], row[1], cand.accented or "", *row[2:]) for cand, row in zip(shown, rows, strict=True)]
             header = ("#", "candidate", "accented", "p", "log p")
         msg.table(rows, header=header, divider=True)
-        _parallels(item)
+        _parallels(item, top)
         confidence = float(item.confidence)  # the top candidate's calibrated chance of being right
         threshold = float(restorer.cfg["confident_above"])
         if item.confident:
@@ -195,7 +195,8 @@ def restore_command(
     if parallels is not None:  # the restorer's parallels service: N per shown candidate
         from ..restore.parallels import CandidateParallels
 
-        restorer.parallels = replace(restorer.parallels or CandidateParallels(), top=parallels, candidates=top)
+        service = restorer.parallels or CandidateParallels()
+        restorer.parallels = replace(service, top=parallels, candidates=max(top, service.candidates))
         if parallels:
             restorer.parallels.index()  # a missing index: one error line before any decoding
     docs = restore_docs(nlp, texts, changes, gap=gap, strip=strip, region=region, century=century, lost=lost)

@@ -10,10 +10,10 @@ its duplicates (:func:`~stoicheia_spacy.parallels.search.leave_out`), and return
 restorations with ``Candidate.parallels`` set to up to ``top`` :class:`~.results.Parallel`
 records. ``top = 0`` (the shipped default) searches nothing and needs no index; a missing or
 corrupt index then raises :class:`~stoicheia_spacy.errors.ParallelsIndexError` naming the data
-package. ``rerank`` > 0 adds ``rerank * log(1 + attested documents)`` to each searched
-candidate's score and reorders them (``projects/restore/RESULTS.md``, "Parallels"); a gap whose
-top candidate it changes gets that candidate's share as its confidence and is not marked
-confident (the calibration was fitted without the rerank). The rerank alone (``top = 0``)
+package. ``rerank`` > 0 reorders the searched candidates by ``score + rerank * log(1 + attested
+documents)`` (``projects/restore/RESULTS.md``, "Parallels"); each candidate keeps its own score
+and share (the model's), and a gap whose top candidate the rerank changes gets that candidate's
+share as its confidence and is not marked confident (the calibration was fitted without it). The rerank alone (``top = 0``)
 without an installed index logs that once and leaves the candidates as they are.
 """
 
@@ -26,7 +26,6 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-import numpy as np
 from spacy.util import registry
 
 from ..accent.lexasset import find_parallels
@@ -132,15 +131,10 @@ class CandidateParallels:
 
 
 def rerank(cands: Sequence[Candidate], counts: Sequence[int], weight: float) -> list[Candidate]:
-    """``cands`` reordered by ``score + weight * log(1 + count)`` (the new scores; shares become
-    ``share * (1 + count) ** weight``, renormalised), as fitted in ``scripts/parallels_eval.py``."""
-    bonus = [weight * math.log1p(k) for k in counts]
-    shares = np.array([c.share * math.exp(b) for c, b in zip(cands, bonus, strict=True)])
-    total = float(shares.sum()) or 1.0
-    new = [replace(c, score=float(c.score) + b, share=float(s / total))
-           for c, b, s in zip(cands, bonus, shares, strict=True)]
-    order = sorted(range(len(new)), key=lambda i: -new[i].score)
-    return [new[i] for i in order]
+    """``cands`` in the order of ``score + weight * log(1 + count)`` (as fitted in
+    ``scripts/parallels_eval.py``); each keeps its own score and share, the model's."""
+    key = [float(c.score) + weight * math.log1p(k) for c, k in zip(cands, counts, strict=True)]
+    return [cands[i] for i in sorted(range(len(cands)), key=lambda i: -key[i])]
 
 
 candidate_parallels = registry.misc.register("stoicheia.CandidateParallels.v1", func=CandidateParallels)

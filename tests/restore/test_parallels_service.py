@@ -23,9 +23,17 @@ def item() -> Restoration:
 def test_rerank_by_attestation_moves_the_attested_reading_up() -> None:
     out = rerank(item().candidates, [0, 12, 0], 1.0)
     assert [c.text for c in out] == ["σοι", "και", "μεν"]
-    assert out[0].score == pytest.approx(-23.1 + 2.5649, abs=1e-3)
-    assert sum(c.share for c in out) == pytest.approx(1.0)
+    assert (out[0].score, out[0].share) == (-23.1, 0.3)  # the model's own score and share stay
     assert [c.text for c in rerank(item().candidates, [0, 0, 0], 4.0)] == ["και", "σοι", "μεν"]
+
+
+def test_a_reranked_away_top_is_not_confident() -> None:
+    from stoicheia_spacy.parallels.search import Attestation
+
+    service = CandidateParallels(rerank=1.0)
+    out = service.apply(None, item(), [Attestation((), 0), Attestation((), 12), Attestation((), 0)])  # type: ignore[arg-type]
+    assert out.top is not None and out.top.text == "σοι"
+    assert (out.confident, out.confidence) == (False, 0.3)
 
 
 @pytest.mark.parametrize("bad", [{"top": -1}, {"context": True}, {"rerank": -1.0}, {"rerank": float("nan")}])
