@@ -75,7 +75,8 @@ def features(index: ParallelIndex, lm, records: list[dict], context: int, weight
     for r, cs in zip(records, cands, strict=True):
         s, L = r["start"], r["L"]
         if r["id"] not in excluded:
-            excluded[r["id"]] = leave_out(index, lost_letters(r["text"]), r["id"])
+            # a sample is its whole document, however short: its duplicates are always left out
+            excluded[r["id"]] = leave_out(index, lost_letters(r["text"]), r["id"], min_letters=0)
         ex = excluded[r["id"]]
         left, right = lost_letters(r["text"][:s]), lost_letters(r["text"][s + L:])
         counts = [attest(index, left, letters_of(c.text), right, context=context, n=1, exclude=ex).attested
