@@ -6,9 +6,17 @@ when punctuation follows (``ἔστ’,`` -> ``ἔστ``, ``’``, ``,``). Here 
 suffixes (U+0027, U+2019, U+02BC, U+1FBD) only split after a non-Greek character, and a
 full stop or ano teleia after an elided word splits off.
 
-Leiden markup is one token per gap or editorial span: ``[...]``, ``[.4]``, ``[---]``,
-``[ca. 5]``, ``[.2-5]``, a supplement ``[αβγ]`` (also inside a word: ``ἔδοξ[εν]`` ->
-``ἔδοξ``, ``[εν]``), an erasure ``⟦αβ⟧`` / ``〚αβ〛``, superfluous letters ``{αβ}`` and Ithaca's
+An editor's supplement (:data:`SUPPLEMENT`: ``[...]`` holding only Greek letters, marks,
+elision and spaces) is part of the words it restores: ``ἐνέτυχ[όν]``, ``ἀποδο[ῦ]ναι`` and
+``[ἀργύριον]`` are one word each, ``δ[ι' ἐ]μοῦ`` two (``δ[ι'``, ``ἐ]μοῦ``). Its brackets are
+read as letters when the text is cut into words, so spaCy's rules (punctuation, elision)
+apply to the restored word. Each token keeps its supplement marked: ``token._.supplied``
+is the tuple of ``(start, end)`` offsets within ``token.text`` of the supplied letters with
+their brackets, ``token._.word`` the word without the brackets (``ἐνέτυχόν``), which the
+morphosyntax components read; the token's NORM is that word's norm.
+
+Other Leiden markup is one token per gap or editorial span: ``[...]``, ``[.4]``, ``[---]``,
+``[ca. 5]``, ``[.2-5]``, an erasure ``⟦αβ⟧`` / ``〚αβ〛``, superfluous letters ``{αβ}`` and Ithaca's
 ``|gap=4|``. Such a token (:func:`is_gap_token`) is text the heads cannot read as a word,
 so the morphosyntax components give it a documented placeholder instead of a prediction:
 ``pos_`` and ``tag_`` :data:`GAP_TAG` (``X``), ``lemma_`` :data:`GAP_LEMMA` (``_``), and an
@@ -33,6 +41,7 @@ from spacy.util import compile_suffix_regex, registry
 #: Characters used for elision in Greek editions.
 APOSTROPHES = "'\u2019\u02bc\u1fbd"
 _GREEK = "\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f"
+_PUNCT = ".,;:\u00b7\u0387"
 
 #: One Leiden gap or editorial span on one line: ``[...]``, ``[ca. 5]``, ``[αβγ]``,
 #: ``⟦αβ⟧``, ``〚αβ〛``, ``{αβ}``, ``|gap=4|`` (Ithaca).
@@ -40,6 +49,10 @@ GAP_TOKEN = re.compile(
     r"\[[^\[\]⟦⟧〚〛\n]*\]|⟦[^⟦⟧\n]*⟧|〚[^〚〛\n]*〛|\{[^{}\n]*\}|\|gap=[^|\s\[\]]*\|"
 )
 _GAP_OPENERS = frozenset("[⟦〚{|")
+#: An editor's supplement of letters: ``[όν]``, ``[ἀργύριον]``, ``[ι' ἐ]`` (module doc).
+SUPPLEMENT = re.compile(f"\\[(?=[^\\]\n]*[\u0370-\u03ff\u1f00-\u1fff])[{_GREEK}{APOSTROPHES}{_PUNCT} ]+\\]")
+#: A supplement's bracket next to one of these (inside it) is read as that character, else as a letter.
+_PUNCT_NEXT = re.compile(f"\\[(?=[{_PUNCT} ])|(?<=[{_PUNCT} ])\\]")
 #: Placeholder UPOS and tag, lemma and relation of a gap token (module doc).
 GAP_TAG = "X"
 GAP_LEMMA = "_"
@@ -47,8 +60,52 @@ GAP_DEP = "dep"
 
 
 def is_gap_token(text: str) -> bool:
-    """Whether a token's text is one whole Leiden gap or editorial span (module doc)."""
-    return bool(text) and text[0] in _GAP_OPENERS and GAP_TOKEN.fullmatch(text) is not None
+    """Whether a token's text is one whole Leiden gap or editorial span other than a
+    supplement of letters (module doc)."""
+    return (bool(text) and text[0] in _GAP_OPENERS and GAP_TOKEN.fullmatch(text) is not None
+            and SUPPLEMENT.fullmatch(text) is None)
+
+
+def supplied_spans(doc: Doc) -> list[tuple[tuple[int, int], ...]]:
+    """Per token of ``doc``: the ``(start, end)`` offsets within the token's text of the
+    supplied letters and their brackets (:data:`SUPPLEMENT`; empty for most tokens)."""
+    cache = doc.user_data.get(_SUPPLIED_KEY)
+    if cache is not None and cache[0] == len(doc):
+        return cast(list[tuple[tuple[int, int], ...]], cache[1])
+    out: list[list[tuple[int, int]]] = [[] for _ in range(len(doc))]
+    for match in SUPPLEMENT.finditer(doc.text):
+        span = doc.char_span(match.start(), match.end(), alignment_mode="expand")
+        for tok in span if span is not None else ():
+            a, b = max(match.start(), tok.idx), min(match.end(), tok.idx + len(tok.text))
+            if a < b:
+                out[tok.i].append((a - tok.idx, b - tok.idx))
+    result = [tuple(spans) for spans in out]
+    doc.user_data[_SUPPLIED_KEY] = (len(doc), result)
+    return result
+
+
+def word_text(token: Token) -> str:
+    """A token's word without the brackets of its supplement (``ἐνέτυχ[όν]`` -> ``ἐνέτυχόν``)."""
+    spans = supplied_spans(token.doc)[token.i]
+    if not spans:
+        return token.text
+    text, parts, pos = token.text, [], 0
+    for a, b in spans:
+        parts += [text[pos:a], text[a:b].replace("[", "").replace("]", "")]
+        pos = b
+    return "".join([*parts, text[pos:]])
+
+
+def word_texts(doc: Doc) -> list[str]:
+    """:func:`word_text` of every token of ``doc``."""
+    spans = supplied_spans(doc)
+    return [word_text(tok) if spans[tok.i] else tok.text for tok in doc]
+
+
+_SUPPLIED_KEY = "stoicheia_supplied"
+for _name, _getter in (("supplied", lambda tok: supplied_spans(tok.doc)[tok.i]), ("word", word_text)):
+    if not Token.has_extension(_name):
+        Token.set_extension(_name, getter=_getter)
 
 
 def gap_flags(doc: Doc) -> list[bool]:
@@ -84,10 +141,55 @@ def elision_safe_suffixes(suffixes: list[str | Pattern[str]]) -> list[str | Patt
     return [f"(?<![{_GREEK}])[{APOSTROPHES}]", after_elision, *kept]
 
 
+def _masked(match: re.Match[str]) -> str:
+    """A supplement with its brackets read as letters, or as the punctuation they touch
+    (``[αν·]`` -> ``ααν··``, so the stop stays a token of its own; a bracket cut off on its
+    own is then put back on its neighbour)."""
+    text = match.group()
+    inner = text[1:-1]
+    opener = inner[0] if _PUNCT_NEXT.match(text) else "α"
+    closer = inner[-1] if inner[-1] in _PUNCT else "α"
+    return opener + inner + closer
+
+
 class GreekTokenizer(Tokenizer):
     """spaCy's tokenizer, with every Leiden gap (:data:`GAP_TOKEN`) one token (module doc)."""
 
     def __call__(self, text: str) -> Doc:
+        if not _GAP_OPENERS.intersection(text):
+            return super().__call__(text)
+        if "[" in text and SUPPLEMENT.search(text):
+            return self._with_supplements(text)
+        return self._with_gaps(text)
+
+    def _with_supplements(self, text: str) -> Doc:
+        """Cut ``text`` with each supplement's brackets read as letters (module doc)."""
+        masked = SUPPLEMENT.sub(_masked, text)
+        cut = self._with_gaps(masked)
+        words: list[str] = []
+        spaces: list[bool] = []
+        glue = False  # a lone "[" waits for the next token
+        for t in cut:
+            form = text[t.idx:t.idx + len(t.text)]
+            if glue:
+                words[-1] += form
+                spaces[-1] = bool(t.whitespace_)
+            elif form == "]" and words and not spaces[-1]:
+                words[-1] += form
+                spaces[-1] = bool(t.whitespace_)
+                continue
+            else:
+                words.append(form)
+                spaces.append(bool(t.whitespace_))
+            glue = form == "[" and not t.whitespace_
+        doc = Doc(self.vocab, words=words, spaces=spaces)
+        for tok, form in zip(doc, word_texts(doc), strict=True):
+            if form != tok.text:
+                tok.norm_ = self.vocab[form].norm_
+        return doc
+
+    def _with_gaps(self, text: str) -> Doc:
+        """Cut ``text`` with every gap one token (module doc)."""
         if not _GAP_OPENERS.intersection(text):
             return super().__call__(text)
         pieces: list[Doc] = []

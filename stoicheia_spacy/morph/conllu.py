@@ -9,22 +9,35 @@ from typing import Any
 import conllu
 import numpy as np
 
+from ..tokenizer import word_text
+
 #: ``doc.user_data`` key a release decoder of the parser writes: ``{"decode", "sentences"}``.
 RELEASE_PARSE = "stoicheia_release_parse"
 
 
+def _misc(token: Any, form: str, last: bool) -> str:
+    """MISC of a word: ``LeidenForm`` (the token as edited, when a supplement is marked on it)
+    and ``SpaceAfter=No``."""
+    fields = [f"LeidenForm={token.text}"] if form != token.text else []
+    if not (token.whitespace_ or last):
+        fields.append("SpaceAfter=No")
+    return "|".join(fields) or "_"
+
+
 def span_words(sent: Iterable[Any]) -> list[dict[str, Any]]:
     """CoNLL-U words of a spaCy sentence (a ``Span`` or one-sentence ``Doc``), the ten fields
-    in CoNLL-U order: UPOS from ``pos_``, XPOS from ``tag_``, feats from ``morph``, heads
-    1-based within the sentence (0 = root), ``SpaceAfter=No`` in MISC; so predicted and gold
-    Docs with the same words can be scored, and a Doc written (:func:`to_conllu`)."""
+    in CoNLL-U order: FORM the whole word (an editor's supplement without its brackets, the
+    Leiden form as ``LeidenForm`` in MISC: :func:`~stoicheia_spacy.tokenizer.word_text`), UPOS
+    from ``pos_``, XPOS from ``tag_``, feats from ``morph``, heads 1-based within the sentence
+    (0 = root), ``SpaceAfter=No`` in MISC; so predicted and gold Docs with the same words can
+    be scored, and a Doc written (:func:`to_conllu`)."""
     words = list(sent)
     last = len(words) - 1
-    return [{"id": k, "form": t.text, "lemma": t.lemma_ or "_", "upos": t.pos_ or "_", "xpos": t.tag_ or "_",
+    forms = [word_text(t) for t in words]
+    return [{"id": k, "form": form, "lemma": t.lemma_ or "_", "upos": t.pos_ or "_", "xpos": t.tag_ or "_",
              "feats": str(t.morph) or "_", "head": 0 if t.head.i == t.i else t.head.i - t.sent.start + 1,
-             "deprel": t.dep_ or "_", "deps": "_",
-             "misc": "_" if t.whitespace_ or k - 1 == last else "SpaceAfter=No"}
-            for k, t in enumerate(words, 1)]
+             "deprel": t.dep_ or "_", "deps": "_", "misc": _misc(t, form, k - 1 == last)}
+            for k, (t, form) in enumerate(zip(words, forms, strict=True), 1)]
 
 
 def to_conllu(doc: Any, doc_id: str | None = None) -> str:

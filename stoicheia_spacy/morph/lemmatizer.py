@@ -36,7 +36,7 @@ from thinc.api import Config, Model
 
 from ..component import HeadPipe
 from ..heads import TokenHeads
-from ..tokenizer import GAP_LEMMA, is_gap_token
+from ..tokenizer import GAP_LEMMA, is_gap_token, word_texts
 from .lemma_scripts import EditScript, apply_script, build_script_vocab, derive_script
 from .research_decode import encodable_tokens, paper_lemma, research_lemma, rule_fallback
 from .settings import LemmatizerSettings
@@ -217,7 +217,7 @@ class StoicheiaLemmatizer(HeadPipe):
             if self.decode_mode in ("research", "paper"):
                 lemmas, flags = self.release_lemmas(doc, np.asarray(logits)), [False] * len(doc)
             else:
-                lemmas, flags = self.lemmatize_flagged([t.text for t in doc], np.asarray(logits))
+                lemmas, flags = self.lemmatize_flagged(word_texts(doc), np.asarray(logits))
             for tok, lemma, flag in zip(doc, lemmas, flags, strict=True):
                 gap = is_gap_token(tok.text)
                 tok.lemma_ = GAP_LEMMA if gap else lemma
@@ -230,14 +230,15 @@ class StoicheiaLemmatizer(HeadPipe):
         lex_ft, lex_f, nongreek = rel.get("lex_ft", {}), rel.get("lex_f", {}), rel.get("nongreek", {})
         scripts = self.data["scripts"]
         words = encodable_tokens(doc)
+        forms = word_texts(doc)
         out = []
         for i, tok in enumerate(doc):
             if not words[i] or not scripts:
-                out.append(rule_fallback(tok.text, nongreek, lex_f, "u", "u--------")[0])
+                out.append(rule_fallback(forms[i], nongreek, lex_f, "u", "u--------")[0])
             elif self.decode_mode == "paper":
-                out.append(paper_lemma(tok.text, logits[i], scripts))
+                out.append(paper_lemma(forms[i], logits[i], scripts))
             else:
-                out.append(research_lemma(tok.text, logits[i], scripts, tok.tag_ or None, lex_ft, lex_f,
+                out.append(research_lemma(forms[i], logits[i], scripts, tok.tag_ or None, lex_ft, lex_f,
                                           top_k=self.settings.top_k))
         return out
 
@@ -250,8 +251,9 @@ class StoicheiaLemmatizer(HeadPipe):
         golds = []
         for eg in examples:
             lemmas = eg.get_aligned("LEMMA", as_string=True)
-            golds.append(np.array([index.get(derive_script(tok.text, lem), -1) if lem else -1
-                                   for tok, lem in zip(eg.predicted, lemmas, strict=True)], dtype=np.int64))
+            golds.append(np.array([index.get(derive_script(form, lem), -1) if lem else -1
+                                   for form, lem in zip(word_texts(eg.predicted), lemmas, strict=True)],
+                                  dtype=np.int64))
         flat = np.concatenate([self.model.ops.to_numpy(s) for s in scores])
         loss, d = grouped_softmax_loss(flat, np.concatenate(golds)[:, None], (flat.shape[1],))
         bounds = np.cumsum([0] + [len(s) for s in scores])

@@ -39,7 +39,7 @@ from thinc.api import Config, Model
 
 from ..component import HeadPipe
 from ..heads import TokenHeads
-from ..tokenizer import is_gap_token, mark_gap
+from ..tokenizer import is_gap_token, mark_gap, word_text
 from .agdt_tags import is_valid_tag, tags_to_ids
 from .agdt_to_ud import agdt_to_feats, agdt_to_upos
 from .constrained import constrained_decode, log_softmax, position_logprobs
@@ -188,7 +188,7 @@ class StoicheiaMorphologizer(HeadPipe):
         words = encodable_tokens(doc)
         for i, tok in enumerate(doc):
             if not words[i]:
-                _, pos, tag = rule_fallback(tok.text, rel.get("nongreek", {}), {},
+                _, pos, tag = rule_fallback(word_text(tok), rel.get("nongreek", {}), {},
                                             rel.get("fallback_upos", "u"), rel.get("fallback_xpos", "u--------"))
                 upos[i], tags[i] = POS_TO_UPOS.get(pos, pos if pos in UPOS_TAGS else "X"), tag
         return upos, tags
