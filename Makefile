@@ -24,7 +24,8 @@ install: $(VENV)/.installed
 
 # The lexicon data package stoicheia-lexicon-grc (GPL-3.0 / CC BY-SA / CC BY data, never inside the MIT
 # code package): the accent lexicon (projects/accent formlex), the macron lexicon
-# (projects/meter macron-lexicon) and the restorer's character 7-gram LM (restore-lm below), built
+# (projects/meter macron-lexicon), the morphosyntax form table (projects/parse build_form_table)
+# and the restorer's character 7-gram LM (restore-lm below), built
 # from the mirror (~8 CPU minutes) into packages/lexicon and installed; skipped, with a message,
 # where there is no mirror.
 LEXICON_WHEEL_DIR := packages/lexicon/dist
@@ -32,6 +33,9 @@ LEXICON_STAMP := $(VENV)/.lexicon-installed
 RESTORE_LM := projects/restore/training/ngram_lm7.npz
 RESTORE_KN := projects/restore/training/kn_lm8.npz
 PARALLELS := projects/restore/training/parallels
+# the morphosyntax form -> (lemma, XPOS) table (relative to projects/parse): the heads' training fold
+# (fold 0 of the converted treebanks, converted here when absent, ~3 CPU minutes) and the DDbDP tokens
+FORM_TABLE := training/form_analyses.npz
 # the 8-gram's pruning (raw-count threshold per order, chosen in projects/restore/RESULTS.md) and the
 # inscription samples left out of it when they exist
 KN_MIN_COUNTS := 1,1,1,1,1,1,1,1
@@ -46,9 +50,13 @@ $(LEXICON_STAMP): | $(VENV)/.installed
 	  cd projects/meter && $(abspath $(PY)) scripts/build_lexicon.py assets/macron_lexicon.json.gz && cd ../..; \
 	  [ -f $(RESTORE_LM) ] && [ -f $(RESTORE_KN) ] || $(MAKE) --no-print-directory restore-lm; \
 	  [ -f $(PARALLELS)/docs.json ] || $(MAKE) --no-print-directory parallels-index; \
+	  cd projects/parse && { [ -f corpus/fold0/train.spacy ] || { $(abspath $(PY)) scripts/extract.py "$(STOICHEIA_ASSET_MIRROR)" assets && \
+	    $(abspath $(PY)) scripts/convert.py assets corpus 0 5; }; } && \
+	    $(abspath $(PY)) scripts/build_form_table.py "$(STOICHEIA_ASSET_MIRROR)" $(FORM_TABLE) --train corpus/fold0/train.spacy \
+	    --stats training/form_analyses.json && cd ../..; \
 	  $(PY) projects/accent/scripts/package_lexicon.py "$(STOICHEIA_ASSET_MIRROR)" projects/accent/corpus/formlex.npz packages/lexicon \
 	    --macron-lexicon projects/meter/assets/macron_lexicon.json.gz --restore-lm $(RESTORE_LM) --restore-kn $(RESTORE_KN) \
-	    --parallels $(PARALLELS); \
+	    --parallels $(PARALLELS) --form-table projects/parse/$(FORM_TABLE); \
 	  $(PY) -m pip install -q --no-deps --force-reinstall $(LEXICON_WHEEL_DIR)/stoicheia_lexicon_grc-*.whl; \
 	  touch $@; \
 	fi

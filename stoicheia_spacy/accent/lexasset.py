@@ -28,6 +28,7 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from spacy.util import registry
 
 from ..errors import ConfigError, LexiconMissingError, ParallelsIndexError
@@ -37,6 +38,8 @@ from .formlex import FormLexicon
 DATA_PACKAGE = "stoicheia_lexicon_grc"
 #: file name of the lexicon inside the data package
 LEXICON_FILE = "formlex.npz"
+#: file name of the morphosyntax form table inside the data package (stoicheia_spacy.morph.formtable)
+FORM_TABLE_FILE = "form_analyses.npz"
 
 logger = logging.getLogger("stoicheia_spacy.accent")
 _warned: list[bool] = []
@@ -225,7 +228,7 @@ def path() -> Path:
 def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: str, *,
                        version: str = "0.1.0", macron_lexicon: str | Path | None = None,
                        restore_lm: str | Path | None = None, restore_kn: str | Path | None = None,
-                       parallels: str | Path | None = None) -> Path:
+                       parallels: str | Path | None = None, form_table: str | Path | None = None) -> Path:
     """Lay out the installable data package ``stoicheia-lexicon-grc`` around a lexicon file
     (build a wheel from the returned folder with ``pip wheel --no-deps``).  The package
     carries ``license_text`` (GPL-3.0 of the Hunspell list) and the lexicon's own record of
@@ -235,7 +238,10 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     character n-gram LM, ``make restore-lm``: DDbDP papyri, CC BY 3.0) joins it with its build
     record (the ``.json`` beside it: documents, the held-out folds, sha256); ``restore_kn`` (the
     restorer's Kneser-Ney 8-gram, ``make restore-lm``) likewise; ``parallels`` (the parallels index
-    folder, ``make parallels-index``) is copied in as ``parallels/`` with its build record."""
+    folder, ``make parallels-index``) is copied in as ``parallels/`` with its build record;
+    ``form_table`` (the morphosyntax form -> (lemma, XPOS) table,
+    ``projects/parse/scripts/build_form_table.py``, which records its sources and their licences)
+    joins it as ``form_analyses.npz``."""
     lex = FormLexicon.from_disk(lexicon)
     sources = json.loads(lex.sources or "{}")
     root = Path(out_dir) / DATA_PACKAGE.replace("_", "-")
@@ -273,6 +279,12 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
         sources.setdefault("licenses", {})[PARALLELS_DIR] = (
             "parallels index: the letters of the DDbDP papyri (CC BY 3.0; duke-nlp 2018 release, CC BY-SA 4.0), "
             "the restore-eval folds (TM digits 3 and 4) left out, and of the Perseus Greek texts (CC BY-SA 3.0 US)")
+    if form_table is not None:
+        shutil.copyfile(form_table, pkg / FORM_TABLE_FILE)
+        with np.load(form_table, allow_pickle=False) as table:
+            recorded = "; ".join(str(x) for x in table["sources"]) if "sources" in table.files else ""
+        sources.setdefault("licenses", {})[FORM_TABLE_FILE] = (
+            "form -> (lemma, AGDT tag) table of the morphologizer and lemmatizer: " + (recorded or "sources unrecorded"))
     (pkg / "LICENSE").write_text(license_text, encoding="utf-8")
     (root / "LICENSE").write_text(license_text, encoding="utf-8")
     (pkg / "SOURCES.json").write_text(json.dumps(sources, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -292,5 +304,5 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     return root
 
 
-__all__ = ["DATA_PACKAGE", "LEXICON_FILE", "MACRON_FILE", "PARALLELS_DIR", "find_parallels", "RESTORE_KN_FILE", "RESTORE_LM_FILE", "LexiconPin", "find_lexicon", "lexicon_pin",
+__all__ = ["DATA_PACKAGE", "FORM_TABLE_FILE", "LEXICON_FILE", "MACRON_FILE", "PARALLELS_DIR", "find_parallels", "RESTORE_KN_FILE", "RESTORE_LM_FILE", "LexiconPin", "find_lexicon", "lexicon_pin",
            "load_lexicon", "write_data_package"]

@@ -16,6 +16,11 @@ attested lemma, else the form as a citation form (a final grave written acute) w
 ``token._.lemma_backoff`` set to True, so an edit script never invents a lemma that no
 treebank has (``πλάγχθη`` was ``πλάγχξ``). A script that cuts more than the form has is
 never chosen. Without ``use_lexicon`` the best fitting script wins, as before.
+With ``form_table`` (the lexicon data package's form -> (lemma, XPOS) table,
+:mod:`stoicheia_spacy.morph.formtable`), a form the table attests takes one of the lemmas the
+table gives it, scored by the head's scripts and, with weight ``table_prior``, by the lemma's
+share of the form's analyses (:meth:`StoicheiaLemmatizer.lemmatize_flagged`); an unattested
+form is decoded as above (the back-off).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from thinc.api import Config, Model
 from ..component import HeadPipe
 from ..heads import TokenHeads
 from ..tokenizer import GAP_LEMMA, is_gap_token, word_texts
+from .formtable import FormTable, load_form_table
 from .lemma_scripts import EditScript, apply_script, build_script_vocab, derive_script
 from .research_decode import encodable_tokens, paper_lemma, research_lemma, rule_fallback
 from .settings import LemmatizerSettings
@@ -167,8 +173,47 @@ class StoicheiaLemmatizer(HeadPipe):
         """Lemmas of ``forms`` from their script logits (top-k, fit check, lexicon, back-off)."""
         return self.lemmatize_flagged(forms, logits)[0]
 
-    def lemmatize_flagged(self, forms: Sequence[str], logits: np.ndarray) -> tuple[list[str], list[bool]]:
-        """Lemmas of ``forms`` and, per form, whether it is a flagged back-off (module doc)."""
+    def form_table(self) -> FormTable | None:
+        """The form table the ``form_table`` setting names (None when off or not installed)."""
+        return load_form_table() if self.settings.form_table else None
+
+    def lemmatize_flagged(self, forms: Sequence[str], logits: np.ndarray, table: FormTable | None = None,
+                          prior: float | None = None) -> tuple[list[str], list[bool]]:
+        """Lemmas of ``forms`` and, per form, whether it is a flagged back-off (module doc).
+
+        With a form ``table``, a form it attests takes the table lemma with the best score: the
+        log-probability of the best of the ``top_k`` scripts that gives it (a lemma no such
+        script gives: the lowest of theirs, minus one), plus ``prior`` (default: the
+        ``table_prior`` setting) times the log of its share of the form's analyses."""
+        out, flags = self._lemmatize(forms, logits)
+        if table is None or not len(forms):
+            return out, flags
+        prior = self.settings.table_prior if prior is None else prior
+        scripts = self.scripts
+        k = min(self.settings.top_k, len(scripts))
+        for i, form in enumerate(forms):
+            rows = table.analyses(form)
+            if not rows:
+                continue
+            share: dict[str, int] = {}
+            for lemma, _, n in rows:
+                share[lemma] = share.get(lemma, 0) + n
+            row = logits[i].astype(np.float64)
+            top = np.argpartition(-row, k - 1)[:k] if k < len(row) else np.arange(len(row))
+            logp = row[top] - (row.max() + np.log(np.exp(row - row.max()).sum()))
+            score = dict.fromkeys(share, float(logp.min()) - 1.0)
+            for c, lp in zip(top.tolist(), logp.tolist(), strict=True):
+                script = scripts[c]
+                if script.prefix_cut + script.suffix_cut <= len(form):
+                    lemma = apply_script(form, script)
+                    if lemma in score and lp > score[lemma]:
+                        score[lemma] = lp
+            total = sum(share.values())
+            out[i] = max(score, key=lambda lem: score[lem] + prior * np.log(share[lem] / total))
+            flags[i] = False
+        return out, flags
+
+    def _lemmatize(self, forms: Sequence[str], logits: np.ndarray) -> tuple[list[str], list[bool]]:
         scripts = self.scripts
         if not scripts or not len(forms):
             return list(forms), [False] * len(forms)
@@ -217,7 +262,7 @@ class StoicheiaLemmatizer(HeadPipe):
             if self.decode_mode in ("research", "paper"):
                 lemmas, flags = self.release_lemmas(doc, np.asarray(logits)), [False] * len(doc)
             else:
-                lemmas, flags = self.lemmatize_flagged(word_texts(doc), np.asarray(logits))
+                lemmas, flags = self.lemmatize_flagged(word_texts(doc), np.asarray(logits), self.form_table())
             for tok, lemma, flag in zip(doc, lemmas, flags, strict=True):
                 gap = is_gap_token(tok.text)
                 tok.lemma_ = GAP_LEMMA if gap else lemma

@@ -39,10 +39,11 @@ from thinc.api import Config, Model
 
 from ..component import HeadPipe
 from ..heads import TokenHeads
-from ..tokenizer import is_gap_token, mark_gap, word_text
+from ..tokenizer import is_gap_token, mark_gap, word_text, word_texts
 from .agdt_tags import is_valid_tag, tags_to_ids
 from .agdt_to_ud import agdt_to_feats, agdt_to_upos
 from .constrained import constrained_decode, log_softmax, position_logprobs
+from .formtable import FormTable, load_form_table
 from .released import POS_TO_UPOS
 from .research_decode import constrained_xpos, encodable_tokens, rule_fallback
 from .settings import MorphologizerSettings
@@ -159,6 +160,38 @@ class StoicheiaMorphologizer(HeadPipe):
         upos_ids = np.where(sets[which[best]], upos_lp, -np.inf).argmax(axis=1)
         return [UPOS_TAGS[i] for i in upos_ids], [attested[i] for i in best]
 
+    def table_decode(self, logits: np.ndarray, forms: Sequence[str], table: FormTable | None,
+                     prior: float | None = None) -> tuple[list[str], list[str]]:
+        """:meth:`decode`, except that a form the ``table`` attests takes the table's tag
+        (with its UPOS) that maximises the position log-probabilities plus the UPOS head's
+        log-probability plus ``prior`` (default: the ``table_prior`` setting) times the log
+        of the tag's share of the form's analyses."""
+        upos, tags = self.decode(logits)
+        if table is None or not len(logits):
+            return upos, tags
+        prior = self.settings.table_prior if prior is None else prior
+        n_upos = len(UPOS_TAGS)
+        upos_lp = log_softmax(logits[:, :n_upos].astype(np.float64))
+        lps = position_logprobs(logits[:, n_upos:], XPOS_GROUPS)
+        upos_index = {u: k for k, u in enumerate(UPOS_TAGS)}
+        for i, form in enumerate(forms):
+            counts: dict[str, tuple[int, str]] = {}
+            for lemma, tag, n in table.analyses(form):
+                if is_valid_tag(tag):  # most frequent analysis first: its lemma names the tag's UPOS
+                    counts[tag] = (counts[tag][0] + n, counts[tag][1]) if tag in counts else (n, lemma)
+            if not counts:
+                continue
+            cands = list(counts)
+            ids = tags_to_ids(cands)
+            score = sum(lp[i, ids[:, p]] for p, lp in enumerate(lps))
+            total = sum(n for n, _ in counts.values())
+            cand_upos = [agdt_to_upos(t, counts[t][1]) for t in cands]
+            score = score + upos_lp[i, [upos_index.get(u, upos_index["X"]) for u in cand_upos]]
+            score = score + prior * np.log([counts[t][0] / total for t in cands])
+            k = int(np.argmax(score))
+            upos[i], tags[i] = cand_upos[k], cands[k]
+        return upos, tags
+
     def release_decode(self, doc: Doc, logits: np.ndarray) -> tuple[list[str], list[str]]:
         """(UPOS, tag) per token with the ``research`` or ``paper`` decoder (module doc)."""
         rel = self.data["release"]
@@ -199,7 +232,8 @@ class StoicheiaMorphologizer(HeadPipe):
             if self.decode_mode in ("research", "paper"):
                 upos, tags = self.release_decode(doc, np.asarray(logits))
             else:
-                upos, tags = self.decode(np.asarray(logits)[:, :sum(MORPH_GROUPS)])
+                table = load_form_table() if self.settings.form_table else None
+                upos, tags = self.table_decode(np.asarray(logits)[:, :sum(MORPH_GROUPS)], word_texts(doc), table)
             for tok, u, t in zip(doc, upos, tags, strict=True):
                 tok.tag_ = t
                 tok.pos_ = u

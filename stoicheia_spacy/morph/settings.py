@@ -15,6 +15,9 @@ Options (defaults in brackets):
 * every component: ``decode``, its own decoder [morphologizer ``joint``, lemmatizer
   ``topk_lexicon``, parser ``mst_single_root``] or, for a released tagger-parser
   checkpoint, ``research`` | ``paper`` (:mod:`stoicheia_spacy.morph.research_decode`);
+* morphologizer: ``form_table`` [false] (a form the lexicon data package's form table attests
+  takes one of the table's tags for it, chosen by the heads' scores plus ``table_prior`` [1]
+  times the log of the tag's share: :mod:`stoicheia_spacy.morph.formtable`);
 * lemmatizer: ``min_count`` [1] (scripts seen fewer times at ``initialize`` are dropped),
   ``use_lexicon`` [true] (the first of the ``top_k`` best scripts whose lemma is attested,
   else a flagged back-off), ``top_k`` [50] (50 rather than 5: on UD Perseus test fewer lemmas
@@ -23,7 +26,10 @@ Options (defaults in brackets):
   attested lemma; on UD Perseus dev 6 costs 0.07 points of lemma accuracy against no limit and
   flags 43 more tokens instead of guessing a distant lemma), ``prefer_form`` [1] (nats: the
   lower-cased form, when it is an attested lemma, wins over a better-scored attested lemma
-  this close to the best script: +0.10 points on UD Perseus dev; ``Ἐν`` is ``ἐν``, not ``εἰς``).
+  this close to the best script: +0.10 points on UD Perseus dev; ``Ἐν`` is ``ἐν``, not ``εἰς``),
+  ``form_table`` [false] (a form the lexicon data package's form table attests takes a lemma
+  the table gives it, scored by the scripts plus ``table_prior`` [1] times the log of its
+  share: :mod:`stoicheia_spacy.morph.formtable`).
 """
 
 from __future__ import annotations
@@ -88,6 +94,16 @@ class MorphologizerSettings(_MorphSettings):
     OWN_DECODERS: ClassVar[tuple[str, ...]] = ("joint",)
 
     decode: str = "joint"
+    form_table: bool = False
+    table_prior: float = 1.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.form_table, bool):
+            raise ConfigError(f"{self.COMPONENT} form_table must be true or false, got {self.form_table!r}")
+        if isinstance(self.table_prior, bool) or not isinstance(self.table_prior, (int, float)) \
+                or not self.table_prior >= 0:
+            raise ConfigError(f"{self.COMPONENT} table_prior must be a number >= 0, got {self.table_prior!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,12 +119,15 @@ class LemmatizerSettings(_MorphSettings):
     top_k: int = 50
     max_drop: float = 6.0
     prefer_form: float = 1.0
+    form_table: bool = False
+    table_prior: float = 1.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not isinstance(self.use_lexicon, bool):
-            raise ConfigError(f"{self.COMPONENT} use_lexicon must be true or false, got {self.use_lexicon!r}")
-        for name in ("max_drop", "prefer_form"):
+        for name in ("use_lexicon", "form_table"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{self.COMPONENT} {name} must be true or false, got {getattr(self, name)!r}")
+        for name in ("max_drop", "prefer_form", "table_prior"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
                 raise ConfigError(f"{self.COMPONENT} {name} must be a number >= 0, got {value!r}")

@@ -2,6 +2,7 @@
 
 usage: package_lexicon.py MIRROR LEXICON.npz OUT_DIR [--macron-lexicon FILE] [--restore-lm FILE] [--restore-kn FILE]
                           [--parallels DIR]
+                          [--form-table FILE]
                           [--version V] [--no-wheel]
 
 The code package (MIT) never contains the lexicon: its sources are GPL-3.0 (Hunspell form
@@ -33,6 +34,8 @@ def main(argv: list[str]) -> int:
                     help="the restorer's Kneser-Ney 8-gram (make restore-lm), shipped in the same package")
     ap.add_argument("--parallels", default=None,
                     help="the parallels index folder (make parallels-index), shipped in the same package")
+    ap.add_argument("--form-table", default=None,
+                    help="the morphosyntax form table (projects/parse/scripts/build_form_table.py), shipped in the same package")
     ap.add_argument("--version", default="0.1.0")
     ap.add_argument("--no-wheel", action="store_true")
     a = ap.parse_args(argv)
@@ -41,8 +44,9 @@ def main(argv: list[str]) -> int:
     lm = a.restore_lm if a.restore_lm and Path(a.restore_lm).is_file() else None
     kn = a.restore_kn if a.restore_kn and Path(a.restore_kn).is_file() else None
     par = a.parallels if a.parallels and Path(a.parallels).is_dir() else None
+    table = a.form_table if a.form_table and Path(a.form_table).is_file() else None
     root = write_data_package(a.lexicon, a.out, licence, version=a.version, macron_lexicon=macron, restore_lm=lm,
-                              restore_kn=kn, parallels=par)
+                              restore_kn=kn, parallels=par, form_table=table)
     print(f"data package laid out in {root}")
     if not a.no_wheel:
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",

@@ -1,0 +1,167 @@
+"""A form -> {(lemma, XPOS): count} table from open sources (issue 42, item 1), compact on disk.
+
+Built at ``make lexicon`` time (``projects/parse/scripts/build_form_table.py``) from the
+treebanks' training folds and the auto-lemmatized DDbDP tokens (documents that PapyGreek
+annotates left out), it ships in the lexicon data package as :data:`FORM_TABLE_FILE`. One
+``.npz`` holds the NFC forms as one sorted UTF-8 blob with offsets (found by binary search, no
+Python dict of every form), and per form a run of analyses (lemma id, XPOS id, count), most
+frequent first. Lookups try the form, then its lower-case (sentence-initial capitals), then
+with a final grave written acute (``τὴν`` as ``τήν``).
+
+The lemmatizer reads it (``form_table`` setting): a form the table attests takes the best of
+its top scripts whose lemma the table gives for it; an unattested form keeps the head's own
+decoding (:mod:`stoicheia_spacy.morph.lemmatizer`). :meth:`FormTable.best` is the lookup
+baseline (most frequent lemma and XPOS of a form).
+"""
+
+from __future__ import annotations
+
+import bisect
+import unicodedata
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from ..accent.lexasset import FORM_TABLE_FILE, find_lexicon
+from ..errors import ConfigError
+
+_GRAVE, _ACUTE = "\u0300", "\u0301"
+
+
+def _blob(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    data = [s.encode("utf-8") for s in strings]
+    offsets = np.zeros(len(data) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(b) for b in data])
+    return np.frombuffer(b"".join(data), dtype=np.uint8), offsets
+
+
+class _Strings:
+    """A read-only sequence of the strings of a blob (``bisect`` searches it)."""
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
+        self.raw, self.offsets = blob.tobytes(), offsets.tolist()
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, i: int) -> bytes:
+        return self.raw[self.offsets[i]:self.offsets[i + 1]]
+
+    def text(self, i: int) -> str:
+        return self[i].decode("utf-8")
+
+
+class FormTable:
+    """Analyses of attested forms (module doc)."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
+        self.forms = _Strings(arrays["forms"], arrays["form_offsets"])
+        self.lemma_strings = _Strings(arrays["lemmas"], arrays["lemma_offsets"])
+        self.tags = [str(t) for t in arrays["tags"]]
+        self.runs = arrays["runs"].tolist()
+        self.lemma_ids, self.tag_ids, self.counts = arrays["lemma_ids"], arrays["tag_ids"], arrays["counts"]
+        self.sources = [str(s) for s in arrays["sources"]] if "sources" in arrays else []
+
+    @classmethod
+    def build(cls, analyses: Iterable[tuple[str, str, str, int]], sources: Iterable[str] = ()) -> FormTable:
+        """The table of ``(form, lemma, xpos, count)`` rows (forms NFC-normalised, counts summed)."""
+        merged: dict[tuple[str, str, str], int] = {}
+        for form, lemma, tag, n in analyses:
+            key = (unicodedata.normalize("NFC", form), unicodedata.normalize("NFC", lemma), tag)
+            merged[key] = merged.get(key, 0) + int(n)
+        by_form: dict[bytes, list[tuple[int, str, str]]] = {}
+        for (form, lemma, tag), n in merged.items():
+            by_form.setdefault(form.encode("utf-8"), []).append((-n, lemma, tag))
+        forms = sorted(by_form)
+        lemmas = sorted({lemma for _, lemma, _ in merged})
+        tags = sorted({tag for _, _, tag in merged})
+        lemma_id, tag_id = {s: i for i, s in enumerate(lemmas)}, {s: i for i, s in enumerate(tags)}
+        runs, lids, tids, counts = [0], [], [], []
+        for key in forms:
+            for neg, lemma, tag in sorted(by_form[key]):
+                lids.append(lemma_id[lemma])
+                tids.append(tag_id[tag])
+                counts.append(-neg)
+            runs.append(len(lids))
+        fblob, foff = _blob([f.decode("utf-8") for f in forms])
+        lblob, loff = _blob(lemmas)
+        return cls({"forms": fblob, "form_offsets": foff, "lemmas": lblob, "lemma_offsets": loff,
+                    "tags": np.array(tags), "runs": np.array(runs, dtype=np.int64),
+                    "lemma_ids": np.array(lids, dtype=np.int32), "tag_ids": np.array(tids, dtype=np.int16),
+                    "counts": np.array(counts, dtype=np.int32), "sources": np.array(list(sources))})
+
+    def to_disk(self, path: str | Path) -> None:
+        """Write the table as one compressed ``.npz``."""
+        np.savez_compressed(
+            path, forms=np.frombuffer(self.forms.raw, dtype=np.uint8), form_offsets=np.array(self.forms.offsets),
+            lemmas=np.frombuffer(self.lemma_strings.raw, dtype=np.uint8),
+            lemma_offsets=np.array(self.lemma_strings.offsets), tags=np.array(self.tags),
+            runs=np.array(self.runs, dtype=np.int64), lemma_ids=self.lemma_ids, tag_ids=self.tag_ids,
+            counts=self.counts, sources=np.array(self.sources))
+
+    @classmethod
+    def from_disk(cls, path: str | Path) -> FormTable:
+        """Read a table written by :meth:`to_disk`."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                return cls({k: z[k] for k in z.files})
+        except (OSError, KeyError, ValueError) as err:
+            raise ConfigError(f"form table {path} is not readable: {err}") from err
+
+    def __len__(self) -> int:
+        return len(self.forms)
+
+    def _index(self, form: str) -> int | None:
+        key = form.encode("utf-8")
+        i = bisect.bisect_left(self.forms, key)
+        return i if i < len(self.forms) and self.forms[i] == key else None
+
+    def find(self, form: str) -> int | None:
+        """Index of ``form`` (or of its lower-case, or with a final grave as acute), else None."""
+        form = unicodedata.normalize("NFC", form)
+        lower = form.lower()
+        nfd = unicodedata.normalize("NFD", lower)
+        acute = unicodedata.normalize("NFC", nfd.replace(_GRAVE, _ACUTE)) if _GRAVE in nfd else lower
+        for cand in dict.fromkeys((form, lower, acute)):
+            i = self._index(cand)
+            if i is not None:
+                return i
+        return None
+
+    def analyses(self, form: str) -> list[tuple[str, str, int]]:
+        """``(lemma, xpos, count)`` of ``form``, most frequent first (empty when unattested)."""
+        i = self.find(form)
+        if i is None:
+            return []
+        a, b = self.runs[i], self.runs[i + 1]
+        return [(self.lemma_strings.text(int(lid)), self.tags[int(tid)], int(n))
+                for lid, tid, n in zip(self.lemma_ids[a:b], self.tag_ids[a:b], self.counts[a:b], strict=True)]
+
+    def lemmas(self, form: str) -> tuple[str, ...]:
+        """The lemmas the table gives ``form``, most frequent (summed over tags) first."""
+        totals: dict[str, int] = {}
+        for lemma, _, n in self.analyses(form):
+            totals[lemma] = totals.get(lemma, 0) + n
+        return tuple(sorted(totals, key=lambda s: -totals[s]))
+
+    def best(self, form: str) -> tuple[str, str] | None:
+        """The lookup baseline: the most frequent lemma and the most frequent XPOS of ``form``."""
+        rows = self.analyses(form)
+        if not rows:
+            return None
+        tags: dict[str, int] = {}
+        for _, tag, n in rows:
+            tags[tag] = tags.get(tag, 0) + n
+        return self.lemmas(form)[0], max(tags, key=lambda t: tags[t])
+
+
+@cache
+def load_form_table(path: str | None = None) -> FormTable | None:
+    """The table at ``path``, else the installed lexicon data package's, else None (read once)."""
+    found = find_lexicon(path, file=FORM_TABLE_FILE)
+    return FormTable.from_disk(found) if found is not None else None
+
+
+__all__ = ["FORM_TABLE_FILE", "FormTable", "load_form_table"]

@@ -1,0 +1,102 @@
+"""The form -> {(lemma, XPOS)} table (issue 42, item 1) and its use in decoding: lookups of
+real attested forms, a compact round trip, the lookup baseline, and the lemmatizer and
+morphologizer taking the table's analyses for attested forms (the README's Odyssey line:
+``ἔννεπε`` was lemmatised ``ἔνειμι`` and ``πλάγχθη`` ``πάσσω``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from stoicheia_spacy.errors import ConfigError
+from stoicheia_spacy.morph.formtable import FormTable
+from stoicheia_spacy.morph.settings import LemmatizerSettings, MorphologizerSettings
+from stoicheia_spacy.morph.ud import MORPH_GROUPS
+
+#: rows as the treebanks' training fold and the DDbDP tokens give them (form, lemma, tag, count)
+ROWS = [
+    ("ἔννεπε", "ἐνέπω", "v2spma---", 1),
+    ("πλάγχθη", "πλάζω", "v3saip---", 1),
+    ("καί", "καί", "c--------", 10472), ("καὶ", "καί", "c--------", 25071), ("καὶ", "καί", "d--------", 10949),
+    ("δὲ", "δέ", "d--------", 9855), ("δὲ", "δέ", "c--------", 5106),
+    ("τὴν", "ὁ", "l-s---fa-", 8627), ("τὴν", "ὁ", "p-s---fa-", 162), ("τὴν", "ὅς", "p-s---fa-", 22),
+    ("ἀργυρίου", "ἀργύριον", "n-s---ng-", 700),
+    ("ἐνέτυχόν", "ἐντυγχάνω", "v1saia---", 1),
+]
+
+
+@pytest.fixture(scope="module")
+def table() -> FormTable:
+    return FormTable.build(ROWS, sources=["test rows"])
+
+
+def test_lookup_of_attested_forms(table: FormTable) -> None:
+    assert table.lemmas("ἔννεπε") == ("ἐνέπω",)
+    assert table.lemmas("τὴν") == ("ὁ", "ὅς")                   # most frequent first
+    assert table.analyses("δὲ")[0] == ("δέ", "d--------", 9855)
+    assert table.lemmas("Καὶ") == ("καί",)                      # sentence-initial capital
+    assert table.best("τὴν") == ("ὁ", "l-s---fa-")               # the lookup baseline
+    assert table.find("ἀργυρίῳ") is None and table.best("ἀργυρίῳ") is None and table.lemmas("") == ()
+
+
+def test_a_final_grave_is_found_as_acute(table: FormTable) -> None:
+    # the table holds καί (acute) and καὶ (grave) apart; a grave-only form falls back to its acute
+    assert table.analyses("καί") != table.analyses("καὶ")
+    assert FormTable.build([("πολλά", "πολύς", "a-p---na-", 2)]).lemmas("πολλὰ") == ("πολύς",)
+
+
+def test_round_trip_is_compact(table: FormTable, tmp_path: Path) -> None:
+    path = tmp_path / "form_analyses.npz"
+    table.to_disk(path)
+    again = FormTable.from_disk(path)
+    assert len(again) == len(table) == 8
+    assert [again.analyses(f) for f, *_ in ROWS] == [table.analyses(f) for f, *_ in ROWS]
+    assert again.sources == ["test rows"]
+    assert path.stat().st_size < 4096
+    with pytest.raises(ConfigError):
+        FormTable.from_disk(tmp_path / "absent.npz")
+
+
+def test_settings_validate_the_table_options() -> None:
+    assert not LemmatizerSettings().form_table and not MorphologizerSettings().form_table
+    with pytest.raises(ConfigError):
+        LemmatizerSettings(form_table="yes")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError):
+        MorphologizerSettings(table_prior=-1.0)
+
+
+@pytest.fixture(scope="module")
+def default_morph() -> spacy.Language:
+    try:
+        return spacy.load("grc_stoicheia_doc_clean", exclude=["stoicheia_restorer", "stoicheia_accentuator",
+                                                               "stoicheia_parser", "stoicheia_scanner", "stoicheia_dater"])
+    except OSError:
+        pytest.skip("the default pipeline grc_stoicheia_doc_clean is not installed")
+
+
+def test_table_fixes_the_readme_lemmas(default_morph: spacy.Language, table: FormTable) -> None:
+    """The shipped decoding gives ἔννεπε -> ἔνειμι and πλάγχθη -> πάσσω (README); with the
+    table, the attested lemmas; unattested forms keep the shipped lemma."""
+    words = "ἄνδρα μοι ἔννεπε , μοῦσα , πολύτροπον , ὃς μάλα πολλὰ πλάγχθη .".split()
+    nlp = default_morph
+    with nlp.select_pipes(enable=["stoicheia_encoder"]):
+        doc = nlp(Doc(nlp.vocab, words=words))
+    lem = nlp.get_pipe("stoicheia_lemmatizer")
+    logits = np.asarray(lem.predict([doc])[0])
+    shipped = lem.lemmatize_flagged(words, logits)[0]
+    with_table = lem.lemmatize_flagged(words, logits, table)[0]
+    assert shipped[2] != "ἐνέπω" and shipped[11] != "πλάζω"
+    assert with_table[2] == "ἐνέπω" and with_table[11] == "πλάζω"
+    assert [a for k, a in enumerate(with_table) if k not in (2, 11)] == [a for k, a in enumerate(shipped)
+                                                                          if k not in (2, 11)]
+    morph = nlp.get_pipe("stoicheia_morphologizer")
+    m_logits = np.asarray(morph.predict([doc])[0])[:, :sum(MORPH_GROUPS)]
+    upos, tags = morph.table_decode(m_logits, words, table, prior=1.0)
+    assert tags[2] == "v2spma---" and upos[2] == "VERB"          # the table's tag for ἔννεπε
+    plain_upos, plain_tags = morph.decode(m_logits)
+    assert [t for k, t in enumerate(tags) if k not in (2, 11)] == [t for k, t in enumerate(plain_tags)
+                                                                   if k not in (2, 11)]
