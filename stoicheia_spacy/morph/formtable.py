@@ -79,8 +79,8 @@ class FormTable:
         tags = sorted({tag for _, _, tag in merged})
         lemma_id, tag_id = {s: i for i, s in enumerate(lemmas)}, {s: i for i, s in enumerate(tags)}
         runs, lids, tids, counts = [0], [], [], []
-        for key in forms:
-            for neg, lemma, tag in sorted(by_form[key]):
+        for form_key in forms:
+            for neg, lemma, tag in sorted(by_form[form_key]):
                 lids.append(lemma_id[lemma])
                 tids.append(tag_id[tag])
                 counts.append(-neg)
