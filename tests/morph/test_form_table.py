@@ -95,8 +95,28 @@ def test_table_fixes_the_readme_lemmas(default_morph: spacy.Language, table: For
                                                                           if k not in (2, 11)]
     morph = nlp.get_pipe("stoicheia_morphologizer")
     m_logits = np.asarray(morph.predict([doc])[0])[:, :sum(MORPH_GROUPS)]
-    upos, tags = morph.table_decode(m_logits, words, table, prior=1.0)
+    upos, tags = morph.table_decode(m_logits, words, table)
     assert tags[2] == "v2spma---" and upos[2] == "VERB"          # the table's tag for ἔννεπε
     plain_upos, plain_tags = morph.decode(m_logits)
     assert [t for k, t in enumerate(tags) if k not in (2, 11)] == [t for k, t in enumerate(plain_tags)
                                                                    if k not in (2, 11)]
+
+
+def test_pipeline_with_form_table_on_writes_the_table_analyses(default_morph: spacy.Language, table: FormTable,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """``form_table = true`` in both components' settings: ``token.lemma_`` / ``tag_`` come
+    from the table for attested forms (the table of the installed data package stood in)."""
+    import stoicheia_spacy.morph.lemmatizer as lemmatizer_module
+    import stoicheia_spacy.morph.morphologizer as morphologizer_module
+
+    monkeypatch.setattr(lemmatizer_module, "load_form_table", lambda: table)
+    monkeypatch.setattr(morphologizer_module, "load_form_table", lambda: table)
+    nlp = default_morph
+    lem, morph = nlp.get_pipe("stoicheia_lemmatizer"), nlp.get_pipe("stoicheia_morphologizer")
+    monkeypatch.setattr(lem, "settings", lem.settings.replace(form_table=True))
+    monkeypatch.setattr(morph, "settings", morph.settings.replace(form_table=True))
+    with nlp.select_pipes(disable=["stoicheia_parser"] if "stoicheia_parser" in nlp.pipe_names else []):
+        doc = nlp("ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον, ὃς μάλα πολλὰ πλάγχθη.")
+    by_text = {t.text: t for t in doc}
+    assert by_text["ἔννεπε"].lemma_ == "ἐνέπω" and by_text["ἔννεπε"].tag_ == "v2spma---"
+    assert by_text["πλάγχθη"].lemma_ == "πλάζω" and by_text["πλάγχθη"].tag_ == "v3saip---"
