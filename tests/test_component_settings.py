@@ -295,7 +295,7 @@ def test_morphosyntax_settings_live_in_the_config_and_data_in_files(tmp_path: Pa
         lem.settings.top_k = 9  # type: ignore[misc]
     with pytest.raises(TypeError):
         lem.cfg["top_k"] = 9  # a read-only view
-    assert dict(lem.cfg) == {"decode": "topk_lexicon", **LEMMA}
+    assert dict(lem.cfg) == {"decode": "topk_lexicon", **LEMMA, "form_table": False, "table_prior": 4.0}
     assert "λόγος" in lem.data["lexicon"] and lem.data["scripts"]
     before = _morph_answers(nlp)
     nlp.to_disk(tmp_path / "p")
@@ -305,7 +305,8 @@ def test_morphosyntax_settings_live_in_the_config_and_data_in_files(tmp_path: Pa
     assert set(data) == {"scripts", "lexicon", "n_in"}  # data only: no setting beside config.cfg
     saved = spacy.util.load_config(tmp_path / "p" / "config.cfg")
     assert saved["components"]["stoicheia_lemmatizer"]["settings"] == {
-        "@misc": "stoicheia.LemmatizerSettings.v1", **LEMMA, "decode": "topk_lexicon"}
+        "@misc": "stoicheia.LemmatizerSettings.v1", **LEMMA, "decode": "topk_lexicon", "form_table": False,
+        "table_prior": 4.0}
     assert saved["components"]["stoicheia_parser"]["settings"] == {"@misc": "stoicheia.ParserSettings.v1",
                                                                     "decode": "mst_single_root"}
     script = textwrap.dedent(f"""
@@ -371,7 +372,7 @@ def test_morphosyntax_weights_folder_gives_data_not_settings(tmp_path: Path) -> 
                    "initialize": {"components": {"stoicheia_lemmatizer": {"weights": str(tmp_path / "lem")}}}})
     again: Any = other.get_pipe("stoicheia_lemmatizer")
     assert dict(again.cfg) == {"decode": "topk_lexicon", "min_count": 1, "use_lexicon": True, "top_k": 2,
-                               "max_drop": 6.0, "prefer_form": 1.0}
+                               "max_drop": 6.0, "prefer_form": 1.0, "form_table": False, "table_prior": 4.0}
     assert again.data["scripts"] == pipe.data["scripts"] and again.data["lexicon"] == pipe.data["lexicon"]
 
 
@@ -382,7 +383,7 @@ def test_morphosyntax_configure_validates_and_names_the_options() -> None:
     pipes = {name: nlp.add_pipe(name) for name in MORPH}
     lem = pipes["stoicheia_lemmatizer"]
     with pytest.raises(ConfigError, match=r"unknown stoicheia_lemmatizer options: \['topk'\]; choose from "
-                                          r"\['decode', 'min_count', 'use_lexicon', 'top_k', 'max_drop', 'prefer_form'\]"):
+                                          r"\['decode', 'min_count', 'use_lexicon', 'top_k', 'max_drop', 'prefer_form', 'form_table', 'table_prior'\]"):
         lem.configure(topk=3)
     with pytest.raises(ConfigError, match=r"unknown stoicheia_parser options: \['top_k'\]; choose from \['decode'\]"):
         pipes["stoicheia_parser"].configure(top_k=3)
