@@ -102,3 +102,27 @@ def test_the_restorer_weighs_each_domain_with_its_own_weights(tmp_path):
     for _, proc in nlp.pipeline:
         doc = proc(doc)
     assert pipe.forwards == before
+
+
+def test_restore_epidoc_weighs_an_inscription_by_its_header(shared_data, tmp_path):
+    import torch
+
+    from stoicheia_spacy.assembly import build_pipeline
+    from stoicheia_spacy.restore.epidoc import restore_epidoc
+    from stoicheia_spacy.restore.kneser_ney import build_kn, kn_digest, save_kn
+
+    torch.set_num_threads(1)
+    lm = build_kn([symbols(t) for t in PAPYRI * 3], order=8)
+    path = tmp_path / "kn.npz"
+    save_kn(lm, path)
+    nlp = build_pipeline(str(Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"))
+    pipe: Any = nlp.add_pipe("stoicheia_restorer", config={"settings": {
+        "beam_width": 2, "n_candidates": 3, "kn_lm": str(path), "kn_lm_sha256": kn_digest(lm),
+        "kn_weights": {"default": [0.0, 1.0, 1.0, 0.0]},
+        "kn_domain_weights": {"inscription": {"default": [0.3, 1.0, 1.0, 0.0]}}}})
+    papyrus = shared_data / "epidoc" / "ddbdp" / "o.claud.1.100.xml"
+    assert header_domain(papyrus.read_bytes()) == "papyrus"
+    restore_epidoc(nlp, papyrus)  # DDbDP: the papyri's weights, which skip the backbone
+    assert pipe.forwards == 0
+    out = restore_epidoc(nlp, shared_data / "epidoc" / "iip" / "abur0001.xml")  # IIP: the inscriptions' weights
+    assert pipe.forwards > 0 and out.startswith(b"<?xml")

@@ -618,6 +618,8 @@ def evaluate(args: argparse.Namespace) -> int:
                                                  if max(args.kn_backbone_weights) > 0 else [])
         dev_runs = {p: decode((lambda arm=p[1]: scorer(arm)), dev, "known", args, cache_file(*p)) for p in wanted}
         fitted = fit_combination(dev_runs, splits, args)
+        if args.kn_weights:  # evaluate given weights (e.g. the shipped ones); the dev grid is still reported
+            fitted = ({str(k): [float(x) for x in v] for k, v in json.loads(args.kn_weights).items()}, fitted[1])
         from stoicheia_spacy.restore.combine import uses_backbone
 
         if not uses_backbone(fitted[0]):
@@ -641,7 +643,8 @@ def evaluate(args: argparse.Namespace) -> int:
                              for cands in runs[("dev", "ngram8", "known")]["cands"]])["overall"]
         cb_dev = score(dev, [[c[0] for c in rerank([tuple(x) for x in cands], WidthPrior())[:20]]
                              for cands in runs[("dev", "combined", "known")]["cands"]])["overall"]
-        combination = {"weights": kn_weights, "features": ["backbone", "fwd", "rev", "length"],
+        combination = {"weights": kn_weights, "weights_given": bool(args.kn_weights),
+                       "features": ["backbone", "fwd", "rev", "length"],
                        "dev_cer_by_weights": kn_table, "dev_ngram8_known": ng_dev, "dev_combined_known": cb_dev,
                        "backbone_used": any(w[0] > 0 for w in kn_weights.values())}
     invocation = {"wall_s": time.perf_counter() - wall0, "cpu_s": cpu_seconds() - cpu0, "workers": args.workers,
@@ -922,6 +925,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--kn-far", type=int, default=10, help="symbols beyond the gap's far edge in the ngram8 rescoring")
     e.add_argument("--kn-backbone-weights", type=lambda v: [float(x) for x in v.split(",")],
                    default=[0.0, 0.1, 0.2, 0.3, 0.5, 1.0], help="the combined arm's backbone weights tried on dev")
+    e.add_argument("--kn-weights", default=None,
+                   help='the combined arm\'s weights as JSON {bucket: [backbone, fwd, rev, length]} instead of the '
+                        "dev fit (the fit's grid is still reported)")
     e.add_argument("--kn-min-gaps", type=int, default=30,
                    help="a width bucket gets its own combination weights when dev has this many of its gaps")
     e.add_argument("--kn-default-backbone", action="store_true",
