@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ def test_only_known_width_buckets_weigh_the_backbone(tmp_path):
     restore_eval = _restore_eval()
     lm_path = tmp_path / "kn.npz"
     save_kn(build_kn([_symbols(SALE)] * 3, order=8), lm_path)
-    dev = []
+    dev: list[dict[str, Any]] = []
     for word in ("πεπρακέναι", "θήλειαν", "ἀργυρίου", "βεβαιώσω"):  # gaps of 7-10 letters
         start = SALE.index(word)
         text, istart = ithaca_text(SALE, start, len(word))
