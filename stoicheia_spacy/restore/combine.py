@@ -10,7 +10,8 @@ lowest kept score minus ``floor``), ``f`` / ``r`` the left-to-right / right-to-l
 log-probability of the gap and ``far`` symbols beyond it (:func:`~.kn_beam.score_texts`) and
 ``width`` the text's characters. The four weights are fitted on dev gaps per width bucket
 (:func:`~.beam.width_bucket`; ``restore-eval``) and live in the restorer's settings
-(``kn_weights``); a bucket without its own weights uses ``default``. Weights whose ``backbone``
+(``kn_weights``; per text domain ``kn_domain_weights``, :mod:`.domain`); a bucket without its own
+weights uses ``default``. Weights whose ``backbone``
 is 0 everywhere make the backbone's beam unnecessary: the restorer then skips it.
 """
 
@@ -26,7 +27,8 @@ from .kn_beam import KnCandidate, gap_symbols, kn_restore, score_texts, text_to_
 from .kneser_ney import KneserNeyLM
 from .widths import WidthPrior
 
-__all__ = ["FEATURES", "combine", "rank_candidates", "restore_combined", "uses_backbone", "weights_for"]
+__all__ = ["FEATURES", "combine", "rank_candidates", "restore_combined", "settings_use_backbone", "uses_backbone",
+           "weights_for"]
 
 #: the order of a bucket's four weights
 FEATURES = ("backbone", "fwd", "rev", "length")
@@ -83,16 +85,28 @@ def rank_candidates(items: Sequence[tuple[str, float, int]], prior: WidthPrior,
     return [Candidate(t, float(s), float(p), float(k), int(w)) for (t, s, w, k), p in zip(keyed, probs, strict=True)]
 
 
+def settings_use_backbone(settings: Any) -> bool:
+    """Whether the restorer's combination weighs the backbone in any domain or bucket."""
+    tables = [settings.kn_weights, *(getattr(settings, "kn_domain_weights", None) or {}).values()]
+    return any(uses_backbone(t) for t in tables)
+
+
 def restore_combined(scorer: Any, queries: Sequence[GapQuery], settings: Any, lm: KneserNeyLM, *,
-                     prior: WidthPrior, temperature: float | Mapping[str, float]) -> list[list[Candidate]]:
+                     prior: WidthPrior, temperature: float | Mapping[str, float],
+                     domains: Sequence[str | None] | None = None) -> list[list[Candidate]]:
     """Ranked candidates per query from the n-gram's two-sided beam and, when ``scorer`` is not
     None, the backbone's beam (``settings``: the restorer's :class:`~.settings.RestorerSettings`),
-    merged and scored by :func:`combine` with the width bucket's ``kn_weights`` (the backbone's
-    beam runs only for the queries whose bucket weighs it)."""
+    merged and scored by :func:`combine` with the weights of the query's domain (``domains``, one
+    per query, :meth:`~.settings.RestorerSettings.domain_weights`; None: ``kn_weights``) and width
+    bucket (the backbone's beam runs only for the queries whose weights weigh it)."""
     c = settings
     ngram = kn_restore(lm, queries, beam=int(c.kn_beam), far=int(c.kn_far), max_letters=int(c.max_letters),
                        max_width=int(c.max_width))
-    weights = [weights_for(c.kn_weights or {}, width_bucket((q.letters,) if q.letters else q.widths)) for q in queries]
+    per_domain = list(domains) if domains is not None else [None] * len(queries)
+    tables = [c.domain_weights(d) if d is not None and hasattr(c, "domain_weights") else (c.kn_weights or {})
+              for d in per_domain]
+    weights = [weights_for(t, width_bucket((q.letters,) if q.letters else q.widths))
+               for q, t in zip(queries, tables, strict=True)]
     asks = [i for i, w in enumerate(weights) if w[0] > 0]  # the backbone's beam only where it is weighed
     backbone: list[list[tuple[str, float, int]]] = [[] for _ in queries]
     if scorer is not None and asks:

@@ -1,6 +1,8 @@
 """Restore the lost gaps of an EpiDoc TEI file in place: read its edition as Leiden text
 (:func:`~stoicheia_spacy.leiden.epidoc.read_epidoc_bytes`), restore with the pipeline's encoder and
-``stoicheia_restorer``, write the restorations back (:func:`~stoicheia_spacy.leiden.epidoc.write_epidoc`)."""
+``stoicheia_restorer``, write the restorations back (:func:`~stoicheia_spacy.leiden.epidoc.write_epidoc`).
+The TEI header sets ``doc._.domain`` (:func:`~.domain.header_domain`), which the restorer's ``domain = "auto"``
+reads to pick its combination weights."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from ..leiden.epidoc import (
     read_epidoc_bytes,
     write_epidoc,
 )
+from .domain import header_domain
 
 
 def restore_epidoc(nlp: Language, source: bytes | str | Path, *, supplied: Supplied = "text",
@@ -40,7 +43,9 @@ def restore_epidoc(nlp: Language, source: bytes | str | Path, *, supplied: Suppl
         raise ConfigError("restore_epidoc writes Leiden text: the restorer's notation must be 'leiden'")
     keep = {restorer.reference.upstream_name, "stoicheia_restorer"}
     call = {**(settings or {}), "strip_restorations": False, "restore_only": only}  # the file keeps its markup
-    doc = next(iter(nlp.pipe([view.text], disable=[n for n in nlp.pipe_names if n not in keep],
+    source_doc = nlp.make_doc(view.text)
+    source_doc._.domain = header_domain(raw)  # the restorer's automatic domain (None: read from the text)
+    doc = next(iter(nlp.pipe([source_doc], disable=[n for n in nlp.pipe_names if n not in keep],
                              component_cfg={"stoicheia_restorer": call})))
     data = doc._.stoicheia
     if data is not None and data.markup_error is not None:

@@ -90,6 +90,7 @@ from ..leiden import GappedText, parse_gaps, render_restorations
 from ..records import set_records_extension
 from .accented import CandidateAccenter
 from .beam import ModelScorer
+from .domain import doc_domain
 from .fusion import FusedScorer
 from .ngram_lm import NgramScorer
 from .parallels import CandidateParallels
@@ -385,9 +386,9 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             flags.append(from_spans)
         decoding = any(p.decode for p in plans)
         kn = self.kn() if decoding and c.scoring == "beam" and c.kn_weights else None
-        from .combine import uses_backbone
+        from .combine import settings_use_backbone
 
-        needs_backbone = kn is None or uses_backbone(c.kn_weights)
+        needs_backbone = kn is None or settings_use_backbone(c)
         backbone = ((self.backbone() if c.scoring == "protocol" else self.beam_backbone())
                     if decoding and needs_backbone else None)
         config = backbone.config.to_dict() if backbone is not None and hasattr(backbone, "config") else {}
@@ -401,7 +402,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             if meta:
                 plans = [_with_metadata(p, region, century) for p, (region, century) in zip(plans, ids, strict=True)]
             if kn is not None:  # the combined decoder: the n-gram's beam (+ the backbone's), one combination
-                results, forwards = restore_targets(backbone, plans, c, from_spans=flags, kn=kn)
+                domains = [doc_domain(doc, c.domain) for doc in docs]  # the weights of each text's domain
+                results, forwards = restore_targets(backbone, plans, c, from_spans=flags, kn=kn, domains=domains)
             else:
                 uses_lm = decoding and (float(c.lm_weight) > 0 or float(c.lm_rescore) > 0)
                 lm = self.ngram() if uses_lm else None  # resolved once per batch: fusion and rescoring

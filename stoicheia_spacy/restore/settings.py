@@ -51,6 +51,11 @@ Options (defaults in brackets):
   ``[backbone, fwd, rev, length]`` (``default`` for other buckets; fitted on dev by
   ``restore-eval``'s ``combined`` arm). When no bucket weighs the backbone, its beam is skipped;
   the 7-gram settings (``lm_weight``, ``lm_rescore``) are then not used.
+* ``domain`` [auto | papyrus | inscription | literary], ``kn_domain_weights`` [{}]: the
+  combination weights of a domain (``{domain: {bucket: [backbone, fwd, rev, length]}}``, fitted on
+  each domain's dev gaps by ``restore-eval``); a domain without its own uses ``kn_weights``.
+  ``auto`` restores a Doc as ``doc._.domain`` when set (``restore_epidoc`` sets it from the TEI
+  header), else as its text suggests (:mod:`.domain`).
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ from typing import Any
 from spacy.util import registry
 
 from ..errors import ConfigError
+from .domain import DOMAINS, check_domain
 
 #: ``scoring``: our beam (``"beam"``) or the paper's strict protocol (``"protocol"``,
 #: :mod:`stoicheia_spacy.restore.protocol`; the default of packaged released restoration checkpoints).
@@ -115,6 +121,8 @@ class RestorerSettings:
     kn_weights: Mapping[str, Sequence[float]] | None = None
     kn_beam: int = 20
     kn_far: int = 10
+    domain: str = "auto"
+    kn_domain_weights: Mapping[str, Mapping[str, Sequence[float]]] | None = None
 
     def __post_init__(self) -> None:
         # frozen containers: the object never changes after validation
@@ -125,6 +133,15 @@ class RestorerSettings:
         if any(len(w) != 4 or w[0] < 0 for w in weights.values()):
             raise ConfigError("kn_weights: four weights [backbone, fwd, rev, length] per bucket, backbone >= 0")
         object.__setattr__(self, "kn_weights", MappingProxyType(weights))
+        check_domain(str(self.domain))
+        per_domain = {str(d): {str(k): tuple(float(x) for x in v) for k, v in dict(table).items()}
+                      for d, table in dict(self.kn_domain_weights or {}).items()}
+        if set(per_domain) - set(DOMAINS) or any(len(w) != 4 or w[0] < 0 for t in per_domain.values()
+                                                  for w in t.values()):
+            raise ConfigError(f"kn_domain_weights: {{domain: {{bucket: [backbone, fwd, rev, length]}}}} with "
+                              f"domains of {list(DOMAINS)} and backbone >= 0")
+        object.__setattr__(self, "kn_domain_weights",
+                           MappingProxyType({d: MappingProxyType(t) for d, t in per_domain.items()}))
         if int(self.kn_beam) < 1 or int(self.kn_far) < 0:
             raise ConfigError("kn_beam must be >= 1 and kn_far >= 0")
         for name in ("confidence_slopes", "confidence_biases"):
@@ -195,6 +212,8 @@ class RestorerSettings:
         out["confidence_biases"] = dict(self.confidence_biases or {})
         out["width_log_prior"] = list(self.width_log_prior)
         out["kn_weights"] = {k: list(v) for k, v in (self.kn_weights or {}).items()}
+        out["kn_domain_weights"] = {d: {k: list(v) for k, v in t.items()}
+                                    for d, t in (self.kn_domain_weights or {}).items()}
         return out
 
     # read-only mapping access (``settings["beam_width"]``) for code written against ``cfg``
@@ -205,6 +224,11 @@ class RestorerSettings:
 
     def get(self, name: str, default: Any = None) -> Any:
         return getattr(self, name) if name in self.names() else default
+
+    def domain_weights(self, domain: str | None) -> Mapping[str, Sequence[float]]:
+        """The combination weights per width bucket of ``domain``: its ``kn_domain_weights``,
+        else ``kn_weights``."""
+        return (self.kn_domain_weights or {}).get(str(domain), self.kn_weights or {})
 
     def confidence_scaling(self, bucket: str) -> tuple[float, float]:
         """The ``(slope, bias)`` of the top candidate's confidence for a width bucket

@@ -192,9 +192,10 @@ def knfeatures(lm: Any, q: Any, cands: list, far: int) -> list:
 
 
 def fit_combination(runs: dict, splits: dict, args: argparse.Namespace) -> tuple[dict, dict]:
-    """The ``combined`` arm's weights per width bucket of the known-width dev gaps, by dev CER of
-    the top candidate over a grid (backbone weight, right-to-left weight; fwd fixed at 1; length
-    0 for one known width), and the grid's dev CER table. Each gap's union and its features are
+    """The ``combined`` arm's weights per width bucket of the known-width dev gaps (a bucket with
+    ``--kn-min-gaps`` of them; ``default`` pooled, backbone weight 0 unless ``--kn-default-backbone``),
+    by dev CER of the top candidate over a grid (backbone weight, right-to-left weight; fwd fixed at 1;
+    length 0 for one known width), and the grid's dev CER table. Each gap's union and its features are
     computed once (:func:`~stoicheia_spacy.restore.combine.combine` with unit weights)."""
     from stoicheia_spacy.restore.combine import combine
 
@@ -230,13 +231,16 @@ def fit_combination(runs: dict, splits: dict, args: argparse.Namespace) -> tuple
     buckets = [bucket_of(r, "known") for r in dev]
     table, weights = {}, {}
     pooled = cer.mean(1)
-    best = int(np.argmin(pooled))
+    # ``default`` also serves the hidden and range widths, whose backbone decodings are neither fitted
+    # nor affordable here (enumerated widths): it weighs the backbone only with --kn-default-backbone
+    allowed = np.array([args.kn_default_backbone or b == 0 for b, _ in grid])
+    best = int(np.argmin(np.where(allowed, pooled, np.inf)))
     weights["default"] = [grid[best][0], 1.0, grid[best][1], 0.0]
     for bucket in sorted(set(buckets)):
         sel = np.array([b == bucket for b in buckets])
         per = cer[:, sel].mean(1)
         table[bucket] = {f"backbone {b:g}, rev {rv:g}": 100 * float(c) for (b, rv), c in zip(grid, per, strict=True)}
-        if sel.sum() >= args.confidence_min_gaps:
+        if sel.sum() >= args.kn_min_gaps:  # ties go to the first (the smallest backbone weight)
             k = int(np.argmin(per))
             weights[bucket] = [grid[k][0], 1.0, grid[k][1], 0.0]
     table["pooled"] = {f"backbone {b:g}, rev {rv:g}": 100 * float(c) for (b, rv), c in zip(grid, pooled, strict=True)}
@@ -614,6 +618,8 @@ def evaluate(args: argparse.Namespace) -> int:
                                                  if max(args.kn_backbone_weights) > 0 else [])
         dev_runs = {p: decode((lambda arm=p[1]: scorer(arm)), dev, "known", args, cache_file(*p)) for p in wanted}
         fitted = fit_combination(dev_runs, splits, args)
+        if args.kn_weights:  # evaluate given weights (e.g. the shipped ones); the dev grid is still reported
+            fitted = ({str(k): [float(x) for x in v] for k, v in json.loads(args.kn_weights).items()}, fitted[1])
         from stoicheia_spacy.restore.combine import uses_backbone
 
         if not uses_backbone(fitted[0]):
@@ -637,7 +643,8 @@ def evaluate(args: argparse.Namespace) -> int:
                              for cands in runs[("dev", "ngram8", "known")]["cands"]])["overall"]
         cb_dev = score(dev, [[c[0] for c in rerank([tuple(x) for x in cands], WidthPrior())[:20]]
                              for cands in runs[("dev", "combined", "known")]["cands"]])["overall"]
-        combination = {"weights": kn_weights, "features": ["backbone", "fwd", "rev", "length"],
+        combination = {"weights": kn_weights, "weights_given": bool(args.kn_weights),
+                       "features": ["backbone", "fwd", "rev", "length"],
                        "dev_cer_by_weights": kn_table, "dev_ngram8_known": ng_dev, "dev_combined_known": cb_dev,
                        "backbone_used": any(w[0] > 0 for w in kn_weights.values())}
     invocation = {"wall_s": time.perf_counter() - wall0, "cpu_s": cpu_seconds() - cpu0, "workers": args.workers,
@@ -918,6 +925,13 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--kn-far", type=int, default=10, help="symbols beyond the gap's far edge in the ngram8 rescoring")
     e.add_argument("--kn-backbone-weights", type=lambda v: [float(x) for x in v.split(",")],
                    default=[0.0, 0.1, 0.2, 0.3, 0.5, 1.0], help="the combined arm's backbone weights tried on dev")
+    e.add_argument("--kn-weights", default=None,
+                   help='the combined arm\'s weights as JSON {bucket: [backbone, fwd, rev, length]} instead of the '
+                        "dev fit (the fit's grid is still reported)")
+    e.add_argument("--kn-min-gaps", type=int, default=30,
+                   help="a width bucket gets its own combination weights when dev has this many of its gaps")
+    e.add_argument("--kn-default-backbone", action="store_true",
+                   help="let the combination's default weights (hidden and range widths too) weigh the backbone")
     e.add_argument("--modes", default=",".join(MODES), help="the main arm's width modes to decode")
     e.add_argument("--lm-weight", type=float, default=1.0, help="the fused arm's LM weight inside the beam")
     e.add_argument("--lm-weights", default=None,
