@@ -12,8 +12,10 @@ rule-only scansion is printed (undetermined syllables ×).
 ``--scan`` (``[heavy]`` / ``{light}`` syllables), or both (macronized line, then bracketed
 line), one input line at a time: every line is its own Doc, encoded alone as the research
 tool encodes it, and length marks already in the input are stripped first. These formats
-use the scanner's research decode (``decode = "research"``, the default of a packaged
-released meter checkpoint; set here for any pipeline).
+write the quantities of the scanner's own decode, so they agree with ``--format text``:
+the research decode of a packaged released meter checkpoint (``decode = "research"``), the
+lattice decode of the default model. ``--meter`` forces the metre under either decode
+(``elegiac``: verses alternate hexameter and pentameter).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import typer
 from spacy.tokens import Doc
 
 from ..records import plain
-from ..scan.research import grammar_name
+from ..scan.research import LATTICE_METERS, grammar_name, verse_grammar
 from .options import (
     Unit,
     chosen_format,
@@ -93,12 +95,17 @@ def research_lines(nlp: Any, text: str, fmt: str, changes: dict[str, Any] | None
     """The research strings of every line of ``text`` (``fmt``: macronize, scan or research);
     ``changes``: the scanner's settings for this run (``component_cfg``)."""
     out: list[str] = []
+    changes = dict(changes or {})
+    forced = grammar_name(changes["meter"]) if changes.get("meter") else None
+    index = 0  # verse number (an elegiac couplet alternates hexameter and pentameter)
     for raw in text.split("\n"):
         line = strip_marks(raw)
         if not line.strip():
             out.extend([line] * (2 if fmt == "research" else 1))
             continue
-        verse = nlp(line, component_cfg={SCANNER: dict(changes or {})})  # each line alone, as the research tool
+        cfg = {**changes, "meter": verse_grammar(forced, index)} if forced else changes
+        index += 1
+        verse = nlp(line, component_cfg={SCANNER: cfg})  # each line alone, as the research tool
         scan = (verse._.verses or [verse[:]])[0]._.scansion
         macronized = scan.macronized if scan is not None and scan.macronized is not None else line
         bracketed = scan.bracketed if scan is not None and scan.bracketed is not None else line
@@ -114,17 +121,17 @@ def doc_json(doc: Doc) -> dict[str, Any]:
 
 
 def _check_meter_applied(docs: list[Doc], meter: str) -> None:
-    """Refuse a ``--meter`` the scanner's decode did not apply (it found another metre)."""
-    def grammar(name: str) -> str | None:  # "dactylic_hexameter" (a lattice metre) is "dactylic hexameter"
-        return grammar_name(name) or grammar_name(name.replace("_", " "))
-
-    wanted = grammar(meter)
+    """Refuse a ``--meter`` the scanner's decode did not apply (a verse no path of it fits)."""
+    wanted = grammar_name(meter)
+    grammars = {verse_grammar(wanted, 0), verse_grammar(wanted, 1)}  # an elegiac couplet: hex and penta
+    allowed = grammars | {name for g in grammars if g for name in LATTICE_METERS.get(g, ())}
     for doc in docs:
         for verse in doc._.verses or []:
             found = verse._.meter.name if verse._.meter is not None else None
-            if found is not None and grammar(str(found)) != wanted:
-                raise fail(f"--meter {meter}: the scanner's decode detected {found} instead (it does not force "
-                           "a metre); --format research forces it")
+            if verse._.scansion is not None and verse._.scansion.syllables and (found not in allowed or
+                                                                                not verse._.meter.used):
+                raise fail(f"--meter {meter}: no scansion of {verse.text!r} fits it (the scanner found "
+                           f"{found or 'no metre'})")
 
 
 def scan_command(
@@ -160,8 +167,9 @@ def scan_command(
     scanner: Any = nlp.get_pipe(SCANNER)
     if heads is not None:
         scanner.from_disk(heads)
-    # the settings given here; the others stay the scanner's (the research formats need its research decode)
-    changes = given(abstain_below=abstain_below, meter=meter, decode="research" if research else None)
+    # the settings given here; the others stay the scanner's (the research formats print its own decode's
+    # quantities: the research decode of a released meter package, the lattice of the default model)
+    changes = given(abstain_below=abstain_below, meter=meter)
     if changes:
         with scanner.settings_for_call(changes):  # an unknown metre: one error line, before any work
             pass

@@ -147,9 +147,11 @@ def decode_lattices(
     synizesis_cost: float = 1.0,
     max_candidates: int = 4,
     rule_eps: float = 0.02,
+    force: bool = False,
 ) -> list[LatticeResult | None]:
     """:func:`decode_lattice` for many lines ``(logp, candidates, n_units)``: every variant
-    of every line goes through one :func:`~stoicheia_spacy.scan.viterbi.viterbi_batch` per metre."""
+    of every line goes through one :func:`~stoicheia_spacy.scan.viterbi.viterbi_batch` per metre.
+    ``force``: the metre was given, so its best path decides the weights whatever the gate says."""
     heavy = (float(np.log1p(-rule_eps)), float(np.log(rule_eps)))
     sets = [merge_sets(cands, max_candidates) for _, cands, _ in lines]
     variants = [merge_logp(logp, s, heavy) for (logp, _, _), line_sets in zip(lines, sets, strict=True)
@@ -174,7 +176,7 @@ def decode_lattices(
             continue
         cost, name, j, path, evidence = found
         argmax_cost = float(-np.max(logp, axis=1).sum())
-        used = evidence - argmax_cost <= theta * n_units + 1e-12  # the gate weighs model evidence only
+        used = force or evidence - argmax_cost <= theta * n_units + 1e-12  # the gate weighs model evidence only
         if not used:
             path = "".join("HL"[i] for i in np.argmax(logp, 1))
             out.append(LatticeResult(name, cost / logp.shape[0], (), path, False))

@@ -65,12 +65,27 @@ GRAMMARS: dict[str, list[tuple[str, ...]]] = {
     "chol": [_ANCEPS, _LONGUM, _L, _LONGUM] * 2 + [_ANCEPS, _LONGUM, _H, _FINAL],
 }
 AUTO_ORDER: tuple[str, ...] = ("hex", "penta", "ia6", "ia6c", "troch_tet", "anap_tet", "chol")
+#: The forced metre of an elegiac couplet (not a grammar: :func:`verse_grammar` alternates hex / penta).
+ELEGIAC = "elegiac"
 #: Metre names of the research corpus -> grammar (a grammar name maps to itself).
 METER_NAMES: dict[str, str] = {
     "dactylic hexameter": "hex", "hexameter": "hex", "dactylic pentameter": "penta", "pentameter": "penta",
     "iambic trimeter (tragic)": "ia6", "iambic trimeter (anapaestic)": "ia6c", "ia6g": "ia6",
     "tr7": "troch_tet", "!_tr7": "troch_tet", "an4": "anap_tet", "an4cat": "anap_tet", "choliambic": "chol",
     **{name: name for name in GRAMMARS},
+    # the lattice decoder's metres (assets/meters) by their file names
+    "dactylic_hexameter": "hex", "elegiac_pentameter": "penta", "iambic_trimeter": "ia6",
+    "iambic_trimeter_resolved": "ia6c", "trochaic_tetrameter_catalectic": "troch_tet",
+    "anapaestic_tetrameter_catalectic": "anap_tet", "choliamb": "chol",
+    # the elegiac couplet: its verses alternate hexameter and pentameter, the first a hexameter
+    "elegiac": ELEGIAC, "elegiac couplet": ELEGIAC, "elegiacs": ELEGIAC, "eleg": ELEGIAC,
+}
+#: The lattice decoder's metres (``assets/meters`` names) that realise each grammar.
+LATTICE_METERS: dict[str, tuple[str, ...]] = {
+    "hex": ("dactylic_hexameter",), "penta": ("elegiac_pentameter",),
+    "ia6": ("iambic_trimeter", "iambic_trimeter_resolved"), "ia6c": ("iambic_trimeter_resolved",),
+    "troch_tet": ("trochaic_tetrameter_catalectic",), "anap_tet": ("anapaestic_tetrameter_catalectic",),
+    "chol": ("choliamb",),
 }
 DEFAULT_THETA = 0.1
 LOG_FLOOR = 1e-9
@@ -83,6 +98,14 @@ def grammar_name(meter: str | None) -> str | None:
     if meter is None:
         return None
     return METER_NAMES.get(meter.strip()) or METER_NAMES.get(meter.strip().lower())
+
+
+def verse_grammar(grammar: str | None, index: int) -> str | None:
+    """The grammar verse ``index`` (0-based) of a poem is forced to: ``grammar`` itself, or for
+    :data:`ELEGIAC` the couplet's hexameter (even verses) and pentameter (odd verses)."""
+    if grammar == ELEGIAC:
+        return "hex" if index % 2 == 0 else "penta"
+    return grammar
 
 
 @dataclass(frozen=True)
@@ -326,7 +349,7 @@ def decision_dict(decision: MeterDecision, text: str, offsets: Labels, *, forced
             "bracketed": bracketize(text, offsets, decision.labels)}
 
 
-__all__ = ["AUTO_ORDER", "DEFAULT_THETA", "GRAMMARS", "HEAVY", "LIGHT", "METER_NAMES", "NONE", "VERSE",
+__all__ = ["AUTO_ORDER", "DEFAULT_THETA", "ELEGIAC", "GRAMMARS", "LATTICE_METERS", "HEAVY", "LIGHT", "METER_NAMES", "NONE", "VERSE",
            "MeterDecision", "ambiguous_mask", "bracket_spans", "bracketize", "circumflex_heavy",
            "decision_dict", "gated", "gated_auto", "grammar_name", "insert_marks", "log_probs",
-           "merge_vowelless", "meter_costs", "metrical_pattern", "pattern", "scan_labels", "viterbi"]
+           "merge_vowelless", "meter_costs", "metrical_pattern", "pattern", "scan_labels", "verse_grammar", "viterbi"]

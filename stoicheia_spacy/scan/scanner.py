@@ -96,7 +96,15 @@ from .meters import load_meters, meter_from_dict, meter_to_dict, shipped_meter_d
 from .model import N_MACRON, ScannerHeads, heads_node, make_heads, torch_heads
 from .results import Macron, Meter, Scansion
 from .settings import ScannerSettings
-from .syllabify import HEAVY, LIGHT, UNKNOWN, dichrona_mask, macronize_offsets, syllabify
+from .syllabify import (
+    HEAVY,
+    LIGHT,
+    UNKNOWN,
+    dichrona_mask,
+    macronize_offsets,
+    syllabify,
+    word_syllable_ends,
+)
 
 for _name, _cls in (("macronized", Token), ("scansion", Span), ("meter", Span)):
     if not _cls.has_extension(_name):
@@ -285,10 +293,11 @@ class ScannerPipe(StoicheiaPipe):
         theta = self.settings.theta
         forced = rs.grammar_name(self.settings.meter) if self.settings.meter else None
         verses = self.verses(doc)
-        for span in verses:
+        for index, span in enumerate(verses):
             lo = int(np.searchsorted(offsets, span.start_char))
             hi = int(np.searchsorted(offsets, span.end_char))
             vtext = text[span.start_char : span.end_char]
+            grammar = rs.verse_grammar(forced, index)
             if hi <= lo:
                 span._.scansion = Scansion(syllables=(), pattern="", decoder=RESEARCH, bracketed=vtext,
                                            macronized=vtext)
@@ -305,8 +314,8 @@ class ScannerPipe(StoicheiaPipe):
             logp = rs.log_probs(scan[lo:hi])
             costs = rs.meter_costs(logp)
             auto = _research_meter(rs.decision_dict(rs.gated_auto(logp, labels, theta), vtext, off, forced=False))
-            if forced is not None:
-                chosen = rs.decision_dict(rs.gated(logp, forced, labels, theta), vtext, off, forced=True)
+            if grammar is not None:
+                chosen = rs.decision_dict(rs.gated(logp, grammar, labels, theta), vtext, off, forced=True)
                 span._.meter = _research_meter(chosen, costs=costs, auto=auto)
             else:
                 span._.meter = replace(auto, costs=costs)
@@ -344,7 +353,8 @@ class ScannerPipe(StoicheiaPipe):
         verses = self.verses(doc)
         rule_eps = self.settings.rule_eps
         lines: list[tuple[Span, int, int, Any, Any, np.ndarray]] = []  # span, lo, hi, sub, syl, logp
-        for span in verses:
+        line_index: list[int] = []  # the verse number of each line
+        for index, span in enumerate(verses):
             lo = int(np.searchsorted(offsets, span.start_char))
             hi = int(np.searchsorted(offsets, span.end_char))
             sub = planes[lo:hi] if hi > lo else None
@@ -354,13 +364,9 @@ class ScannerPipe(StoicheiaPipe):
                 span._.meter = None
                 continue
             corr = correption_mask(syl, sub, text)
+            line_index.append(index)
             lines.append((span, lo, hi, sub, syl, self._weight_logp(syl, scan[lo:hi], p_long[lo:hi], dich[lo:hi], corr)))
-        decoded: list[Any] = [None] * len(lines)
-        if self.meters and lines:  # every verse of the Doc through one lattice batch
-            decoded = decode_lattices([(logp, synizesis_candidates(syl, sub, text), hi - lo)
-                                       for _, lo, hi, sub, syl, logp in lines], self.meters,
-                                      theta=self.settings.theta,
-                                      synizesis_cost=self.settings.synizesis_cost, rule_eps=rule_eps)
+        decoded = self._decode_lines(lines, line_index, text)
         line_weights: list[np.ndarray] = []
         margin_lines: list[tuple[np.ndarray, tuple[int, ...], Any, np.ndarray]] = []
         margin_at: list[np.ndarray] = []
@@ -384,17 +390,20 @@ class ScannerPipe(StoicheiaPipe):
             line_weights.append(weights)
         for idx, margins in zip(margin_at, weight_margins_batch(margin_lines, rule_eps=rule_eps), strict=True):
             metre_margin[idx] = margins
-        for (span, _, _, sub, syl, _), res, weights in zip(lines, decoded, line_weights, strict=True):
+        cuts: list[tuple[Span, int, int, np.ndarray, np.ndarray]] = []  # span, lo, hi, syllable ends, weights
+        for (span, lo, hi, sub, syl, _), res, weights in zip(lines, decoded, line_weights, strict=True):
             merged = res.merged if res is not None else ()
             disp = syllabify(sub, text=text, weights=weights)
             sub_off = np.asarray(sub.offsets)
             keep = np.ones(len(disp), dtype=bool)
             if merged:
                 keep[np.asarray(merged, dtype=np.int64)] = False  # a merge ends where its second half ends
-            starts = np.concatenate([[disp.starts[0]], disp.ends[keep][:-1] + 1])
-            sylls = [text[int(sub_off[a]) : int(sub_off[b]) + 1]
-                     for a, b in zip(starts, disp.ends[keep], strict=True)]
+            first_nuc = disp.nucleus[np.concatenate([[True], keep[:-1]])]  # a merge's first nucleus
+            ends = word_syllable_ends(disp.ends[keep], first_nuc, disp.nucleus[keep], sub, text)
+            starts = np.concatenate([[disp.starts[0]], ends[:-1] + 1])
+            sylls = [text[int(sub_off[a]) : int(sub_off[b]) + 1] for a, b in zip(starts, ends, strict=True)]
             shown = weights[keep]  # both halves of a merge share its weight
+            cuts.append((span, lo, hi, disp.ends[keep], shown))
             span._.scansion = Scansion(syllables=tuple(sylls), pattern=syl.pattern(shown), decoder=LATTICE,
                                        synizesis=tuple(int(k) for k in merged))
             span._.meter = None if res is None else Meter(
@@ -406,6 +415,16 @@ class ScannerPipe(StoicheiaPipe):
             lengths = np.where(dich, (p_long > 0.5).astype(np.int64), -1)
         conf = np.maximum(p_long, 1 - p_long)
         lengths = np.where(dich & (conf < abstain), -1, lengths)
+        for span, lo, hi, ends, shown in cuts:  # the research strings of this decode's quantities
+            vtext = text[span.start_char : span.end_char]
+            off = offsets[lo:hi] - span.start_char
+            labels = np.zeros(hi - lo, dtype=np.int64)
+            labels[ends] = np.where(shown == HEAVY, rs.HEAVY, rs.LIGHT)
+            marks = {int(k): rs.MAC_LONG if lengths[lo + k] == 1 else rs.MAC_SHORT
+                     for k in np.nonzero(lengths[lo:hi] >= 0)[0]}
+            span._.scansion = replace(span._.scansion, labels=tuple(int(x) for x in labels),
+                                      bracketed=rs.bracketize(vtext, off, labels),
+                                      macronized=rs.insert_marks(vtext, off, marks))
         doc._.verses = verses
         doc._.macrons = [Macron(offset=int(offsets[i]), p_long=float(p_long[i]),
                                 length=None if lengths[i] < 0 else int(lengths[i]), metre=int(metre_vote[i]),
@@ -413,6 +432,36 @@ class ScannerPipe(StoicheiaPipe):
         for tok in doc:
             sl = slice(int(token_ends[tok.i - 1]) if tok.i else 0, int(token_ends[tok.i]))
             tok._.macronized = macronize_offsets(tok.text, offsets[sl] - tok.idx, lengths[sl])
+
+    def _forced_meters(self, grammar: str) -> dict[str, Any]:
+        """The loaded metres that realise ``grammar`` (a research grammar name)."""
+        chosen = {k: m for k, m in self.meters.items() if k in rs.LATTICE_METERS.get(grammar, ())}
+        if not chosen:
+            raise ConfigError(f"stoicheia_scanner meter {self.settings.meter!r}: the scanner has no metre for it "
+                              f"(loaded: {sorted(self.meters)})")
+        return chosen
+
+    def _decode_lines(self, lines: Sequence[tuple[Any, ...]], indices: Sequence[int], text: str) -> list[Any]:
+        """The lattice decode of every verse (``lines`` as :meth:`_annotate` builds them, ``indices``
+        their verse numbers): detected over all metres in one batch, or, with ``meter`` set, each
+        verse under its forced metre (an elegiac couplet alternates), the gate not consulted."""
+        decoded: list[Any] = [None] * len(lines)
+        if not self.meters or not lines:
+            return decoded
+        forced = rs.grammar_name(self.settings.meter) if self.settings.meter else None
+        groups: dict[str | None, list[int]] = {}
+        for j, index in enumerate(indices):
+            groups.setdefault(rs.verse_grammar(forced, index), []).append(j)
+        for grammar, members in groups.items():
+            meters = self.meters if grammar is None else self._forced_meters(grammar)
+            batch = [lines[j] for j in members]
+            results = decode_lattices([(logp, synizesis_candidates(syl, sub, text), hi - lo)
+                                       for _, lo, hi, sub, syl, logp in batch], meters,
+                                      theta=self.settings.theta, synizesis_cost=self.settings.synizesis_cost,
+                                      rule_eps=self.settings.rule_eps, force=grammar is not None)
+            for j, res in zip(members, results, strict=True):
+                decoded[j] = res
+        return decoded
 
     def _weight_logp(self, syl: Any, scan: np.ndarray, p_long: np.ndarray, dich: np.ndarray,
                      correption: np.ndarray | None = None) -> np.ndarray:

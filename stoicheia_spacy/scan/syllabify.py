@@ -46,6 +46,9 @@ STOPS = np.array([_ID[c] for c in "πβφκγχτδθ"])
 LIQUIDS = np.array([_ID[c] for c in "λρμν"])
 #: Diphthongs as (first, second) letter-id pairs.
 DIPHTHONGS = {(_ID[a], _ID[b]) for a, b in ("αι", "ει", "οι", "υι", "αυ", "ευ", "ηυ", "ου", "ωυ")}
+#: Long vowels that take an iota adscript (``τῆι``, ``δήμωι``): one long nucleus with the ι.
+ADSCRIPT_HOSTS = np.array([_ID[c] for c in "ηω"])
+IOTA = _ID["ι"]
 ELISION_MARKS = frozenset("’'᾽ʼ`")
 
 _FEATURES = np.array([dia_features(s) for s in range(48)], dtype=np.int64)  # (48, 4)
@@ -100,7 +103,13 @@ def word_ends(planes: CharPlanes, text: str | None = None) -> np.ndarray:
 
 
 def diphthong_second(planes: CharPlanes) -> np.ndarray:
-    """Bool (n,): the letter is the second vowel of a diphthong."""
+    """Bool (n,): the letter is the second vowel of a diphthong or an iota adscript.
+
+    An adscript is a bare ι (no accent, breathing or diaeresis) after η or ω, whatever
+    their accent (``τῆι``, ``ἧι``, ``δήμωι``), or after a circumflexed α (``ἀγορᾶι``): the
+    accent of a true diphthong stands on its second vowel, so an accented first vowel
+    with a bare ι is the long vowel written with its iota.
+    """
     letters = _letters(planes)
     n = letters.shape[0]
     out = np.zeros(n, dtype=bool)
@@ -114,7 +123,10 @@ def diphthong_second(planes: CharPlanes) -> np.ndarray:
     same_word = ~(np.asarray(planes.boundary)[:-1] > 0)
     no_diaeresis = feats[1:, 3] == 0
     first_bare = (feats[:-1, 0] == 0) & (feats[:-1, 1] == 0)
-    out[1:] = pair & same_word & no_diaeresis & first_bare
+    second_bare = (feats[1:, 0] == 0) & (feats[1:, 1] == 0) & no_diaeresis
+    host = np.isin(a, ADSCRIPT_HOSTS) | ((a == _ID["α"]) & (feats[:-1, 0] == 3))
+    adscript = host & (b == IOTA) & second_bare & (feats[:-1, 2] == 0)
+    out[1:] = same_word & ((pair & no_diaeresis & first_bare) | adscript)
     return out
 
 
@@ -262,3 +274,27 @@ def macronize_offsets(text: str, offsets: np.ndarray, lengths: np.ndarray) -> st
         prev = end
     pieces.append(text[prev:])
     return "".join(pieces)
+
+
+def word_syllable_ends(ends: np.ndarray, first_nucleus: np.ndarray, last_nucleus: np.ndarray,
+                       planes: CharPlanes, text: str | None = None) -> np.ndarray:
+    """Syllable ends for display, one word at a time.
+
+    The phonological syllables of a verse run across word ends (``πολύτροπον, ὃς``: the ν
+    opens the next syllable, ``ν, ὃς``); shown per word, a syllable ends at its word's end
+    whenever the next syllable's nucleus is in another word, so the consonants go back to
+    their word (``πον | ὃς``). ``ends`` are the syllables' last letters, ``first_nucleus`` /
+    ``last_nucleus`` their nuclei (the same but for a merged syllable). Elided consonants
+    belong to the next word (:func:`word_ends`).
+    """
+    ends = np.asarray(ends, dtype=np.int64)
+    if ends.size < 2:
+        return ends.copy()
+    wend = word_ends(planes, text)
+    word_id = np.concatenate([[0], np.cumsum(wend)[:-1]])  # words before each letter
+    word_last = np.nonzero(wend)[0]  # last letter of each word
+    here = word_id[np.asarray(last_nucleus, dtype=np.int64)[:-1]]
+    there = word_id[np.asarray(first_nucleus, dtype=np.int64)[1:]]
+    out = ends.copy()
+    out[:-1] = np.where(here == there, ends[:-1], word_last[here])
+    return out

@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--heads", action="append", default=[], help="NAME=DIR (pretrained backbone)")
     ap.add_argument("--random", action="append", default=[], help="NAME=DIR (random backbone, seed from its report)")
+    ap.add_argument("--pipeline", action="append", default=[],
+                    help="NAME=MODEL: a whole pipeline as `stoicheia scan` loads it (e.g. default=grc_stoicheia_doc_clean)")
     ap.add_argument("--quick", action="store_true", help="first 40 lines of each part only")
     ap.add_argument("--theta", type=float, default=0.1)
     args = ap.parse_args(argv)
@@ -158,7 +160,12 @@ def main(argv: list[str] | None = None) -> int:
         name, path = spec.split("=", 1)
         seed = json.loads((Path(path) / "train_report.json").read_text()).get("seed", 0) if (Path(path) / "train_report.json").exists() else 0
         results["arms"][name] = {"random_init": random_init, **model_arm(load_arm(Path(path), random_init, seed), norma, args.theta)}
-    pre = [a for a in results["arms"].values() if not a["random_init"]]
+    for spec in args.pipeline:
+        from stoicheia_spacy.cli.loading import load_for
+
+        name, model = spec.split("=", 1)
+        results["arms"][name] = {"random_init": False, "pipeline": model, **model_arm(load_for("scan", model), norma, args.theta)}
+    pre = [a for a in results["arms"].values() if not a["random_init"] and "pipeline" not in a]
     rnd = [a for a in results["arms"].values() if a["random_init"]]
     if pre and rnd and len(pre) == len(rnd):
         from stoicheia_lab.scoring.stats import sign_flip_test
