@@ -123,9 +123,25 @@ def render_with_gaps(source: str, planes: CharPlanes, runs: list[GapRun]) -> tup
 
     Returns the text, the source alignment and the ``(start, end)`` of every gap's markup
     in the text. Inside a gap only the last letter's word end and punctuation are shown
-    (as a space / mark after the markup)."""
+    (as a space / mark after the markup). In a spaced source the gap stays where it was
+    written: glued to a letter before it, the word end and punctuation predicted after that
+    letter move behind the gap (``β[.1].``, not ``β. [.1]``); glued to a letter after it, no
+    word end is shown after the gap (``πῶ[.1]ον``)."""
     shown = planes.copy()
+    spaced = any(ch.isspace() for ch in source)
     for run in runs:
+        last = run.start + run.width - 1
+        if spaced and run.start > 0 and run.source_start > 0 and source[run.source_start - 1].isalpha():
+            before = run.start - 1
+            if shown.punctuation[last] == PUNCT_NONE:
+                shown.punctuation[last] = shown.punctuation[before]
+            if shown.boundary[last] == BND_INTERNAL:
+                shown.boundary[last] = shown.boundary[before]
+            shown.boundary[before] = BND_INTERNAL
+            shown.punctuation[before] = PUNCT_NONE
+        if spaced and run.source_end < len(source) and source[run.source_end].isalpha():
+            shown.boundary[last] = BND_INTERNAL
+            shown.punctuation[last] = PUNCT_NONE
         inner = slice(run.start, run.start + run.width - 1)
         shown.boundary[inner] = BND_INTERNAL
         shown.punctuation[inner] = PUNCT_NONE

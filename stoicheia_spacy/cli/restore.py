@@ -148,7 +148,8 @@ def restore_command(
                                   help="List up to N attested parallels per candidate from other documents of "
                                        "the open corpus (the parallels index of the lexicon data package)"),
     accent: bool = flag("--accent", "Also show each candidate with accents and word division, as the accentuator "
-                        "renders it in context (loads the accentuator and its lexicon)"),
+                        "renders it in context (loads the accentuator and its lexicon; with --format epidoc the "
+                        "supplied letters are written so)"),
 ) -> None:
     """Restore the gaps of TEXT_OR_FILE and print the ranked candidates of each gap.
 
@@ -175,7 +176,7 @@ def restore_command(
             if gap:
                 raise fail("--gap is not available with --format epidoc (every lost gap is restored)")
             changes.pop("strip_restorations", None)  # the file's <supplied> are read by `supplied`
-            _write_epidoc(Path(text), output, pipeline, changes, top, strip, view.message is None)
+            _write_epidoc(Path(text), output, pipeline, changes, top, strip, view.message is None, accent=accent)
             return
         if view.message is not None and not view.text.strip():
             return
@@ -262,15 +263,19 @@ def _is_xml_file(text: str) -> bool:
 
 
 def _write_epidoc(path: Path, out: Path | None, model: str | None, changes: dict[str, Any], top: int,
-                  strip: bool, restore: bool) -> None:
-    """Restore the lost gaps of the EpiDoc file ``path`` and write it to ``out`` (or stdout)."""
+                  strip: bool, restore: bool, *, accent: bool = False) -> None:
+    """Restore the lost gaps of the EpiDoc file ``path`` and write it to ``out`` (or stdout);
+    ``accent``: the supplied letters are written with the accents and breathings the
+    accentuator gives them in context."""
     import sys
 
     from ..restore.epidoc import restore_epidoc
 
     if restore:
-        nlp = load("restore", model)
+        nlp = load("restore", model, extra=["stoicheia_accentuator"] if accent else [])
         restorer: Any = nlp.get_pipe(RESTORER)
+        if accent and restorer.accenter is not None:  # the candidates written get their accents
+            restorer.accenter = replace(restorer.accenter, top=max(top, 1))
         if top > restorer.settings.n_candidates:
             changes = {**changes, "n_candidates": top}
         data = restore_epidoc(nlp, path, supplied="gap" if strip else "text", top=max(top, 1), settings=changes)

@@ -38,7 +38,9 @@ DTD is loaded, no entity is resolved, no network is used, a document type declar
 declares entities is refused, the size read is bounded (``max_bytes``), and malformed or
 non-TEI files and impossible widths raise :class:`~stoicheia_spacy.errors.EpiDocError`.
 
-Writing (:func:`write_epidoc`): each restored gap element is replaced, in the original
+Writing (:func:`write_epidoc`): a gap of unknown extent (``extent="unknown"``) is kept as it
+is, followed by ``<note type="restoration" resp="#stoicheia">`` listing the candidates (their
+width is the restorer's guess, not the stone's). Each other restored gap element is replaced, in the original
 bytes, by ``<supplied reason="lost" cert="low" resp="#stoicheia">TOP</supplied>``; when
 there are other candidates, inside an apparatus
 ``<app type="alternative" resp="#stoicheia"><lem cert="P">…</lem><rdg cert="P"><supplied
@@ -859,7 +861,7 @@ def _candidates(item: Any) -> list[tuple[str, float | None]]:
             text = cand[0]
             prob = cand[2] if len(cand) >= 3 else cand[1] if len(cand) == 2 else None
         else:
-            text = _get(cand, "text", "candidate")
+            text = _get(cand, "accented") or _get(cand, "text", "candidate")  # accented when the accentuator ran
             prob = _get(cand, "share", "probability", "prob", "p")
         if not isinstance(text, str):
             raise EpiDocError(f"a restoration candidate has no text: {cand!r}")
@@ -888,6 +890,14 @@ def _apparatus(prefix: str, reason: str, cands: list[tuple[str, float | None]]) 
                      f'{_escape(text)}</{tag("supplied")}></{tag("rdg")}>')
     parts.append(f"</{tag('app')}>")
     return "".join(parts)
+
+
+def _candidate_note(prefix: str, cands: list[tuple[str, float | None]]) -> str:
+    """A ``<note>`` after a gap of unknown extent: the restorer's candidates, the gap kept."""
+    tag = f"{prefix}:note" if prefix else "note"
+    listed = "; ".join(text if p is None else f"{text} ({p:.3f})" for text, p in cands)
+    return (f'<{tag} type="restoration" resp="{RESP}">gap of unknown extent; candidates: '
+            f"{_escape(listed)}</{tag}>")
 
 
 def _align(gaps: Sequence[EpiDocGap], restorations: Sequence[Any] | Mapping[int, Any]) -> list[tuple[int, Any]]:
@@ -953,6 +963,10 @@ def write_epidoc(source: bytes | str | Path, restorations: Sequence[Any] | Mappi
         if gap.kind == "supplied" and any(_local(c) in _BREAKS for c in el.iter()):
             continue  # a restoration across a line break: rewriting it would lose the <lb/>
         reason = gap.reason if gap.reason in ("lost", "illegible") else "lost"
+        if gap.kind == "gap" and gap.unit == "character" and gap.max_width is None:
+            # an unknown extent is never fixed at the candidates' width: the gap stays, they go in a note
+            edits.append((end, end, _candidate_note(el.prefix or "", cands)))
+            continue
         edits.append((start, end, _apparatus(el.prefix or "", reason, cands)))
     if not edits:
         return loaded.data

@@ -4,8 +4,9 @@
 * ``span._.scansion`` of each verse (``doc._.verses``): a :class:`Scansion`;
 * ``span._.meter`` of each verse: a :class:`Meter`, or None (no syllables, or no metre loaded).
 
-A field one decoder does not produce keeps its empty default (``labels``, ``bracketed`` and
-``macronized`` are the research decode's; ``synizesis`` the lattice's). All are frozen;
+A field one decoder does not produce keeps its empty default (``synizesis`` is the lattice's;
+``labels``, ``bracketed`` and ``macronized`` of a :class:`Scansion` come from both, the lattice
+writing its own quantities in the research strings' notation). All are frozen;
 ``to_dict()`` gives JSON.
 """
 
@@ -38,10 +39,10 @@ class Macron(Record):
 @record
 @dataclass(frozen=True, slots=True)
 class Scansion(Record):
-    """One verse: its ``syllables`` (text), ``pattern`` (the quantities: ``–`` heavy, ``⏑``
+    """One verse: its ``syllables`` (text; the lattice shows them per word, ``πον | ὃς``), ``pattern`` (the quantities: ``–`` heavy, ``⏑``
     light; the research decode's H/L/V labels as its metrical pattern), the ``decoder`` that
-    made it, ``synizesis`` (rule-syllable indices ``k`` merged with ``k + 1``), and, from the
-    research decode, ``labels`` (per letter: 0 none, 1 heavy ends, 2 light ends, 3 verse ends),
+    made it, ``synizesis`` (rule-syllable indices ``k`` merged with ``k + 1``), and in the research
+    tools' notation ``labels`` (per letter: 0 none, 1 heavy ends, 2 light ends, 3 verse ends),
     ``bracketed`` (the ``--scan`` string) and ``macronized`` (the ``--macronize`` string)."""
 
     syllables: tuple[str, ...]

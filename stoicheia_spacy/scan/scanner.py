@@ -33,9 +33,10 @@ the whole Doc):
 (:mod:`stoicheia_spacy.scan.research`: per-letter labels, the two rules, gated Viterbi
 over the research grammars, macrons from the macron head alone, never changed by the
 metre). ``stoicheia package`` sets ``decode = "research"`` for a released meter or
-macronizer checkpoint. Under ``"research"``, ``meter`` (a grammar name such as ``"hex"``
-or a corpus name such as ``"dactylic hexameter"``) forces the verse's metre (the research
-``gated_decode``); unset, the metre is detected (``gated_auto``).
+macronizer checkpoint. ``meter`` (a grammar name such as ``"hex"``, a corpus name such as
+``"dactylic hexameter"``, or ``"elegiac"``: hexameter and pentameter alternate) forces the
+verse's metre: under ``"research"`` the research ``gated_decode``, under ``"lattice"`` the
+best path of that metre's automata whatever the gate says; unset, the metre is detected.
 
 Writes ``token._.macronized`` (U+0304 long, U+0306 short) and typed records of one shape for
 both decoders (:mod:`stoicheia_spacy.scan.results`): ``doc._.macrons`` (a

@@ -14,7 +14,8 @@ Options (defaults in brackets): ``theta`` [0.1] nats per letter of the metre gat
 unmarked), ``temperature`` [1] of the macron head, ``rule_eps`` [0.02], ``meters`` [null:
 all] names to restrict detection to, ``synizesis_cost`` [1] nats per merge,
 ``correption_eps`` [0.2], ``decode`` [lattice | research] and ``meter`` [null] (the
-research decode's forced metre).
+verse's forced metre under either decode: a research grammar ``hex``, ``penta``, ``ia6`` …, a
+corpus or lattice metre name, or ``elegiac``, whose verses alternate hexameter and pentameter).
 """
 
 from __future__ import annotations

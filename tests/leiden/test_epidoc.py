@@ -69,8 +69,19 @@ def fake_restorations(view: EpiDocText) -> list[Restoration]:
     return out
 
 
+#: the note the writer adds after a gap of unknown extent (the gap itself stays)
+NOTE = re.compile(r'<(?:\w+:)?note type="restoration" resp="#stoicheia">[^<]*</(?:\w+:)?note>')
+
+
+def unknown_extent(gap) -> bool:  # type: ignore[no-untyped-def]
+    """A ``<gap extent="unknown">``: kept, its candidates in a note, never a fixed-width ``<supplied>``."""
+    return gap.kind == "gap" and gap.unit == "character" and gap.max_width is None
+
+
 def outside_touched(original: str, written: str, spans: list[tuple[int, int]]) -> tuple[str, str]:
-    """Both files with the touched elements cut out (a NUL each), for a byte-exact comparison."""
+    """Both files with the touched elements cut out (a NUL each) and our notes after unknown-extent
+    gaps dropped, for a byte-exact comparison."""
+    written = NOTE.sub("", written)
     pieces, cursor = [], 0
     for start, end in sorted(spans):
         pieces.append(original[cursor:start])
@@ -183,9 +194,11 @@ def test_every_ddbdp_file_writes_back_byte_exact(epidoc_ddbdp: list[Path], suppl
         original_bytes = path.read_bytes()
         view = read_epidoc(path, supplied=supplied)  # type: ignore[arg-type]
         written_bytes = write_epidoc(path, fake_restorations(view), supplied=supplied)  # type: ignore[arg-type]
-        restored = [g for g in view.gaps if g.reason == "lost"
+        restored = [g for g in view.gaps if g.reason == "lost" and not unknown_extent(g)
                     and not (g.kind == "supplied" and "<lb" in original_bytes.decode()[g.source_start:g.source_end])]
-        if not restored:
+        noted = [g for g in view.gaps if g.reason == "lost" and unknown_extent(g)]
+        assert len(NOTE.findall(written_bytes.decode("utf-8"))) == len(noted), path
+        if not restored and not noted:
             assert written_bytes == original_bytes, path
             continue
         touched_files += 1
@@ -200,13 +213,13 @@ def test_every_ddbdp_file_writes_back_byte_exact(epidoc_ddbdp: list[Path], suppl
         assert all(el.get("reason") == "lost" and el.get("cert") == "low" for el in ours)
         readings = new_root.findall(".//t:app[@resp='#stoicheia']/t:rdg", NS)
         assert len(readings) == 2 * len(restored)
-        assert {r.get("cert") for r in readings} == {"0.300", "0.100"}
+        assert {r.get("cert") for r in readings} == ({"0.300", "0.100"} if restored else set())
         # re-read: no lost gap is left where one was restored; the top candidates are text now
         again = read_epidoc(written_bytes, supplied="text")
         assert len([g for g in again.gaps if g.reason == "lost" and g.unit == "character"]) == \
             len([g for g in view.gaps if g.reason == "lost" and g.unit == "character" and g.kind == "gap"]) - \
             len([g for g in restored if g.kind == "gap" and g.unit == "character"])
-        assert "καὶ" in again.text
+        assert any(w in again.text for w in ("καὶ", "τοῦ δήμου", "ἐπὶ")) or not restored
     assert touched_files >= 10
 
 
@@ -334,14 +347,18 @@ def test_restore_epidoc_with_the_tiny_restorer(tiny_restorer, epidoc_ddbdp: list
     doc = tiny_restorer(view.text)
     by_start = {item.start: item for item in doc._.restorations}
     expected = [by_start[view.gaps[i].start].candidates[0].text for i in view.restorable
-                if by_start[view.gaps[i].start].candidates]
-    assert [el.text for el in ours] == expected and expected
+                if by_start[view.gaps[i].start].candidates and not unknown_extent(view.gaps[i])]
+    assert [el.text for el in ours] == expected
+    noted = [i for i in view.restorable if unknown_extent(view.gaps[i]) and by_start[view.gaps[i].start].candidates]
+    assert len(NOTE.findall(out.decode("utf-8"))) == len(noted) and (expected or noted)
     assert all(re.fullmatch(r"[\w\s]+", text) for text in expected)
     original = path.read_text(encoding="utf-8")
     before, after = outside_touched(original, out.decode("utf-8"),
-                                    [(view.gaps[i].source_start, view.gaps[i].source_end) for i in view.restorable])
+                                    [(view.gaps[i].source_start, view.gaps[i].source_end) for i in view.restorable
+                                     if not unknown_extent(view.gaps[i])])
     assert before == after
-    assert read_epidoc(out).restorable == ()
+    again = read_epidoc(out)  # only the gaps of unknown extent are left to restore
+    assert [again.gaps[i].max_width for i in again.restorable] == [None] * len(noted)
 
 
 # ---------------------------------------------------------------------------- other corpora's styles

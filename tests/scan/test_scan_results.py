@@ -29,7 +29,9 @@ def test_scansion_meter_and_macrons_are_frozen_records(nlp: spacy.Language) -> N
     assert scan.decoder == meter.decoder == "lattice"
     assert len(scan.syllables) == len(scan.pattern) and set(scan.pattern) <= {"–", "⏑"}
     assert meter.name == "dactylic_hexameter" and meter.used and meter.cost is not None
-    assert scan.labels == () and scan.bracketed is None  # the research decode's fields stay empty
+    # the research strings hold the lattice's own quantities (issue 41: they agree with the pattern)
+    assert len(scan.labels) == len(doc._.stoicheia.planes) and scan.bracketed and scan.macronized
+    assert "".join("–" if lab == 1 else "⏑" for lab in scan.labels if lab) == scan.pattern
     assert doc._.macrons and all(isinstance(m, Macron) for m in doc._.macrons)
     assert {unicodedata.normalize("NFD", doc.text[m.offset])[0].lower() for m in doc._.macrons} <= set("αιυ")
     with pytest.raises(dataclasses.FrozenInstanceError):
