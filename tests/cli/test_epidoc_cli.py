@@ -96,3 +96,26 @@ def test_accentuate_reads_epidoc(tiny_checkpoint: Path, epidoc_ddbdp: list[Path]
     latin = CliRunner().invoke(app, ["accentuate", str(ddbdp(epidoc_ddbdp, "p.mich.3.166.xml")),
                                      "--notation", "epidoc", "--model", str(tiny_checkpoint)])
     assert latin.exit_code == 1 and "not Greek" in latin.output
+
+
+DECREE = (f'<TEI xmlns="{TEI_NS}"><text><body><div type="edition" xml:lang="grc">\n'
+          '<ab>ἔδοξε τῇ βουλῇ <gap reason="lost" quantity="3" unit="character"/> τῷ δήμῳ '
+          '<gap reason="lost" extent="unknown" unit="character"/></ab>\n</div></body></text></TEI>\n')
+
+
+def test_restore_epidoc_accent_writes_accented_supplied_letters_and_keeps_unknown_gaps(tmp_path: Path) -> None:
+    """The default pipeline: ``--accent`` writes the supplied letters with accents (καὶ, not και);
+    the gap of unknown extent stays a gap with its candidates in a note."""
+    import unicodedata
+
+    source, out = tmp_path / "decree.xml", tmp_path / "restored.xml"
+    source.write_text(DECREE, encoding="utf-8")
+    result = CliRunner().invoke(app, ["restore", str(source), "--format", "epidoc", "--accent", "--top", "3",
+                                      "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    root = etree.fromstring(out.read_bytes())
+    ours = [el.text or "" for el in root.findall(".//t:supplied", NS)]
+    assert len(ours) == 3 and all(any(unicodedata.combining(c) for c in unicodedata.normalize("NFD", t))
+                                  for t in ours), ours
+    assert root.find(".//t:gap[@extent='unknown']", NS) is not None
+    assert root.find(".//t:note[@type='restoration']", NS) is not None
