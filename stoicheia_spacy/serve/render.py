@@ -209,6 +209,8 @@ def _date(doc: Any) -> str:
             top = sorted(value.probabilities.items(), key=lambda kv: -kv[1])[:3]
             labels.append(f"<tr><th>{task}</th><td>{e(', '.join(f'{k} {p:.0%}' for k, p in top))}</td></tr>")
     table = f"<table class='labels'>{''.join(labels)}</table>" if labels else ""
+    if not doc._.date.applicable:  # outside what the dater was fitted on: the reason, no histogram
+        return _section("date", "Date", f'<p class="not-applicable" id="no-date"><b>{e(doc._.date)}</b></p>{table}')
     return _section("date", "Date", f"<p><b>{e(doc._.date)}</b></p>{date_svg(doc._.date, width=880)}{table}")
 
 
