@@ -56,7 +56,7 @@ md("## Accentuation of scriptio continua"),
 code("""bare = "ανδρωνδεπιφανωνπασαγηταφος"
 if "stoicheia_accentuator" in nlp.pipe_names or type(nlp.tokenizer).__name__ != "Tokenizer":
     doc = nlp(bare)
-    print(doc.text)
+    print(doc.text, "->", doc._.accent_text)  # the accented, divided text (doc.text stays the input)
 else:
     planes = st.encode_planes(bare).with_unknown("diacritics", "boundary", "punctuation")
     batch = planes_to_tensors([planes])
@@ -103,7 +103,7 @@ starts, probs = zip(*estimate.histogram, strict=True)
 fig, ax = plt.subplots(figsize=(8, 3))
 ax.bar(starts, probs, width=25, align="edge", alpha=0.7, label="doc._.date")
 ax.axvspan(estimate.low, estimate.high, color="orange", alpha=0.2, label=f"{estimate.level:.0%} interval")
-ax.axvline(estimate.mean, color="k", label="mean")
+ax.axvline(estimate.mean, color="k", label=estimate.estimator)
 ax.set_xlabel("year (negative: BCE)")
 ax.set_ylabel("probability")
 ax.legend()
@@ -111,6 +111,7 @@ fig.tight_layout()
 print("interval:", estimate)
 homer = dating("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος οὐλομένην, ἣ μυρί’ Ἀχαιοῖς ἄλγε’ ἔθηκε")
 print("genre:", homer._.genre, "dialect:", homer._.dialect)
+print("Homer:", homer._.date)  # literature: the dater says it does not apply
 html = render_date_html(doc, page=False)
 len(html)"""),
 ]

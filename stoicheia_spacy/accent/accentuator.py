@@ -12,7 +12,9 @@ every position from the logits. Decoding (per-plane modes, orthographic constrai
 A pipe cannot change ``doc.text``, so it annotates: ``doc._.accent_text`` is the rendered
 polytonic text, ``doc._.source_alignment`` its :class:`~stoicheia_spacy.accent.align.Alignment`
 with ``doc.text``, ``doc._.accent_planes`` the prediction, and each token whose letters
-render contiguously gets its accented form as ``token.norm_`` (LatinCy-style). By default
+render contiguously gets its accented form, lower-cased as spaCy's norms are, as ``token.norm_``
+(LatinCy-style; the morphosyntax components embed NORM, so a capital the accentuator predicts
+must not change their input: ``μοῦσα`` stays ``μοῦσα``, not ``Μοῦσα``). By default
 (``boundary = "auto"``) word division is copied from a Doc whose text divides words, so
 that tokens and rendered words agree, and predicted for *scriptio continua*: then
 ``doc._.accent_text`` is the divided, accented text and ``doc._.accent_doc``
@@ -216,7 +218,7 @@ class StoicheiaAccentuator(SerializedPipe, Pipe):
             while hi < len(rendered) and not rendered[hi].isspace() and rendered[hi] not in ",·:.;":
                 hi += 1  # trailing combining marks / elision of the last letter
             if " " not in rendered[lo:hi]:
-                token.norm_ = rendered[lo:hi]
+                token.norm_ = rendered[lo:hi].lower()
 
     def from_disk(self, path: str | Path, *, exclude: Iterable[str] = tuple()) -> StoicheiaAccentuator:
         """Read the settings (also those of a pipeline saved when the accentuator owned a

@@ -16,6 +16,13 @@ letters is a candidate word (an *arc*):
   :mod:`.predict` (one breathing on the word-initial vowel or diphthong, at most one
   accent), with a per-word and per-letter penalty calibrated on dev data.
 
+After the best path is found, **case government** overrides one choice the unigram scores cannot
+make: the word after a preposition that governs the dative alone (``ἐν``, ``σύν``, ``ξύν``; and the
+word after a dative singular article, postpositive particles such as ``δέ`` between them) is a
+dative, so when the lexicon has forms of its
+letters with an iota subscript on the last letter (the dative singular of the first and second
+declensions) the best of those is written (``ἐν ἀρχῇ``, not ``ἐν ἀρχὴ``).
+
 Each arc also gets the backbone's word-division score (internal letters not ending a word,
 the last letter ending one).  Viterbi over word ends finds the best path; punctuation and
 sentence ends are then read off the backbone at the chosen word ends.  Scoring is
@@ -46,6 +53,7 @@ from ..alphabet import (
     N_DIA_STATES,
     N_PUNCT_OUT,
     PUNCT_NONE,
+    dia_features,
 )
 from ..codec import CharPlanes, encode_planes, word_spans
 from .formlex import ADD_ACUTE, TO_GRAVE, FormLexicon, hash_rows
@@ -61,6 +69,13 @@ ENCLITICS: tuple[str, ...] = (
     "ειμι", "εστι", "εστιν", "εσμεν", "εστε", "εισι", "εισιν", "ἐστον",
     "φημι", "φησι", "φησιν", "φαμεν", "φατε", "φασι", "φασιν",
 )
+
+#: bare forms of the prepositions that govern the dative alone
+DATIVE_PREPOSITIONS: tuple[str, ...] = ("εν", "συν", "ξυν")
+#: bare forms of the dative singular articles: written with an iota subscript, the next word agrees
+DATIVE_ARTICLES: tuple[str, ...] = ("τω", "τη")
+#: postpositive particles, which stand between a preposition or article and its noun
+POSTPOSITIVES: tuple[str, ...] = ("δε", "γαρ", "μεν", "τε", "ουν", "γε")
 
 _VOWEL = np.zeros(N_CHAR_IDS, bool)
 _VOWEL[[ALPHABET.index(c) for c in "αεηιουω"]] = True
@@ -93,6 +108,7 @@ class LatticeParams:
     max_word: int = 24
     grave_rule: bool = True  # oxytones: grave unless last or before an enclitic (else: backbone decides)
     seg_dia: bool = False    # backbone diacritic scores also weigh word division (else: only choose forms)
+    govern_dative: bool = True  # the word after a dative-only preposition / dative article is a dative
 
     def to_dict(self) -> dict[str, float]:
         """JSON-friendly form."""
@@ -111,10 +127,67 @@ class LatticeResult:
 
 @cache
 def _enclitic_hashes() -> np.ndarray:
-    planes = encode_planes(" ".join(ENCLITICS))
+    return _hashes(ENCLITICS)
 
+
+@cache
+def _hashes(words: tuple[str, ...]) -> np.ndarray:
+    """Sorted unique hashes of bare ``words`` (as :func:`~.formlex.hash_rows` hashes spans)."""
+    planes = encode_planes(" ".join(words))
     spans = word_spans(planes)
     return np.unique(hash_rows(planes.letters, spans[:, 0], spans[:, 1] - spans[:, 0]))
+
+
+@cache
+def _iota_subscript() -> np.ndarray:
+    """(48,) bool: the diacritic state carries an iota subscript."""
+    return np.array([dia_features(state)[2] != 0 for state in range(N_DIA_STATES)])
+
+
+def _govern_dative(letters: np.ndarray, words: list[tuple[int, int, int, int, bool]], dia: np.ndarray,
+                   lexicon: FormLexicon, params: LatticeParams) -> list[tuple[int, int, int, int, bool]]:
+    """The path with the word after a dative-only preposition or a dative singular article
+    (postpositives between them kept out) written as the best lexicon form of its letters with a
+    final iota subscript, where the lexicon has one (see the module doc)."""
+    if len(words) < 2:
+        return words
+    spans = np.array([(s, L) for s, L, _, _, _ in words], np.int64)
+    hashes = hash_rows(letters, spans[:, 0], spans[:, 1])
+    prep = np.isin(hashes, _hashes(DATIVE_PREPOSITIONS))
+    article = np.isin(hashes, _hashes(DATIVE_ARTICLES))
+    particle = np.isin(hashes, _hashes(POSTPOSITIVES))
+    if not (prep[:-1] | article[:-1]).any():
+        return words
+    iota = _iota_subscript()
+    out = list(words)
+    governed = False
+    for w in range(1, len(words)):  # words, not letters; only the few after a preposition do work
+        _, L0, kind0, f0, _ = out[w - 1]
+        lex0 = kind0 != ARC_OOV and f0 >= 0
+        is_prep = bool(prep[w - 1]) and lex0 and \
+            dia_breathing()[lexicon.dia[lexicon.start[f0]]] != BREATHING_ROUGH  # ἐν, not ἕν "one"
+        is_article = bool(article[w - 1]) and lex0 and bool(iota[lexicon.dia[lexicon.start[f0] + L0 - 1]])
+        governed = is_prep or is_article or (governed and bool(particle[w - 1]))
+        s, L, kind, f, grave = out[w]
+        if not governed or kind == ARC_OOV or f < 0 or iota[lexicon.dia[lexicon.start[f] + L - 1]]:
+            continue
+        ki = int(np.searchsorted(lexicon.keys, hashes[w]))
+        if ki >= len(lexicon.keys) or lexicon.keys[ki] != hashes[w]:
+            continue
+        forms = np.arange(lexicon.key_first[ki], lexicon.key_first[ki] + lexicon.key_n[ki])
+        forms = forms[(lexicon.length[forms] == L)]
+        forms = forms[iota[lexicon.dia[lexicon.start[forms] + L - 1]]]
+        if not len(forms):
+            continue
+        idx = lexicon.start[forms][:, None] + np.arange(L)[None, :]
+        same = (lexicon.letters[idx] == letters[s:s + L][None, :]).all(axis=1)  # hash collision guard
+        forms, idx = forms[same], idx[same]
+        if not len(forms):
+            continue
+        score = (params.w_dia * dia[s + np.arange(L)[None, :], lexicon.dia[idx].astype(np.int64)].sum(axis=1)
+                 + params.w_form * np.log(lexicon.count[forms] + params.alpha_form))
+        out[w] = (s, L, ARC_LEX, int(forms[int(score.argmax())]), grave)
+    return out
 
 
 @cache
@@ -430,6 +503,8 @@ def decode_lattice(
         _lexicon_arcs(letters, dia, cap, lexicon, params, backbone, allowed, span_bnd, W, tab)
 
     words, total = _viterbi(tab, n, W)
+    if lexicon is not None and len(lexicon) and params.govern_dative:
+        words = _govern_dative(letters, words, dia, lexicon, params)
     planes = _write(letters, words, lexicon, tabs, bnd, pun, cap, backbone, params)
     arr = np.array([(s, L, k) for s, L, k, _, _ in words], np.int64).reshape(-1, 3)
     return LatticeResult(planes, arr, total)
@@ -488,4 +563,4 @@ def _write(letters: np.ndarray, words: list[tuple[int, int, int, int, bool]], le
                       elided=elided)
 
 
-__all__ = ["ENCLITICS", "LatticeParams", "LatticeResult", "decode_lattice"]
+__all__ = ["DATIVE_ARTICLES", "DATIVE_PREPOSITIONS", "ENCLITICS", "POSTPOSITIVES", "LatticeParams", "LatticeResult", "decode_lattice"]

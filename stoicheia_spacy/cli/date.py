@@ -1,4 +1,6 @@
-"""``stoicheia date TEXT_OR_FILE``: the estimated date of a Greek document with its 90 % interval.
+"""``stoicheia date TEXT_OR_FILE``: the estimated date of a Greek document (the weighted median year
+of the most similar dated papyri) with its 90 % interval, or why no date is given (a literary or too
+short text: the dater's register test, :class:`stoicheia_spacy.date.text.Register`).
 
 Loads the encoder and ``stoicheia_dater`` only (:func:`.loading.load_for`; ``--weights``
 replaces the dater's fit); ``--html`` also writes
@@ -42,7 +44,8 @@ def date_command(
     text: str = text_argument("Ἀρίστων Ζήνωνι χαίρειν. ἔρρωσο. ἔτους η, Μεχεὶρ θ."),
     model: str = model_option(),
     fmt: DateFormat = format_option(DateFormat.text, "text|json",
-                                    "text: mean and interval; json: mean, interval and histogram"),
+                                    "text: the weighted median year and its interval, or why no date is given; "
+                                    "json: also the histogram, applicable and reason"),
     as_json: bool = json_option(),
     unit: Unit = unit_option(),
     output: Path = output_option(),
@@ -52,7 +55,9 @@ def date_command(
                                   help="Also write the histogram and interval as an HTML/SVG page here"),
     source: str = source_option(),
 ) -> None:
-    """Print the estimated date of TEXT_OR_FILE and its 90 % interval.
+    """Print the estimated date of TEXT_OR_FILE (the weighted median year of the most similar dated
+    papyri) and its 90 % interval, widened for a short text; for a text outside what the dater was
+    fitted on (literary, or too short) "no date" and why.
 
     Example: stoicheia date "Ἀρίστων Ζήνωνι χαίρειν. ἔρρωσο. ἔτους η, Μεχεὶρ θ."
     """

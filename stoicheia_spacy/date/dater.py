@@ -12,8 +12,10 @@ forward when the Doc carries them; in a pipeline without the encoder (or with
 ``store_hidden = false``) it falls back to its word-only prior and similarity. ``max_chars``
 pools only the letters of the first so many characters of ``doc.text`` (the span its states
 were fitted on; None: every letter). ``doc._.date`` is a
-:class:`~stoicheia_spacy.date.dating.DateEstimate`: mean year, a 90 % interval and the
-histogram over 25-year bins. The weights are read with ``from_disk`` (a folder written by
+:class:`~stoicheia_spacy.date.dating.DateEstimate`: the point estimate (the weighted median year),
+a 90 % interval and the histogram over 25-year bins; for a text outside what the fit applies to
+(its :class:`~stoicheia_spacy.date.text.Register`: literary, or too short) ``applicable`` is False,
+``reason`` says why and the interval spans the dated papyri; a short text's interval is widened. The weights are read with ``from_disk`` (a folder written by
 ``to_disk``; the PaDoC fit ships with the default model, named by its ``config.cfg``,
 :func:`~stoicheia_spacy.assembly.extend`); a pipe without weights raises :class:`~stoicheia_spacy.errors.ConfigError`. A Doc without letters gets ``None``.
 """

@@ -63,16 +63,17 @@ def as_features(x: np.ndarray, n_in: int, what: str) -> np.ndarray:
     return x
 
 
-def residual_estimate(estimate: float, residuals: np.ndarray, level: float = 0.9) -> DateEstimate:
+def residual_estimate(estimate: float, residuals: np.ndarray, level: float = 0.9,
+                      estimator: str = "ridge mean") -> DateEstimate:
     """The distribution ``estimate + residuals``: its ``level`` interval (residual quantiles)
-    and its histogram over :data:`BIN_YEARS`-year bins; ``mean`` is ``estimate``."""
+    and its histogram over :data:`BIN_YEARS`-year bins; ``mean`` is ``estimate`` (named ``estimator``)."""
     sample = estimate + np.asarray(residuals, dtype=np.float64)
     tail = (1.0 - level) / 2
     low, high = np.quantile(sample, [tail, 1.0 - tail])
     bins = np.floor(sample / BIN_YEARS).astype(int) * BIN_YEARS
     starts, counts = np.unique(bins, return_counts=True)
     histogram = tuple((int(s), float(c) / len(sample)) for s, c in zip(starts, counts, strict=True))
-    return DateEstimate(estimate, float(low), float(high), level, histogram)
+    return DateEstimate(estimate, float(low), float(high), level, histogram, estimator)
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """A standalone HTML/SVG view of ``doc._.date`` (``displacy``-like): the histogram over
-year bins with the interval shaded and the mean marked, under the text; with the
+year bins with the interval shaded and the point estimate (weighted median) marked, under the text; with the
 ``stoicheia_attributor`` in the pipeline, the genre and dialect probabilities beside it.
 A Doc without an estimate (no letters, or no dater) says so instead of a chart."""
 
@@ -31,7 +31,7 @@ def _year(value: float) -> str:
 
 def date_svg(estimate: DateEstimate, *, width: int = 560, height: int = 180) -> str:
     """An SVG histogram of ``estimate``: bars per :data:`BIN_YEARS`-year bin, the interval
-    shaded, the mean as a line, the axis labelled in years BCE / CE."""
+    shaded, the point estimate (weighted median) as a line, the axis labelled in years BCE / CE."""
     starts = [start for start, _ in estimate.histogram]
     low_year = min(min(starts), int(estimate.low) - BIN_YEARS)
     high_year = max(max(starts) + BIN_YEARS, int(estimate.high) + BIN_YEARS)
@@ -54,7 +54,7 @@ def date_svg(estimate: DateEstimate, *, width: int = 560, height: int = 180) -> 
                      f'height="{lower - y(prob):.1f}" fill="#2563eb"><title>{_year(start)}–{_year(start + BIN_YEARS)}: '
                      f'{prob:.1%}</title></rect>')
     parts.append(f'<line class="mean" x1="{x(estimate.mean):.1f}" x2="{x(estimate.mean):.1f}" y1="{upper}" y2="{lower}" '
-                 f'stroke="#111827" stroke-width="2"><title>mean {_year(estimate.mean)}</title></line>')
+                 f'stroke="#111827" stroke-width="2"><title>{estimate.estimator} {_year(estimate.mean)}</title></line>')
     parts.append(f'<line x1="{left}" x2="{right}" y1="{lower}" y2="{lower}" stroke="#6b7280"/>')
     step = 100 if high_year - low_year <= 1000 else 200
     for tick in range((low_year // step + 1) * step, high_year, step):

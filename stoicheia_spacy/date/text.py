@@ -15,10 +15,17 @@ such a model falls back to the word ridge prior and the word similarity alone. T
 indictions, titles such as Αὐρήλιος or Φλάουιος) are word n-grams, so the nearest dated
 documents share them. Fitting (vocabulary, ridge, the choice of ``tau``, ``k`` and ``lam``,
 the residuals) is done by ``projects/date``; this module builds the features and applies the result.
+
+A fit may carry a :class:`Register`: a logistic regression over word n-grams telling documentary
+papyri from literary texts, with its probability threshold and the fewest Greek words a text
+needs (both fitted on held-out texts, ``projects/date/scripts/applicability.py``). A text it
+refuses gets a :class:`~stoicheia_spacy.date.results.DateEstimate` with ``applicable = False``, its
+reason, and the interval widened to the span of the dated training papyri.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -106,6 +113,48 @@ def unit_states(states: np.ndarray, model: DateModel) -> np.ndarray:
 
 
 @dataclass
+class Register:
+    """Documentary vs literary: ``P(documentary) = sigmoid(x @ coef + intercept)`` over binary
+    word n-gram TF-IDF rows (:func:`vectorize`, the register's own ``vocab`` and ``idf``); a text is
+    dated when it has at least ``min_words`` Greek words and ``P >= threshold``. ``widen``:
+    ``(words, factor)`` pairs, ascending: a text of at least ``words`` (and fewer than the next)
+    Greek words gets its residuals, hence its interval, scaled by ``factor``."""
+
+    vocab: list[str]
+    idf: np.ndarray
+    coef: np.ndarray
+    intercept: float
+    threshold: float
+    min_words: int
+    widen: tuple[tuple[int, float], ...] = ()
+
+    def factor(self, n_words: int) -> float:
+        """How much wider the interval of a text of ``n_words`` Greek words is drawn."""
+        return next((f for n, f in reversed(self.widen) if n_words >= n), 1.0)
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        return {g: i for i, g in enumerate(self.vocab)}
+
+    def documentary(self, texts: Iterable[str]) -> np.ndarray:
+        """P(documentary) of each text."""
+        z = np.asarray(vectorize(texts, self.index, self.idf) @ self.coef, dtype=np.float64).ravel() + self.intercept
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def refusal(self, text: str) -> tuple[str | None, float]:
+        """Why ``text`` is outside the fit (None: it is not) and its P(documentary)."""
+        p = float(self.documentary([text])[0])
+        n = len(word_keys(text))
+        if n < self.min_words:
+            return (f"too short to date ({n} Greek word{'s' if n != 1 else ''}; the dater needs "
+                    f"{self.min_words})"), p
+        if p < self.threshold:
+            return (f"reads as a literary text, not a documentary papyrus (P documentary {p:.2f}, "
+                    f"below {self.threshold:.2f})"), p
+        return None, p
+
+
+@dataclass
 class TextDateModel:
     """Vocabulary, idf, the training rows and years, the ridge prior, the kernel settings and
     the out-of-sample residuals (years) of a fit; optionally a pooled-state ridge with its
@@ -125,6 +174,7 @@ class TextDateModel:
     blend: tuple[float, float, float] = (1.0, 0.0, 0.0)
     beta: float = 0.0
     train_states: np.ndarray | None = None
+    register: Register | None = None
 
     @property
     def uses_states(self) -> bool:
@@ -170,7 +220,20 @@ class TextDateModel:
         if not word_keys(text):
             return None
         rows = None if states is None else np.atleast_2d(states)
-        return residual_estimate(float(self.predict_mean([text], rows)[0]), self.residuals, level)
+        point = float(self.predict_mean([text], rows)[0])
+        estimator = "weighted median" if self.k > 0 else "ridge mean"
+        estimate = residual_estimate(point, self.residuals, level, estimator)
+        if self.register is None:
+            return estimate
+        reason, p = self.register.refusal(text)
+        if reason is None:
+            factor = self.register.factor(len(word_keys(text)))
+            if factor > 1.0:
+                estimate = residual_estimate(point, self.residuals * factor, level, estimator)
+            return dataclasses.replace(estimate, documentary=p, widened=factor)
+        wide = residual_estimate(float(np.median(self.years)), self.years - np.median(self.years), 1.0, estimator)
+        return dataclasses.replace(estimate, low=float(self.years.min()), high=float(self.years.max()),
+                                   histogram=wide.histogram, applicable=False, reason=reason, documentary=p)
 
     def to_bytes(self) -> bytes:
         """A compressed npz: the vocabulary as one UTF-8 text, the training rows as their columns
@@ -184,6 +247,12 @@ class TextDateModel:
                      "blend": np.array(self.blend, dtype=np.float64), "beta": np.float64(self.beta)}
             if self.beta > 0 and self.train_states is not None:
                 extra["train_states"] = self.train_states.astype(np.float16)
+        if self.register is not None:
+            r = self.register
+            extra.update(register_vocab=np.frombuffer("\n".join(r.vocab).encode("utf-8"), dtype=np.uint8),
+                         register_idf=r.idf.astype(np.float32), register_coef=r.coef.astype(np.float32),
+                         register_settings=np.array([r.intercept, r.threshold, r.min_words], dtype=np.float64),
+                         register_widen=np.array(r.widen, dtype=np.float64).reshape(-1, 2))
         np.savez_compressed(
             buffer, kind=np.array("text"), **extra, vocab=np.frombuffer("\n".join(self.vocab).encode("utf-8"), dtype=np.uint8),
             idf=self.idf.astype(np.float32), indices=self.train.indices.astype(np.uint32),
@@ -212,6 +281,11 @@ class TextDateModel:
                 model.beta = float(a["beta"])
                 if "train_states" in a.files:
                     model.train_states = a["train_states"].astype(np.float32)
+            if "register_coef" in a.files:
+                intercept, threshold, min_words = a["register_settings"].tolist()
+                model.register = Register(a["register_vocab"].tobytes().decode("utf-8").split("\n"),
+                                          a["register_idf"], a["register_coef"], float(intercept), float(threshold),
+                                          int(min_words), tuple((int(n), float(f)) for n, f in a["register_widen"]))
             return model
 
 
@@ -222,5 +296,5 @@ def load_date_model(data: bytes) -> DateModel | TextDateModel:
     return TextDateModel.from_bytes(data) if kind == "text" else DateModel.from_bytes(data)
 
 
-__all__ = ["TextDateModel", "load_date_model", "date_ngrams", "fit_vocabulary", "kernel_dates", "unit_states", "vectorize",
+__all__ = ["Register", "TextDateModel", "load_date_model", "date_ngrams", "fit_vocabulary", "kernel_dates", "unit_states", "vectorize",
            "weighted_median"]

@@ -22,6 +22,10 @@ MAX_VERSES = 24
 #: The metrical breve U+23D1 is missing from common fonts; U+25E1 (◡) draws the same mark.
 BREVE = str.maketrans({"\u23d1": "\u25e1"})
 
+#: What the candidate table's columns hold (their header tooltips).
+SHARE_TITLE = "the candidate's probability normalised over the listed candidates (not the chance it is right)"
+SCORE_TITLE = "the restorer's log-probability of the candidate (rows follow it unless parallels reordered them)"
+
 EXAMPLE = "ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι· Κεκροπὶς ἐπρυτάνευε, [.4]ιος ἐγραμμάτευε, Εὐπείθης ἐπεστάτει."
 
 
@@ -124,8 +128,14 @@ def _candidates(item: Restoration, number: int, text: str) -> str:
     head = (f'<h3>gap {number} <code>{e(text[item.start:item.end])}</code> '
             f'<small>width {e(width)}</small> {"".join(flags)}</h3>')
     accent_head = "<th>accented</th>" if accented else ""
-    table = (f"<table class='cands'><tr><th>#</th><th>candidate</th>{accent_head}<th>p (calibrated)</th><th></th>"
-             f"<th>log p</th></tr>{rows}</table>") if rows else ""
+    # the restorer's order (its top is the restoration shown); the share follows log p, so say when it differs
+    scores = [cand.score for cand in item.candidates]
+    order = ("" if scores == sorted(scores, reverse=True) else
+             " Rows are in the restorer's order, which attested parallels changed: not by log p.")
+    confidence = (f"<p class='quiet'>{item.confidence:.0%} calibrated chance that the top candidate is right; "
+                  f"share: each candidate's part of the probability among those listed.{order}</p>") if rows else ""
+    table = (f"{confidence}<table class='cands'><tr><th>#</th><th>candidate</th>{accent_head}<th title='{e(SHARE_TITLE)}'>share</th><th></th>"
+             f"<th title='{e(SCORE_TITLE)}'>log p</th></tr>{rows}</table>") if rows else ""
     return f'<div class="gapinfo" id="gap-{number}">{head}{table}</div>'
 
 
@@ -142,11 +152,27 @@ def _parse(doc: Any) -> str:
     from spacy import displacy
 
     sents = list(doc.sents)
-    svgs = "".join(f'<div class="tree">{displacy.render(sent, style="dep", minify=True, jupyter=False, options={"compact": True, "distance": 95, "font": "inherit"})}</div>'
+    svgs = "".join(f'<div class="tree">{displacy.render(parse_view(sent), style="dep", manual=True, minify=True, jupyter=False, options={"compact": True, "distance": 95, "font": "inherit"})}</div>'
                    for sent in sents[:MAX_TREES])
     more = (f'<p class="quiet">The first {MAX_TREES} of {len(sents)} sentences; the CoNLL-U download has them all.</p>'
             if len(sents) > MAX_TREES else "")
     return _section("parse", "Parse", f"{more}{svgs}")
+
+
+def parse_view(sent: Any) -> dict[str, Any]:
+    """displaCy's manual input for one sentence: every token with its UPOS and relation, as the
+    CoNLL-U download writes them. (displaCy's own reading of a Doc merges punctuation into the
+    word before it and shows the merged span's root tag: an AGDT comma heading a coordination
+    turned ``ἐπρυτάνευε,`` into PUNCT.)"""
+    start = sent.start
+    words = [{"text": t.text, "tag": t.pos_} for t in sent]
+    arcs = []
+    for t in sent:
+        if t.head.i == t.i or not sent.start <= t.head.i < sent.end:
+            continue
+        lo, hi = sorted((t.i - start, t.head.i - start))
+        arcs.append({"start": lo, "end": hi, "label": t.dep_, "dir": "left" if t.i < t.head.i else "right"})
+    return {"words": words, "arcs": arcs}
 
 
 def _scansion(doc: Any) -> str:
@@ -183,6 +209,8 @@ def _date(doc: Any) -> str:
             top = sorted(value.probabilities.items(), key=lambda kv: -kv[1])[:3]
             labels.append(f"<tr><th>{task}</th><td>{e(', '.join(f'{k} {p:.0%}' for k, p in top))}</td></tr>")
     table = f"<table class='labels'>{''.join(labels)}</table>" if labels else ""
+    if not doc._.date.applicable:  # outside what the dater was fitted on: the reason, no histogram
+        return _section("date", "Date", f'<p class="not-applicable" id="no-date"><b>{e(doc._.date)}</b></p>{table}')
     return _section("date", "Date", f"<p><b>{e(doc._.date)}</b></p>{date_svg(doc._.date, width=880)}{table}")
 
 

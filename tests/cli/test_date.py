@@ -19,8 +19,9 @@ def test_date_command_prints_estimate_interval_and_json(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["date", BYZANTINE, "--format", "json", "--html", str(tmp_path / "date.html")])
     assert result.exit_code == 0, result.output
     estimate = json.loads(result.stdout)
-    assert estimate["low"] < estimate["mean"] < estimate["high"] and estimate["level"] == 0.9
-    assert estimate["mean"] > 300  # a Byzantine contract, not a Ptolemaic one
+    assert estimate["estimator"] == "weighted median" and estimate["applicable"]  # named as the docs name it
+    assert estimate["low"] < estimate["weighted_median"] < estimate["high"] and estimate["level"] == 0.9
+    assert estimate["weighted_median"] > 300  # a Byzantine contract, not a Ptolemaic one
     page = (tmp_path / "date.html").read_text(encoding="utf-8")
     assert "Ἀνοῦπ" in page and page.count('class="bin"') == len(estimate["histogram"])
     plain = CliRunner().invoke(app, ["date", "ἔτους η, Μεχεὶρ θ. Ἀρίστων Ζήνωνι χαίρειν."])

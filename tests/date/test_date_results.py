@@ -18,15 +18,20 @@ SALE = ("Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι 
 
 
 def test_the_date_of_a_papyrus_is_a_frozen_record_that_round_trips() -> None:
+    from stoicheia_spacy.date.dater import packaged_weights
+
     nlp = spacy.load("grc_stoicheia_doc_clean", exclude=["stoicheia_restorer", "stoicheia_scanner"])
+    nlp.get_pipe("stoicheia_dater").from_disk(packaged_weights())  # the checkout's fit (with its register)
     date = nlp(SALE)._.date
     assert isinstance(date, DateEstimate) and DateEstimate is ReExported
-    assert str(date) == "150 CE (90% interval 75 CE – 265 CE)"
+    assert str(date) == "150 CE (90% interval 0 CE – 380 CE, widened x2.0 for a short text)"
+    assert date.applicable and date.estimator == "weighted median" and date.widened == 2.0
     assert isinstance(date.histogram, tuple) and sum(p for _, p in date.histogram) == pytest.approx(1.0)
     with pytest.raises(dataclasses.FrozenInstanceError):
         date.mean = 0.0  # type: ignore[misc]
     data = json.loads(json.dumps(date.to_dict()))
-    assert set(data) == {"mean", "low", "high", "level", "histogram"} and DateEstimate.from_dict(data) == date
+    assert set(data) == {"weighted_median", "low", "high", "level", "histogram", "estimator", "applicable",
+                         "reason", "documentary", "widened"} and DateEstimate.from_dict(data) == date
     doc = Doc(nlp.vocab, words=["ἔτους"])
     doc._.date = date
     [back] = DocBin(store_user_data=True, docs=[doc]).get_docs(nlp.vocab)
