@@ -209,7 +209,7 @@ requires-python = ">=3.10"
 packages = ["{package}"]
 
 [tool.setuptools.package-data]
-{package} = ["{lexicon}", "macron_lexicon.json.gz", "ngram_lm7.npz", "ngram_lm7.json", "kn_lm8.npz", "kn_lm8.json", "parallels/*", "LICENSE", "SOURCES.json"]
+{package} = ["{lexicon}", "macron_lexicon.json.gz", "ngram_lm7.npz", "ngram_lm7.json", "kn_lm8.npz", "kn_lm8.json", "parallels/*", "form_analyses.npz", "LICENSE", "SOURCES.json"]
 """
 
 _INIT = '''"""Accent lexicon data for stoicheia-spacy (found by stoicheia_spacy.accent.lexasset)."""

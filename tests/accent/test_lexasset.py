@@ -3,9 +3,11 @@ the scriptio-continua path of the default pipe and the command line."""
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import logging
 import lzma
+import re
 import sys
 import unicodedata
 from pathlib import Path
@@ -127,3 +129,19 @@ def test_default_pipe_and_cli_divide_scriptio_continua(lexicon_installed) -> Non
     out = CliRunner().invoke(app, ["accentuate", JOHN_BARE])
     assert out.exit_code == 0, out.output
     assert out.output.strip() == rendered
+
+
+def test_every_file_the_data_package_holds_is_declared_package_data(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A file copied into the package but left out of package-data is silently missing from the wheel
+    (the form table was, so ``form_table = true`` decoded without it)."""
+    lex = FormLexicon.from_forms([("λόγος", 3)], sources='{"licenses": {"test": "GPL-3.0"}}')
+    lex.to_disk(tmp_path / "lex.npz")
+    np.savez(tmp_path / "table.npz", forms=np.array(["λόγος"]))
+    root = lexasset.write_data_package(tmp_path / "lex.npz", tmp_path / "out", "GPL TEXT",
+                                       form_table=tmp_path / "table.npz")
+    text = (root / "pyproject.toml").read_text()
+    declared = re.findall(r'"([^"]+)"', text.split("[tool.setuptools.package-data]", 1)[1])
+    pkg = root / lexasset.DATA_PACKAGE
+    files = [p.relative_to(pkg).as_posix() for p in pkg.rglob("*") if p.is_file() and p.name != "__init__.py"]
+    assert lexasset.FORM_TABLE_FILE in files
+    assert [f for f in files if not any(fnmatch.fnmatch(f, pattern) for pattern in declared)] == []
