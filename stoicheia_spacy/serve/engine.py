@@ -33,6 +33,8 @@ MAX_UPLOAD = 5_000_000
 KEEP = 32
 #: Attested parallels the page lists per candidate (when the parallels index is installed).
 PARALLELS = 3
+#: Similar passages of the corpus the page lists for the whole text (the parallels panel).
+PASSAGES = 5
 
 
 class TooLargeError(InvalidInputError):
@@ -189,19 +191,28 @@ class Engine:
 
 
 def with_parallels(nlp: Language, top: int = PARALLELS) -> Language:
-    """``nlp`` with its restorer's parallels service listing ``top`` parallels per candidate,
-    when the service is configured and off and the parallels index is installed."""
-    if "stoicheia_restorer" not in nlp.pipe_names:
-        return nlp
-    restorer: Any = nlp.get_pipe("stoicheia_restorer")
-    service = getattr(restorer, "parallels", None)
-    if service is None or service.top:
-        return nlp
+    """``nlp`` with attested parallels, when the parallels index is installed: its restorer's
+    parallels service lists ``top`` parallels per candidate (when configured and off), and the
+    opt-in ``stoicheia_parallels`` pipe adds the corpus passages most similar to the whole text
+    (``doc._.parallels``, the page's panel). Without the index ``nlp`` is returned unchanged."""
+    from ..accent.lexasset import find_parallels
+    from ..assembly import extend
+
     try:
-        service.index()
+        find_parallels()
     except ParallelsIndexError:  # restoration works without parallels
         return nlp
-    restorer.parallels = replace(service, top=top)
+    if "stoicheia_restorer" in nlp.pipe_names:
+        restorer: Any = nlp.get_pipe("stoicheia_restorer")
+        service = getattr(restorer, "parallels", None)
+        if service is not None and not service.top:
+            try:
+                service.index()
+            except ParallelsIndexError:
+                return nlp
+            restorer.parallels = replace(service, top=top)
+    if "stoicheia_parallels" not in nlp.pipe_names:
+        extend(nlp, {"components": {"stoicheia_parallels": {"factory": "stoicheia_parallels", "n": PASSAGES}}})
     return nlp
 
 

@@ -64,7 +64,7 @@ def _form(text: str, model: str) -> str:
 def results(analysis: Analysis) -> str:
     """The result sections of one analysis."""
     doc = analysis.doc
-    parts = [_notes(analysis), _restorations(doc), _accents(doc), _parse(doc), _scansion(doc),
+    parts = [_notes(analysis), _restorations(doc), _passages(doc), _accents(doc), _parse(doc), _scansion(doc),
              _date(doc), _which(analysis.which), _downloads(analysis)]
     return f'<div id="results">{"".join(p for p in parts if p)}</div>'
 
@@ -101,6 +101,26 @@ def _restorations(doc: Any) -> str:
             if items else '<p class="quiet">No gaps in this text (write them in Leiden notation: [.4], [---], [ca. 5]).</p>')
     tables = "".join(_candidates(item, number, text) for number, item in enumerate(items, start=1))
     return _section("restoration", "Text and gaps", f'{lead}<p class="text" lang="grc" id="gapped">{"".join(out)}</p>{tables}')
+
+
+def _passages(doc: Any) -> str:
+    """The panel of corpus passages most similar to the whole text (``doc._.parallels``), when that pipe ran."""
+    if not doc.has_extension("parallels") or doc._.parallels is None:
+        return ""
+    rows = []
+    for item in doc._.parallels:
+        where = e(item.id)
+        if item.url:
+            where = f'<a href="{e(item.url)}" target="_blank" rel="noopener">{where}</a>'
+        line = f", l. {item.line}" if item.line is not None else ""
+        snippet = (f"{e(item.text[:item.start])}<mark>{e(item.text[item.start:item.end])}</mark>"
+                   f"{e(item.text[item.end:])}")
+        rows.append(f'<li>{where}{line} <small>({item.shared} shared 12-letter sequences, {item.score:.0%})</small>: '
+                    f'<span lang="grc">{snippet}</span></li>')
+    inner = (f'<p class="quiet">The passages of the open corpus (papyri and literary texts) sharing most long letter '
+             f'sequences with this text, its own document and duplicates left out.</p><ol class="passages">{"".join(rows)}</ol>'
+             if rows else '<p class="quiet">No passage of the open corpus shares a 12-letter sequence with this text.</p>')
+    return _section("parallels", "Similar passages", inner)
 
 
 def _candidates(item: Restoration, number: int, text: str) -> str:
