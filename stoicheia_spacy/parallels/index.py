@@ -75,13 +75,17 @@ def query_letters(text: str) -> np.ndarray:
 
 
 def papyri_url(doc_id: str, source: str) -> str | None:
-    """The papyri.info page of a DDbDP id ``series.volume.number`` (None for other ids)."""
-    if source != "ddbdp":
+    """The papyri.info page of a DDbDP id ``series.volume.number``, or ``series.number`` for a
+    series without volumes (``chr.mitt.265`` is ``chr.mitt;;265``); None for other ids."""
+    if source != "ddbdp" or "." not in doc_id:
         return None
-    parts = doc_id.rsplit(".", 2)
-    if len(parts) != 3 or not parts[1][:1].isdigit() or not parts[2][:1].isalnum():
+    head, number = doc_id.rsplit(".", 1)
+    series, _, volume = head.rpartition(".")
+    if not number[:1].isalnum() or not head:
         return None
-    return f"https://papyri.info/ddbdp/{parts[0]};{parts[1]};{parts[2]}"
+    if series and volume[:1].isdigit():
+        return f"https://papyri.info/ddbdp/{series};{volume};{number}"
+    return f"https://papyri.info/ddbdp/{head};;{number}"
 
 
 @dataclass

@@ -112,6 +112,9 @@ def test_papyri_info_links() -> None:
     assert papyri_url("bgu.1.100", "ddbdp") == "https://papyri.info/ddbdp/bgu;1;100"
     assert papyri_url("p.oxy.4.744", "ddbdp") == "https://papyri.info/ddbdp/p.oxy;4;744"
     assert papyri_url("tlg0012.tlg001", "literary") is None
+    # a series without volumes: papyri.info leaves the volume empty
+    assert papyri_url("chr.mitt.265", "ddbdp") == "https://papyri.info/ddbdp/chr.mitt;;265"
+    assert papyri_url("p.gen.2.1.23", "ddbdp") == "https://papyri.info/ddbdp/p.gen.2;1;23"
 
 
 def test_missing_or_corrupt_index_is_a_clear_error(index: ParallelIndex, tmp_path) -> None:  # type: ignore[no-untyped-def]
