@@ -410,10 +410,11 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
                 results, forwards = restore_targets(self.scorer(backbone, lm), plans, c, from_spans=flags,
                                                     lm=lm if float(c.lm_rescore) > 0 else None)
             self.forwards += forwards
-        if self.accenter is not None and decoding:
-            results = self.accenter(self.nlp, self.reference.upstream_name, docs, results)
+        # parallels first: their rerank settles the order, so the accenter's top candidates are the ones shown
         if self.parallels is not None and self.parallels.active and decoding:
             results = self.parallels(docs, results)
+        if self.accenter is not None and decoding:
+            results = self.accenter(self.nlp, self.reference.upstream_name, docs, results)
         for doc, items in zip(docs, results, strict=True):
             doc._.restorations = list(items)
             user_data: dict[Any, Any] = doc.user_data
