@@ -10,7 +10,8 @@ Sources, each with its licence (recorded in the table and in the stats JSON):
 * the auto-lemmatized DDbDP tokens of the mirror (``papyri/duke_nlp_2018_ddbdp_tokens.tsv.xz``,
   CC BY-SA 4.0, text DDbDP CC BY 3.0): the REGULARIZED form, its lemma and AGDT tag, every
   document whose TM number PapyGreek annotates left out (PapyGreek is a held-out test), tokens
-  whose lemma flag is not ``ok`` or whose tag is not nine characters skipped.
+  whose lemma flag is not ``ok``, whose tag is not nine characters, or that are incomplete
+  (COMPLETENESS ``I``: a fragment cut by a lacuna, ``]ιος``, whose lemma is a guess) skipped.
 
 The Morpheus-derived Hunspell form list in the mirror has forms only (no lemma, no tag), so it
 adds no analysis; ``glem`` / ``ancientgreek`` are registry packages not in the mirror (not used).
@@ -76,8 +77,8 @@ def ddbdp_rows(mirror: Path, skip_tms: set[str], stats: Counter) -> Counter:
             cols = line.rstrip("\n").split("\t")
             if len(cols) < 9:
                 continue
-            form, lemma, tag, flag = cols[4], cols[6], cols[7], cols[8]
-            if flag != "ok" or len(tag) != 9 or not lemma or not WORD.fullmatch(form):
+            form, complete, lemma, tag, flag = cols[4], cols[5], cols[6], cols[7], cols[8]
+            if flag != "ok" or complete == "I" or len(tag) != 9 or not lemma or not WORD.fullmatch(form):
                 stats["ddbdp_tokens_skipped"] += 1
                 continue
             rows[(form, lemma, tag)] += 1
