@@ -57,7 +57,8 @@ def test_open_dichronic_syllables_select_open_alpha_iota_upsilon() -> None:
 def test_position_counts_document_why_not_1916(shared_data) -> None:
     c = position_counts(read_norma(shared_data / "scansion" / "norma_syllabarum_graecarum.tar.xz"))
     assert c["marks"] == 2966 and c["marks_stoplist"] == 9
-    assert c["marks_open"] == 2912 and c["marks_open_unaccented"] == 1951
+    # one unaccented mark fewer is open since the iota adscript joined its long nucleus (2912 / 1951 before)
+    assert c["marks_open"] == 2911 and c["marks_open_unaccented"] == 1950
     assert c["open_dichronic_syllables"] == c["open_dichronic_syllables_heavy"] + c["open_dichronic_syllables_light"]
     assert 1916 not in c.values()
 
