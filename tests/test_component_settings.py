@@ -308,7 +308,7 @@ def test_morphosyntax_settings_live_in_the_config_and_data_in_files(tmp_path: Pa
         "@misc": "stoicheia.LemmatizerSettings.v1", **LEMMA, "decode": "topk_lexicon", "form_table": False,
         "table_prior": 4.0}
     assert saved["components"]["stoicheia_parser"]["settings"] == {"@misc": "stoicheia.ParserSettings.v1",
-                                                                    "decode": "mst_single_root"}
+                                                                    "decode": "mst_single_root", "max_words": 160}
     script = textwrap.dedent(f"""
         import dataclasses, json, spacy
         from stoicheia_spacy.registrations import register_all
