@@ -95,12 +95,13 @@ def with_gap(text: str) -> str:
 
 
 def run_case(text: str, source: str, threads: int, checkout: Path = PACKAGE_ROOT) -> dict[str, Any]:
-    """One case in a fresh process with ``checkout`` (default: this one) first on ``sys.path``."""
+    """One case in a fresh process with ``checkout`` (default: this one) first on ``sys.path``
+    (``-P``: not the working directory)."""
     env = dict(os.environ)
     paths = [str(checkout), env.get("PYTHONPATH", "")]
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     job = {"text": text, "source": source, "threads": threads, "warmup": "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος"}
-    done = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(job), capture_output=True,
+    done = subprocess.run([sys.executable, "-P", "-c", _CHILD], input=json.dumps(job), capture_output=True,
                           text=True, env=env, check=False)
     if done.returncode != 0:
         raise SystemExit(f"case failed ({len(text)} characters):\n{done.stderr[-3000:]}")
