@@ -41,6 +41,8 @@ from .token_planes import token_doc_inputs
 from .types import LOGIT_HEADS, StoicheiaDocData
 
 HEADS: tuple[str, ...] = tuple(LOGIT_HEADS)
+#: Positions per inference forward: rows beyond this run in further forwards (same results).
+INFER_POSITIONS = 16384
 
 #: Config keys that fix the weights or the computation; a checkpoint must agree on all of them.
 SHAPE_KEYS: tuple[str, ...] = (
@@ -76,14 +78,67 @@ class HiddenStack(torch.nn.Module):
         with_logits: bool = False,
         region: torch.Tensor | None = None,
         century: torch.Tensor | None = None,
+        owned: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        encoder = self.encoder if torch.is_grad_enabled() else self.runtime()
-        out = encoder(
+        """(hidden states, logits); ``owned`` (inference only): see :meth:`infer`."""
+        if not torch.is_grad_enabled():
+            planes = {"boundary": boundary, "dia": dia, "punct": punct, "seg_id": seg_id, "positions": positions,
+                      "cap": cap, "region": region, "century": century}
+            return self.infer(input_ids, planes, with_logits, owned)
+        out = self.encoder(
             input_ids, boundary, dia, punct, seg_id=seg_id, positions=positions, cap=cap,
             region=region, century=century, output_hidden_states=True,
         )
         hidden = torch.stack(tuple(out.hidden_states), 0).flatten(1, 2).float()
+        if owned is not None:
+            hidden = hidden[:, owned.to(hidden.device)]
         logits = {name: getattr(out, name).flatten(0, 1) for name in HEADS} if with_logits else {}
+        return hidden, logits
+
+    def infer(
+        self, input_ids: torch.Tensor, planes: dict[str, torch.Tensor | None], with_logits: bool = False,
+        owned: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The inference forward (no gradient): rows in chunks of at most
+        :data:`INFER_POSITIONS` positions, every layer written straight into one float32
+        array, so that working memory beyond the output is one chunk's, whatever the number
+        of rows (a long document's windows). The array is ``(layers, B*T, d)``, or with
+        ``owned`` (flat batch positions) ``(layers, len(owned), d)``: only the states of
+        those positions, in that order (the letters' own positions, without the overlap of
+        long-document windows or the padding)."""
+        encoder = self.runtime()
+        B, T = input_ids.shape
+        width = self.encoder.config.d_model
+        device = input_ids.device
+        n_out = B * T if owned is None else int(owned.numel())
+        hidden = torch.empty(len(self.encoder.blocks) + 1, n_out, width, dtype=torch.float32, device=device)
+        where = None
+        if owned is not None:  # where[p]: the output row of flat position p, -1 if none
+            where = torch.full((B * T,), -1, dtype=torch.long, device=device)
+            where[owned.to(device)] = torch.arange(n_out, device=device)
+        chunks: dict[str, list[torch.Tensor]] = {name: [] for name in HEADS}
+        step = max(1, INFER_POSITIONS // max(T, 1))
+        for first in range(0, B, step):
+            rows = slice(first, min(first + step, B))
+            flat = slice(rows.start * T, rows.stop * T)
+            dest: slice | torch.Tensor = flat
+            src: slice | torch.Tensor = slice(None)
+            if where is not None:
+                src = torch.nonzero(where[flat] >= 0).flatten()
+                dest = where[flat][src]
+
+            def keep(i: int, h: torch.Tensor, dest: slice | torch.Tensor = dest,
+                     src: slice | torch.Tensor = src) -> None:
+                hidden[i, dest] = h.flatten(0, 1)[src]
+
+            part = {name: x[rows] if x is not None and x.dim() > 0 else x for name, x in planes.items()}
+            out = encoder(input_ids[rows], part.pop("boundary"), part.pop("dia"), part.pop("punct"),
+                          layer_callback=keep, **part)
+            if with_logits:
+                for name in HEADS:
+                    chunks[name].append(getattr(out, name).flatten(0, 1))
+            del out
+        logits = {name: torch.cat(parts, 0) for name, parts in chunks.items()} if with_logits else {}
         return hidden, logits
 
 
@@ -194,8 +249,13 @@ def _forward(
                 d.logits = {k: np.zeros((0, c), np.float32) for k, c in LOGIT_HEADS.items()}
         return data, lambda d_hidden: []
     (hidden, logits), bp_hidden = model.layers[0]((batch, with_logits), is_train)
+    start = 0
     for d, idx in zip(data, batch.doc_index, strict=True):
-        d.hidden = hidden[:, _positions(idx)]
+        if is_train:
+            d.hidden = hidden[:, _positions(idx)]
+        else:  # the inference forward returned the letters' own states, Doc after Doc
+            d.hidden = hidden[:, start:start + idx.size]
+            start += idx.size
         if logits:
             d.logits = {k: model.ops.to_numpy(v[idx]).astype(np.float32, copy=False) for k, v in logits.items()}
 
@@ -232,6 +292,9 @@ def _convert_inputs(
         tensors["cap"] = torch.from_numpy(batch.cap).to(device)
     for key, ids in batch.metadata.items():  # region / century rows of restoration fine-tunes
         tensors[key] = torch.from_numpy(ids).to(device)
+    if not is_train:  # only the letters' own states come back (HiddenStack.infer)
+        owned = np.concatenate(batch.doc_index) if batch.doc_index else np.zeros(0, np.int64)
+        tensors["owned"] = torch.from_numpy(owned.astype(np.int64, copy=False)).to(device)
     return ArgsKwargs(args=(), kwargs={**tensors, "with_logits": with_logits}), lambda d: []
 
 

@@ -48,6 +48,8 @@ from .research_decode import encodable_tokens, paper_lemma, research_lemma, rule
 from .settings import LemmatizerSettings
 from .training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
 
+#: Forms ranked at once by :meth:`StoicheiaLemmatizer.lemmatize_flagged` (bounds its working memory).
+BLOCK = 512
 #: The lemmatizer's own decoder (``decode`` setting); see the module doc for the others.
 LEMMA_DECODERS = LemmatizerSettings.OWN_DECODERS
 
@@ -214,6 +216,17 @@ class StoicheiaLemmatizer(HeadPipe):
         return out, flags
 
     def _lemmatize(self, forms: Sequence[str], logits: np.ndarray) -> tuple[list[str], list[bool]]:
+        """The scripts' lemmas in blocks of :data:`BLOCK` forms, so that the ranking's arrays
+        stay small on a long Doc."""
+        out: list[str] = []
+        flags: list[bool] = []
+        for first in range(0, len(forms), BLOCK):
+            lemmas, flagged = self._lemmatize_block(forms[first:first + BLOCK], logits[first:first + BLOCK])
+            out.extend(lemmas)
+            flags.extend(flagged)
+        return out, flags
+
+    def _lemmatize_block(self, forms: Sequence[str], logits: np.ndarray) -> tuple[list[str], list[bool]]:
         scripts = self.scripts
         if not scripts or not len(forms):
             return list(forms), [False] * len(forms)

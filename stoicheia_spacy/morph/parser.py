@@ -11,8 +11,10 @@ relation, e.g. ``PRED``); training uses the gold sentences and gold heads.
 
 ``decode`` names the decoder: ``"mst_single_root"`` (the above, the default), or, for a
 released tagger-parser checkpoint, ``"research"`` and ``"paper"``
-(:mod:`stoicheia_spacy.morph.research_decode`); ``decode`` is the one field of the
-settings block ``[components.stoicheia_parser.settings]`` (:mod:`stoicheia_spacy.morph.settings`),
+(:mod:`stoicheia_spacy.morph.research_decode`); ``decode`` and ``max_words`` (a longer
+sentence is parsed as several trees, so that time stays linear in the document's length)
+are the fields of the settings block ``[components.stoicheia_parser.settings]``
+(:mod:`stoicheia_spacy.morph.settings`),
 the relations are data (``data.json``). Both release decoders parse only the tokens with a Greek
 letter (the research *words*), each sentence on its own. ``research`` takes the maximum
 spanning tree that lets several words hang on the root: each such word is a root token
@@ -145,13 +147,18 @@ class StoicheiaParser(HeadPipe):
         self.data["labels"] = sorted({tok.dep_ for eg in examples for tok in eg.reference if tok.dep_})
 
     # ------------------------------------------------------------ inference
+    def sentences(self, doc: Doc) -> list[int]:
+        """Token counts of the trees of ``doc``: its sentences, those longer than the
+        ``max_words`` setting cut into near-equal pieces (see the settings)."""
+        return capped_lengths(sentence_lengths(doc), self.settings.max_words)
+
     def predict(self, docs: Iterable[Doc]) -> list[Any]:
         """Per Doc: absolute head index and label id of every token (one tree per sentence);
         the release decoders add the greedy heads and labels (see the module doc)."""
         docs = list(docs)
         if self.decode_mode in ("research", "paper"):
             return self.release_predict(docs)
-        sents = [sentence_lengths(d) for d in docs]
+        sents = [self.sentences(d) for d in docs]
         gaps = [gap_flags(d) for d in docs]
         if not any(len(d) for d in docs):
             return [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in docs]
@@ -191,7 +198,7 @@ class StoicheiaParser(HeadPipe):
         for i, doc in enumerate(docs):
             words = encodable_tokens(doc)
             start = 0
-            for n in sentence_lengths(doc):
+            for n in self.sentences(doc):
                 idx = np.arange(start, start + n)[words[start:start + n]]
                 if len(idx):
                     sents.append((i, idx))
@@ -207,7 +214,7 @@ class StoicheiaParser(HeadPipe):
         for i, doc in enumerate(docs):
             words = encodable_tokens(doc)
             start = 0
-            for n in sentence_lengths(doc):
+            for n in self.sentences(doc):
                 span = np.arange(start, start + n)
                 anchors = span[words[start:start + n]]
                 for t in span[~words[start:start + n]]:
@@ -258,7 +265,7 @@ class StoicheiaParser(HeadPipe):
                 continue
             heads, label_ids = decoded[0], decoded[1]
             if len(decoded) == 4:
-                doc.user_data[RELEASE_PARSE] = {"decode": self.decode_mode, "sentences": sentence_lengths(doc)}
+                doc.user_data[RELEASE_PARSE] = {"decode": self.decode_mode, "sentences": self.sentences(doc)}
                 for tok, g_head, g_label in zip(doc, decoded[2], decoded[3], strict=True):
                     tok._.greedy_head = int(g_head)
                     tok._.greedy_dep = labels[int(g_label)]
@@ -340,6 +347,17 @@ class StoicheiaParser(HeadPipe):
         _, heads, labels = self._gold(list(examples))
         loss, d_arcs, d_labels = self.get_loss_arrays(np.asarray(scores[0]), np.asarray(scores[1]), heads, labels)
         return loss, (d_arcs, d_labels)
+
+
+def capped_lengths(lengths: Sequence[int], max_words: int) -> list[int]:
+    """``lengths`` with every length over ``max_words`` split into the fewest near-equal
+    pieces of at most ``max_words`` (the longer pieces first)."""
+    out: list[int] = []
+    for n in lengths:
+        pieces = -(-n // max_words)
+        base, extra = divmod(n, pieces)
+        out.extend([base + 1] * extra + [base] * (pieces - extra))
+    return out
 
 
 def _tree_without_gaps(scores: np.ndarray, gaps: Sequence[bool]) -> np.ndarray:

@@ -33,7 +33,12 @@ Options (defaults in brackets):
   the table gives it, scored by the scripts plus ``table_prior`` [4] times the log of its
   share: lemma 93.21 -> 95.64 on the same dev sentences, the best of 0 / 0.5 / 1 / 2 / 4, with
   1 / 2 / 4 within 0.01;
-  :mod:`stoicheia_spacy.morph.formtable`).
+  :mod:`stoicheia_spacy.morph.formtable`);
+* parser: ``max_words`` [160], the longest sentence parsed as one tree: a longer one (a page
+  without punctuation, a papyrus line run on) is cut into near-equal pieces of at most that
+  many tokens, each its own tree, so that arc scoring and the maximum spanning tree (cubic in
+  the sentence's length) stay linear in the document's length (the longest sentence of UD
+  Perseus and PROIEL dev/test has 120 words).
 """
 
 from __future__ import annotations
@@ -149,6 +154,12 @@ class ParserSettings(_MorphSettings):
     OWN_DECODERS: ClassVar[tuple[str, ...]] = ("mst_single_root",)
 
     decode: str = "mst_single_root"
+    max_words: int = 160
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if isinstance(self.max_words, bool) or not isinstance(self.max_words, int) or self.max_words < 2:
+            raise ConfigError(f"{self.COMPONENT} max_words must be an integer >= 2, got {self.max_words!r}")
 
 
 #: The config blocks ``[components.NAME.settings]`` of the three components.

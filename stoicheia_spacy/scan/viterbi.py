@@ -136,9 +136,9 @@ def _viterbi_padded(lines: Sequence[np.ndarray], meter: Meter) -> tuple[list[np.
     for t in range(n):  # over syllables; lines, states and their predecessors are vectorised
         cand[:, :-1] = (alpha[:, None, :] + scores[:, t, :, None]).reshape(b, -1)  # row w*S + s
         table = cand[:, gather]  # (B, S, D)
-        best = np.argmax(table, axis=2)  # first of equal maxima = lowest row, as a dense argmax
+        best = table.argmax(axis=2)  # first of equal maxima = lowest row, as a dense argmax
         back[t] = pred[states, best]
-        alpha = np.max(table, axis=2)  # the value at ``best``
+        alpha = table.max(axis=2)  # the value at ``best`` (ndarray methods: no per-call dispatch)
         ending = last == t
         if ending.any():
             final[ending] = alpha[ending]

@@ -85,3 +85,21 @@ def test_parser_loss_gradient_matches_finite_differences() -> None:
     numeric = (StoicheiaParser.get_loss_arrays(bumped, labels, heads, labs)[0] - loss) / eps
     assert abs(numeric - d_arcs[0, 1, 3]) < 1e-3
     assert np.allclose(d_arcs[0, 0], 0) and np.allclose(d_labels[0, 0], 0)
+
+
+def test_unpunctuated_page_is_parsed_in_pieces_of_at_most_max_words() -> None:
+    """A run-on line of hundreds of words without punctuation used to be one tree: arc
+    scores and Chu-Liu-Edmonds cubic in its length (a 775-word line: 13 s, 1 GB)."""
+    from stoicheia_spacy.morph.parser import capped_lengths
+
+    assert capped_lengths([7, 10, 25], 10) == [7, 10, 9, 8, 8]
+    assert sum(capped_lengths([1001], 160)) == 1001 and max(capped_lengths([1001], 160)) <= 160
+    nlp = H.tiny_nlp("stoicheia_parser")
+    H.initialized(nlp)
+    parser = nlp.get_pipe("stoicheia_parser")
+    parser.configure(max_words=12)
+    line = " ".join(w for w in TEXT.replace(",", " ").replace(".", " ").replace("·", " ").split()) + " "
+    doc = nlp(line * 4)  # 44 words, no sentence-final punctuation
+    assert len(doc) == 44
+    assert [len(s) for s in doc.sents] == [11] * 4
+    _check_trees(doc, parser.labels)

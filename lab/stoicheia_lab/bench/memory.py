@@ -241,6 +241,12 @@ def run_storage(model: str | None) -> dict[str, Any]:
             storages.setdefault(store.data_ptr(), (store.nbytes(), f"{tuple(obj.shape)} {obj.dtype}"))
     total = sum(size for size, _ in storages.values())
     largest = sorted(storages.values(), reverse=True)[:8]
+    owners = storage_owners(nlp, backbone)
+    by_owner: dict[str, int] = {}
+    for ptr, (size, _) in storages.items():
+        owner = owners.get(ptr, "other (not a module tensor of a pipe)")
+        by_owner[owner] = by_owner.get(owner, 0) + size
+    backbone_like = sum(size for owner, size in by_owner.items() if owner.startswith("backbone"))
     return {"pipes": nlp.pipe_names, "restored": bool(doc._.restorations) if doc.has_extension("restorations") else None,
             "weight_files_mb": round(weights / 2**20, 1), "backbone_float32_mb": round(backbone_bytes / 2**20, 1),
             "rss_before_load_mb": round(rss_start, 1), "rss_loaded_mb": round(rss_loaded, 1),
@@ -248,7 +254,37 @@ def run_storage(model: str | None) -> dict[str, Any]:
             "rss_loaded_minus_start_over_weight_files": round((rss_loaded - rss_start) * 2**20 / weights, 3),
             "distinct_storages": len(storages), "distinct_storage_mb": round(total / 2**20, 1),
             "distinct_storage_over_backbone": round(total / backbone_bytes, 3),
-            "largest_storages": [{"mb": round(size / 2**20, 2), "tensor": what} for size, what in largest]}
+            "largest_storages": [{"mb": round(size / 2**20, 2), "tensor": what} for size, what in largest],
+            "storage_mb_by_owner": {k: round(v / 2**20, 1) for k, v in sorted(by_owner.items(), key=lambda kv: -kv[1])},
+            "backbone_storage_over_backbone": round(backbone_like / backbone_bytes, 3),
+            "backbone_storage_counts": ("tensors of the encoder's backbone and of every other StoicheiaEncoder "
+                                        "(a restorer's overlay, any copy); the components' own heads are listed apart")}
+
+
+def storage_owners(nlp: Any, backbone: Any) -> dict[int, str]:
+    """Storage pointer -> who holds it: ``backbone`` (the encoder's), ``backbone copy or
+    overlay`` (any other :class:`StoicheiaEncoder`), else ``heads of PIPE`` (torch modules
+    and Thinc parameters of that pipe's model)."""
+    import gc
+
+    from stoicheia_spacy.backbone import StoicheiaEncoder
+
+    def ptr(tensor: Any) -> int:
+        return int(tensor.untyped_storage().data_ptr()) if hasattr(tensor, "untyped_storage") else 0
+
+    owners: dict[int, str] = {ptr(t): "backbone" for t in backbone.state_dict().values()}
+    for obj in gc.get_objects():
+        if isinstance(obj, StoicheiaEncoder) and obj is not backbone:
+            for t in obj.state_dict().values():
+                owners.setdefault(ptr(t), "backbone copy or overlay")
+    for name, proc in nlp.pipeline:
+        model = getattr(proc, "model", None)
+        for node in model.walk() if model is not None else []:
+            for shim in node.shims:
+                module = getattr(shim, "_model", None)
+                for t in module.state_dict().values() if module is not None else []:
+                    owners.setdefault(ptr(t), f"heads of {name}")
+    return owners
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -281,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
         return subprocess.run(cmd, check=False).returncode
     if args.what == "storage":
         result = {"benchmark": "memory storage", **run_storage(args.model)}
+        print(f"backbone tensors (the encoder's, overlays, copies) {result['backbone_storage_over_backbone']}x the "
+              f"float32 backbone; by owner (MB): {result['storage_mb_by_owner']}")
         print(f"distinct tensor storage {result['distinct_storage_over_backbone']}x the float32 backbone "
               f"({result['distinct_storage_mb']} MB / {result['backbone_float32_mb']} MB); RSS loaded "
               f"{result['rss_loaded_mb']} MB for {result['weight_files_mb']} MB of weight files")
