@@ -33,6 +33,9 @@ KNOWN = {
                    "--baseline ../old-checkout --out components.json"),
     "heapclimb": ("RSS per annotated piece of the default pipeline, with and without glibc malloc_trim.",
                   "--pieces 12 --out memory_climb.json"),
+    "length": ("CPU seconds per component and peak RSS of the default pipeline against document length "
+               "(an unpunctuated line, an unspaced word, one gap), with the log-log slope of time.",
+               "--lengths 1000,4000,16000 --out length.json --plot length.png"),
     "parse": ("Words/s of tagging + lemmatizing + parsing against a spaCy CNN pipeline; scores with --data.",
               "--n 50 --data corpus/ud_perseus_test_agdt.spacy"),
     "pipeline": ("Words/s of the full default pipeline against the encoder alone, both against the GEMM roofline.",
