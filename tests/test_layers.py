@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import networkx
+
 PACKAGE = Path(__file__).resolve().parents[1] / "stoicheia_spacy"
 NAME = "stoicheia_spacy"
 
@@ -138,39 +140,10 @@ def test_declared_services_exist() -> None:
 
 
 def _cycles() -> list[list[str]]:
-    graph = {m: sorted({t for t, _, typing_only in edges if t in MODULES and t != m and not typing_only})
-             for m, edges in EDGES.items()}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    cycles: list[list[str]] = []
-
-    def connect(v: str) -> None:  # Tarjan's strongly connected components
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in graph[v]:
-            if w not in index:
-                connect(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                cycles.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            connect(v)
-    return cycles
+    """Sets of more than one module that import each other (strongly connected, networkx)."""
+    graph = networkx.DiGraph([(m, t) for m, edges in EDGES.items() for t, _, typing_only in edges
+                              if t in MODULES and t != m and not typing_only])
+    return sorted(sorted(group) for group in networkx.strongly_connected_components(graph) if len(group) > 1)
 
 
 def test_no_import_cycle_between_files() -> None:
@@ -185,3 +158,11 @@ def test_development_doc_names_every_folder_and_its_floor() -> None:
     missing = sorted(n for n in names if n not in doc)
     assert missing == []
     assert {_first(m) for m in MODULES} - {""} <= GROUND | ROOMS | ABOVE
+
+
+def test_one_module_calls_add_pipe() -> None:
+    """spaCy's config is the one way to assemble: only ``assembly.extend`` adds a component."""
+    callers = sorted(m for m, path in MODULES.items()
+                     if any(isinstance(node, ast.Attribute) and node.attr == "add_pipe"
+                            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))))
+    assert callers == ["stoicheia_spacy.assembly"]

@@ -15,6 +15,7 @@ from typing import Any
 import spacy
 import typer
 
+from ..assembly import extend
 from .options import (
     Unit,
     chosen_format,
@@ -55,7 +56,8 @@ def parallels_command(
         raise fail("--top must be at least 1")
     texts = read_input(text, unit)
     nlp = spacy.blank("grc")
-    pipe: Any = nlp.add_pipe("stoicheia_parallels", config={"n": top})
+    extend(nlp, {"components": {"stoicheia_parallels": {"factory": "stoicheia_parallels", "n": top}}})
+    pipe: Any = nlp.get_pipe("stoicheia_parallels")
     pipe.index()  # a missing index: one error line
     docs = list(nlp.pipe(texts))
     if output_format is ParallelsFormat.json:

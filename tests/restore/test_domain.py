@@ -71,7 +71,9 @@ def test_domain_settings_are_validated():
         RestorerSettings(kn_domain_weights={"papyri": {"default": [0.0, 1.0, 1.0, 0.0]}})
 
 
-def test_the_restorer_weighs_each_domain_with_its_own_weights(tmp_path):
+def _tiny_restorer(tmp_path: Path, beam: int, n: int) -> tuple[Any, Any]:
+    """The tiny checkpoint with a restorer on an 8-gram of real papyri: papyri read by the n-gram
+    alone, inscriptions with the backbone weighed 0.3."""
     import torch
 
     from stoicheia_spacy.assembly import build_pipeline
@@ -83,9 +85,14 @@ def test_the_restorer_weighs_each_domain_with_its_own_weights(tmp_path):
     save_kn(lm, path)
     nlp = build_pipeline(str(Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"))
     pipe: Any = nlp.add_pipe("stoicheia_restorer", config={"settings": {
-        "beam_width": 4, "n_candidates": 5, "kn_lm": str(path), "kn_lm_sha256": kn_digest(lm),
+        "beam_width": beam, "n_candidates": n, "kn_lm": str(path), "kn_lm_sha256": kn_digest(lm),
         "kn_weights": {"default": [0.0, 1.0, 1.0, 0.0]},
         "kn_domain_weights": {"inscription": {"default": [0.3, 1.0, 1.0, 0.0]}}}})
+    return nlp, pipe
+
+
+def test_the_restorer_weighs_each_domain_with_its_own_weights(tmp_path):
+    nlp, pipe = _tiny_restorer(tmp_path, 4, 5)
     text = "Ἀπίων Ὥρου χαίρειν. ὁμολογῶ πεπρα[.5] σοι κάμηλον θήλειαν"
     [item] = nlp(text)._.restorations  # read as a papyrus: the n-gram alone, no backbone forward
     assert item.candidates[0].text == "κεναι" and pipe.forwards == 0
@@ -105,21 +112,9 @@ def test_the_restorer_weighs_each_domain_with_its_own_weights(tmp_path):
 
 
 def test_restore_epidoc_weighs_an_inscription_by_its_header(shared_data, tmp_path):
-    import torch
-
-    from stoicheia_spacy.assembly import build_pipeline
     from stoicheia_spacy.restore.epidoc import restore_epidoc
-    from stoicheia_spacy.restore.kneser_ney import build_kn, kn_digest, save_kn
 
-    torch.set_num_threads(1)
-    lm = build_kn([symbols(t) for t in PAPYRI * 3], order=8)
-    path = tmp_path / "kn.npz"
-    save_kn(lm, path)
-    nlp = build_pipeline(str(Path(__file__).resolve().parents[1] / "fixtures" / "char_bert_tiny"))
-    pipe: Any = nlp.add_pipe("stoicheia_restorer", config={"settings": {
-        "beam_width": 2, "n_candidates": 3, "kn_lm": str(path), "kn_lm_sha256": kn_digest(lm),
-        "kn_weights": {"default": [0.0, 1.0, 1.0, 0.0]},
-        "kn_domain_weights": {"inscription": {"default": [0.3, 1.0, 1.0, 0.0]}}}})
+    nlp, pipe = _tiny_restorer(tmp_path, 2, 3)
     papyrus = shared_data / "epidoc" / "ddbdp" / "o.claud.1.100.xml"
     assert header_domain(papyrus.read_bytes()) == "papyrus"
     restore_epidoc(nlp, papyrus)  # DDbDP: the papyri's weights, which skip the backbone

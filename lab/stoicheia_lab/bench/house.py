@@ -17,9 +17,10 @@ import argparse
 import ast
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+import networkx
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = "stoicheia_spacy"
@@ -84,39 +85,10 @@ def _imports(path: str, tree: ast.AST, modules: set[str]) -> set[str]:
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected sets of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def connect(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph[v]):
-            if w not in index:
-                connect(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                found.append(sorted(group))
-
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
-    for v in sorted(graph):
-        if v not in index:
-            connect(v)
-    return found
+    """Strongly connected sets of more than one module (networkx)."""
+    digraph = networkx.DiGraph([(v, w) for v, targets in graph.items() for w in targets])
+    digraph.add_nodes_from(graph)
+    return sorted(sorted(group) for group in networkx.strongly_connected_components(digraph) if len(group) > 1)
 
 
 def _in_function_imports(tree: ast.AST) -> int:
