@@ -23,12 +23,14 @@ from typing import Any
 import numpy as np
 
 from .beam import Candidate, GapQuery, beam_search, bucket_temperature, width_bucket
+from .infgram import Evidence, InfFeatures, fold, gap_evidence, rescore
+from .infgram import weights_for as infgram_weights_for
 from .kn_beam import KnCandidate, gap_symbols, kn_restore, score_texts, text_to_symbols
 from .kneser_ney import KneserNeyLM
 from .widths import WidthPrior
 
 __all__ = ["FEATURES", "combine", "rank_candidates", "restore_combined", "settings_use_backbone", "uses_backbone",
-           "weights_for"]
+           "weights_for", "with_evidence"]
 
 #: the order of a bucket's four weights
 FEATURES = ("backbone", "fwd", "rev", "length")
@@ -91,9 +93,32 @@ def settings_use_backbone(settings: Any) -> bool:
     return any(uses_backbone(t) for t in tables)
 
 
+def with_evidence(lm: KneserNeyLM, query: Any, ngram: Sequence[KnCandidate], evidence: Evidence | None,
+                  far: int) -> tuple[list[KnCandidate], dict[str, InfFeatures]]:
+    """The n-gram's candidates of one gap with the parallels index's own (``evidence``:
+    :func:`~.infgram.gap_evidence`, the best ``evidence.extra`` by their context match not
+    already proposed, scored by both n-gram directions), and every candidate's evidence by its
+    folded text (empty without ``evidence``)."""
+    if evidence is None:
+        return list(ngram), {}
+    found = gap_evidence(evidence, query)
+    feats = {fold(t): f for t, f in found.items()}
+    shown = {fold(t): t for t in found}
+    have = {fold(c.text) for c in ngram}
+    extra = [k for k in sorted(feats, key=lambda k: (-feats[k].context, -feats[k].docs, -feats[k].occurrences, k))
+             if k not in have][: int(evidence.extra)]
+    out = list(ngram)
+    if extra:
+        left, right = gap_symbols(query)
+        fwd, rev = score_texts(lm, left, right, [text_to_symbols(k) for k in extra], far)
+        out += [KnCandidate(shown.get(k, k), len(k), float(f), float(r)) for k, f, r in zip(extra, fwd, rev, strict=True)]
+    return out, feats
+
+
 def restore_combined(scorer: Any, queries: Sequence[GapQuery], settings: Any, lm: KneserNeyLM, *,
                      prior: WidthPrior, temperature: float | Mapping[str, float],
-                     domains: Sequence[str | None] | None = None) -> list[list[Candidate]]:
+                     domains: Sequence[str | None] | None = None,
+                     evidence: Sequence[Evidence | None] | None = None) -> list[list[Candidate]]:
     """Ranked candidates per query from the n-gram's two-sided beam and, when ``scorer`` is not
     None, the backbone's beam (``settings``: the restorer's :class:`~.settings.RestorerSettings`),
     merged and scored by :func:`combine` with the weights of the query's domain (``domains``, one
@@ -117,8 +142,13 @@ def restore_combined(scorer: Any, queries: Sequence[GapQuery], settings: Any, lm
         for i, cands in zip(asks, found, strict=True):
             backbone[i] = [(x.text, x.logprob, x.width) for x in cands]
     out = []
-    for q, b, g, w in zip(queries, backbone, ngram, weights, strict=True):
+    per_gap = list(evidence) if evidence is not None else [None] * len(queries)
+    for q, b, g, w, ev in zip(queries, backbone, ngram, weights, per_gap, strict=True):
         bucket = width_bucket((q.letters,) if q.letters else q.widths)
+        g, feats = with_evidence(lm, q, g, ev, int(c.kn_far))
         merged = combine(lm, q, b, g, w, far=int(c.kn_far))
+        if ev is not None:  # the index's evidence for each candidate (Run 13)
+            wi = infgram_weights_for(ev.weights, bucket)
+            merged = sorted(((t, rescore(s, feats.get(fold(t)), wi), n) for t, s, n in merged), key=lambda x: -x[1])
         out.append(rank_candidates(merged, prior, temperature, bucket, int(c.n_candidates)))
     return out

@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -85,13 +85,16 @@ from ..backbone.overlay import OVERLAY_NAME, read_overlay
 from ..component import SerializedPipe, link_listeners, read_json, write_json
 from ..encoder.metadata import doc_metadata
 from ..encoder.reference import BackboneReference
-from ..errors import ConfigError
+from ..errors import ConfigError, ParallelsIndexError
 from ..leiden import GappedText, parse_gaps, render_restorations
+from ..parallels.index import query_letters
+from ..parallels.search import leave_out
 from ..records import set_records_extension
 from .accented import CandidateAccenter
 from .beam import ModelScorer
 from .domain import doc_domain
 from .fusion import FusedScorer
+from .infgram import Evidence
 from .ngram_lm import NgramScorer
 from .parallels import CandidateParallels
 from .queries import hide_spans
@@ -103,6 +106,7 @@ from .settings import RestorerSettings
 PIN_FILE = "lexicon.json"
 
 logger = logging.getLogger(__name__)
+_warned_index: list[bool] = []
 
 set_records_extension("restorations")  # a list of Restoration records
 
@@ -403,7 +407,9 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
                 plans = [_with_metadata(p, region, century) for p, (region, century) in zip(plans, ids, strict=True)]
             if kn is not None:  # the combined decoder: the n-gram's beam (+ the backbone's), one combination
                 domains = [doc_domain(doc, c.domain) for doc in docs]  # the weights of each text's domain
-                results, forwards = restore_targets(backbone, plans, c, from_spans=flags, kn=kn, domains=domains)
+                evidence = self.evidence(docs, plans, domains)
+                results, forwards = restore_targets(backbone, plans, c, from_spans=flags, kn=kn, domains=domains,
+                                                    evidence=evidence)
             else:
                 uses_lm = decoding and (float(c.lm_weight) > 0 or float(c.lm_rescore) > 0)
                 lm = self.ngram() if uses_lm else None  # resolved once per batch: fusion and rescoring
@@ -420,6 +426,23 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             user_data: dict[Any, Any] = doc.user_data
             user_data[("stoicheia_restorer", "parse")] = (c.notation, c.strip_restorations)
         return docs
+
+    def evidence(self, docs: Sequence[Doc], plans: Sequence[Any], domains: Sequence[str]) -> list[Evidence | None] | None:
+        """Per Doc, the parallels index's evidence for its gaps (``infgram_weights`` of its
+        domain; the Doc's duplicates in the index left out), or None where its domain has no
+        weights; None for all without weights or without an installed index (logged once)."""
+        tables = self.settings.infgram_weights or {}
+        if not any(tables.get(d) for d, p in zip(domains, plans, strict=True) if p.decode):
+            return None
+        try:
+            index = (self.parallels or CandidateParallels()).index()
+        except ParallelsIndexError as exc:
+            if not _warned_index:
+                _warned_index.append(True)
+                logger.warning("restoring without the parallels index's candidates: %s", exc)
+            return None
+        return [Evidence(index, tables[d], leave_out(index, query_letters(doc.text)))
+                if tables.get(d) and p.decode else None for doc, p, d in zip(docs, plans, domains, strict=True)]
 
     # ------------------------------------------------------------ serialization
     def set_cfg(self, cfg: dict[str, Any]) -> None:

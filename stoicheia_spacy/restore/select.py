@@ -110,13 +110,15 @@ def _item(target: GapTarget, from_spans: bool, status: str, cands: list[Any], ab
 
 def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: RestorerSettings | Mapping[str, Any],
                     *, from_spans: Sequence[bool] | None = None, lm: Any = None,
-                    kn: Any = None, domains: Sequence[str | None] | None = None) -> tuple[list[list[Restoration]], int]:
+                    kn: Any = None, domains: Sequence[str | None] | None = None,
+                    evidence: Sequence[Any] | None = None) -> tuple[list[list[Restoration]], int]:
     """The :class:`~.results.Restoration` records (document order) for each plan, and the forwards made. ``lm``: the n-gram LM
     whose joint probability of each filled window rescores the finished candidates (weight
     ``lm_rescore``; :class:`~.ngram_lm.LMRescorer`). ``kn``: the Kneser-Ney 8-gram
     (:mod:`.kneser_ney`): with ``kn_weights`` set the candidates are those of
     :func:`~.combine.restore_combined` (``module`` None: the n-gram alone), weighed for each plan's
-    text domain (``domains``, one per plan; None: ``kn_weights``).
+    text domain (``domains``, one per plan; None: ``kn_weights``); ``evidence``: one
+    :class:`~.infgram.Evidence` (or None) per plan, the parallels index's candidates and evidence.
 
     ``cfg`` is the restorer's :class:`~.settings.RestorerSettings` (or a mapping of its
     options, validated here: ``beam_width``, ``n_candidates``, ``context``, ``mode``,
@@ -140,7 +142,9 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: R
             temps_k.setdefault("default", float(c.temperature))
         prior_k = WidthPrior(c.rank, float(c.length_bonus), tuple(c.width_log_prior))
         per_query = None if domains is None else [d for p, d in zip(plans, domains, strict=True) for _ in p.decode]
-        results = restore_combined(scorer, queries, c, kn, prior=prior_k, temperature=temps_k, domains=per_query)
+        per_gap = None if evidence is None else [e for p, e in zip(plans, evidence, strict=True) for _ in p.decode]
+        results = restore_combined(scorer, queries, c, kn, prior=prior_k, temperature=temps_k, domains=per_query,
+                                   evidence=per_gap)
         forwards = int(getattr(scorer, "forwards", 0))
     elif queries:
         scorer = ModelScorer(module) if isinstance(module, torch.nn.Module) else module

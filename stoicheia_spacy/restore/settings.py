@@ -56,6 +56,11 @@ Options (defaults in brackets):
   each domain's dev gaps by ``restore-eval``); a domain without its own uses ``kn_weights``.
   ``auto`` restores a Doc as ``doc._.domain`` when set (``restore_epidoc`` sets it from the TEI
   header), else as its text suggests (:mod:`.domain`).
+* ``infgram_weights`` [{}]: per domain, per width bucket ``[a, b]`` of the parallels index's
+  evidence (:mod:`.infgram`, Run 13): with the index installed (the ``parallels`` block's data
+  package) every known-width gap of a domain listed here also gets the index's candidates (the
+  letters between the longest matches of its context), and each candidate's combined score
+  ``+ a · context letters matched + b · log(1 + documents)``; fitted on dev per domain.
 """
 
 from __future__ import annotations
@@ -123,6 +128,7 @@ class RestorerSettings:
     kn_far: int = 10
     domain: str = "auto"
     kn_domain_weights: Mapping[str, Mapping[str, Sequence[float]]] | None = None
+    infgram_weights: Mapping[str, Mapping[str, Sequence[float]]] | None = None
 
     def __post_init__(self) -> None:
         # frozen containers: the object never changes after validation
@@ -142,6 +148,12 @@ class RestorerSettings:
                               f"domains of {list(DOMAINS)} and backbone >= 0")
         object.__setattr__(self, "kn_domain_weights",
                            MappingProxyType({d: MappingProxyType(t) for d, t in per_domain.items()}))
+        inf = {str(d): {str(k): tuple(float(x) for x in v) for k, v in dict(table).items()}
+               for d, table in dict(self.infgram_weights or {}).items()}
+        if set(inf) - set(DOMAINS) or any(len(w) != 2 or min(w) < 0 for t in inf.values() for w in t.values()):
+            raise ConfigError(f"infgram_weights: {{domain: {{bucket: [a, b]}}}} with domains of {list(DOMAINS)} "
+                              "and weights >= 0")
+        object.__setattr__(self, "infgram_weights", MappingProxyType({d: MappingProxyType(t) for d, t in inf.items()}))
         if int(self.kn_beam) < 1 or int(self.kn_far) < 0:
             raise ConfigError("kn_beam must be >= 1 and kn_far >= 0")
         for name in ("confidence_slopes", "confidence_biases"):
@@ -214,6 +226,7 @@ class RestorerSettings:
         out["kn_weights"] = {k: list(v) for k, v in (self.kn_weights or {}).items()}
         out["kn_domain_weights"] = {d: {k: list(v) for k, v in t.items()}
                                     for d, t in (self.kn_domain_weights or {}).items()}
+        out["infgram_weights"] = {d: {k: list(v) for k, v in t.items()} for d, t in (self.infgram_weights or {}).items()}
         return out
 
     # read-only mapping access (``settings["beam_width"]``) for code written against ``cfg``
