@@ -91,12 +91,13 @@ class CandidateParallels:
         return [attest(index, left, letters_of(c.text), right, context=self.context, n=n, exclude=exclude)
                 for c in item.candidates[: self.candidates]]
 
-    def apply(self, index: ParallelIndex, item: Restoration, found: Sequence[Attestation]) -> Restoration:
-        """``item`` with its candidates' parallels (and, with ``rerank``, reordered)."""
+    def apply(self, index: ParallelIndex, item: Restoration, found: Sequence[Attestation],
+              reorder: bool = True) -> Restoration:
+        """``item`` with its candidates' parallels (and, with ``rerank`` and ``reorder``, reordered)."""
         cands = list(item.candidates)
         for k, att in enumerate(found):
             cands[k] = replace(cands[k], parallels=tuple(to_parallel(index, h) for h in att.hits[: self.top]))
-        if float(self.rerank) > 0 and found:
+        if float(self.rerank) > 0 and found and reorder:
             counts = [att.attested for att in found] + [0] * (len(cands) - len(found))
             before = cands[0].text
             cands = rerank(cands, counts, float(self.rerank))
@@ -105,9 +106,12 @@ class CandidateParallels:
         return replace(item, candidates=tuple(cands))
 
     def __call__(self, docs: Sequence[Any], restorations: Sequence[Sequence[Restoration]],
-                 ids: Sequence[str | None] | None = None) -> list[list[Restoration]]:
+                 ids: Sequence[str | None] | None = None,
+                 scored: Sequence[bool] | None = None) -> list[list[Restoration]]:
         """``restorations`` (one list per Doc of ``docs``) with their candidates' parallels;
-        ``ids``: each Doc's own document id, left out with its duplicates."""
+        ``ids``: each Doc's own document id, left out with its duplicates; ``scored``: per Doc,
+        whether the restorer already scored its known-width gaps by the index's evidence
+        (:mod:`.infgram`), which the rerank then leaves in their order."""
         if not self.active or not any(items for items in restorations):
             return [list(items) for items in restorations]
         try:
@@ -126,7 +130,10 @@ class CandidateParallels:
                 out.append(list(items))
                 continue
             exclude = leave_out(index, query_letters(text), ids[d] if ids else None)
-            out.append([self.apply(index, item, self.attestations(index, text, item, exclude)) for item in items])
+            done = bool(scored[d]) if scored is not None else False
+            out.append([self.apply(index, item, self.attestations(index, text, item, exclude),
+                                   reorder=not (done and item.max_width is not None and item.min_width == item.max_width))
+                        for item in items])
         return out
 
 

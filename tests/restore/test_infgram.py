@@ -15,7 +15,8 @@ import pytest
 from stoicheia_spacy.accent.lexasset import find_parallels
 from stoicheia_spacy.errors import ConfigError, ParallelsIndexError
 from stoicheia_spacy.leiden import parse_gaps
-from stoicheia_spacy.parallels.index import ParallelIndex, letters_of
+from stoicheia_spacy.parallels.index import ParallelIndex, letters_of, query_letters
+from stoicheia_spacy.parallels.search import leave_out
 from stoicheia_spacy.restore import build_queries
 from stoicheia_spacy.restore.combine import restore_combined
 from stoicheia_spacy.restore.infgram import (
@@ -26,6 +27,8 @@ from stoicheia_spacy.restore.infgram import (
     occurrences,
 )
 from stoicheia_spacy.restore.kneser_ney import load_kn
+from stoicheia_spacy.restore.parallels import CandidateParallels
+from stoicheia_spacy.restore.results import Candidate, Restoration
 from stoicheia_spacy.restore.settings import RestorerSettings
 from stoicheia_spacy.restore.widths import WidthPrior
 
@@ -101,3 +104,21 @@ def test_infgram_weights_are_validated() -> None:
     for bad in ({"papyri": WEIGHTS}, {"papyrus": {"default": [1.0]}}, {"papyrus": {"default": [-1.0, 0.0]}}):
         with pytest.raises(ConfigError):
             dataclasses.replace(ok, infgram_weights=bad)
+
+
+def test_the_rerank_leaves_a_gap_the_index_already_scored_in_its_order(index: ParallelIndex) -> None:
+    line = SALE
+    start = line.index("[.5]")
+    # καμεν first, as a combination put it; κεναι, attested in other sales, would win the rerank
+    cands = (Candidate("καμεν", -22.6, 0.9), Candidate("κεναι", -35.5, 0.03), Candidate("γμενα", -38.9, 0.01))
+    gap = Restoration(start=start, end=start + 4, gap_index=0, min_width=5, max_width=5, kind="lost",
+                      candidates=cands, confidence=0.9, confident=True, abstain=False)
+    service = CandidateParallels(rerank=1000.0, candidates=3)
+    [[kept]] = service([line], [[gap]], scored=[True])
+    assert [c.text for c in kept.candidates] == ["καμεν", "κεναι", "γμενα"] and kept.confident
+    exclude = leave_out(index, query_letters(line))
+    counts = [a.attested for a in service.attestations(index, line, gap, exclude)]
+    assert counts[1] > counts[0]  # πεπρακέναι σοι κάμηλον: attested in other sales
+    [[moved]] = service([line], [[gap]], scored=[False])
+    order = sorted(range(3), key=lambda i: -(cands[i].score + 1000.0 * np.log1p(counts[i])))
+    assert [c.text for c in moved.candidates] == [cands[i].text for i in order] and order[0] == 1

@@ -129,6 +129,24 @@ def keyed(row: dict, rev: float, a: float, b: float) -> tuple[str, np.ndarray]:
     return row["cands"][int(order[0])]["text"], key[order]
 
 
+def attested(index: ParallelIndex, records: list[dict], rows: list[dict], weights: dict) -> list[list[tuple[str, float, int]]]:
+    """The infgram arm's 20 candidates per gap with their scores and the parallels rerank's
+    attestation counts (4 letters a side, the default config's parallels block)."""
+    out, excluded = [], {}
+    for r, x in zip(records, rows, strict=True):
+        s, L = r["start"], r["L"]
+        if r["id"] not in excluded:
+            excluded[r["id"]] = leave_out(index, lost_letters(r["text"]), r["id"], min_letters=0)
+        left, right = lost_letters(r["text"][:s]), lost_letters(r["text"][s + L:])
+        rev, a, b = weights.get(width_bucket((L,)), weights["default"])
+        key = [c["fwd"] + rev * c["rev"] + a * c["ctx"] + b * math.log1p(c["docs"]) for c in x["cands"]]
+        top = sorted(range(len(key)), key=lambda i: -key[i])[:20]
+        out.append([(x["cands"][i]["text"], key[i],
+                     attest(index, left, letters_of(x["cands"][i]["text"]), right, context=4, n=1,
+                            exclude=excluded[r["id"]]).attested) for i in top])
+    return out
+
+
 def calibration(dev: list[dict], dev_rows: list[dict], test: list[dict] | None, test_rows: list[dict] | None,
                 weights: dict) -> dict:
     """Temperatures and Platt confidence per width bucket and the ``confident`` threshold (90 %
@@ -211,7 +229,8 @@ def fit(records: list[dict], rows: list[dict]) -> tuple[dict, list]:
     return best, grid
 
 
-def evaluate(records: list[dict], rows: list[dict], weights: dict, parallels: bool) -> dict:
+def evaluate(records: list[dict], rows: list[dict], weights: dict, parallels: bool,
+             counts: list | None = None) -> dict:
     def w(r: dict) -> list[float]:
         return weights.get(width_bucket((r["L"],)), weights["default"])
 
@@ -220,6 +239,8 @@ def evaluate(records: list[dict], rows: list[dict], weights: dict, parallels: bo
             "union_ngram_only": [ranked(x, 1.0, 0.0, 0.0) for x in rows]}
     if parallels:
         arms["default"] = [default_arm(x) for x in rows]
+    if counts is not None:
+        arms["infgram_rerank"] = [default_arm({"default": c}) for c in counts]
     out: dict = {name: score(records, tops) for name, tops in arms.items()}
     ok = {name: correct_top1(records, tops) for name, tops in arms.items()}
     out["mcnemar_top1"] = {}
@@ -255,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dev-per-length", type=int, default=None)
     ap.add_argument("--test-per-length", type=int, default=None)
     ap.add_argument("--no-test", action="store_true", help="fit and score on dev only")
+    ap.add_argument("--rerank", action="store_true",
+                    help="also score the infgram arm followed by the parallels rerank (score + 8 log(1 + attested))")
     ap.add_argument("--cache", default=None, help="folder for the per-gap features")
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
@@ -268,10 +291,12 @@ def main(argv: list[str] | None = None) -> int:
     fd = cached(cache / f"{tag}_dev_{a.dev_per_length}.pkl" if cache else None,
                 lambda: features(index, lm, dev, parallels, dweights))
     weights, grid = fit(dev, fd["rows"])
+    dc = cached(cache / f"{tag}_dev_{a.dev_per_length}_counts.pkl" if cache else None,
+                lambda: attested(index, dev, fd["rows"], weights)) if a.rerank else None
     out = {"command": "python scripts/infgram_eval.py " + " ".join(argv if argv is not None else sys.argv[1:]),
            "domain": a.domain, "index": index.info, "weights": weights,
            "weights_order": ["rev", "a (context letters)", "b (log(1 + docs))"],
-           "dev": {"gaps": len(dev), **evaluate(dev, fd["rows"], weights, parallels), "grid": grid,
+           "dev": {"gaps": len(dev), **evaluate(dev, fd["rows"], weights, parallels, dc), "grid": grid,
                    **{k: v for k, v in fd.items() if k != "rows"}}}
     halves = []  # the fit's honesty on dev: fitted on one half of the dev gaps, scored on the other
     for k in (0, 1):
@@ -287,7 +312,9 @@ def main(argv: list[str] | None = None) -> int:
         test = load_split(Path(a.samples), "test", a.test_per_length)
         ft = cached(cache / f"{tag}_test_{a.test_per_length}.pkl" if cache else None,
                     lambda: features(index, lm, test, parallels, dweights))
-        out["test"] = {"gaps": len(test), **evaluate(test, ft["rows"], weights, parallels),
+        tc = cached(cache / f"{tag}_test_{a.test_per_length}_counts.pkl" if cache else None,
+                    lambda: attested(index, test, ft["rows"], weights)) if a.rerank else None
+        out["test"] = {"gaps": len(test), **evaluate(test, ft["rows"], weights, parallels, tc),
                        **{k: v for k, v in ft.items() if k != "rows"}}
         out["calibration"] = calibration(dev, fd["rows"], test, ft["rows"], weights)
     out["cpu_s"] = time.process_time() - cpu0
