@@ -317,6 +317,11 @@ def main(argv: list[str] | None = None) -> int:
         out["test"] = {"gaps": len(test), **evaluate(test, ft["rows"], weights, parallels, tc),
                        **{k: v for k, v in ft.items() if k != "rows"}}
         out["calibration"] = calibration(dev, fd["rows"], test, ft["rows"], weights)
+        # the first 30 test gaps per L: the subset of the hidden-width figures (metrics_run11_modes.json)
+        sub = [i for L in range(1, 11) for i in [j for j, r in enumerate(test) if r["L"] == L][:30]]
+        ev = evaluate([test[i] for i in sub], [ft["rows"][i] for i in sub], weights, parallels)
+        out["test"]["first_30_per_L_known"] = {arm: ev[arm]["overall"] for arm in ev
+                                              if isinstance(ev[arm], dict) and "overall" in ev[arm]}
     out["cpu_s"] = time.process_time() - cpu0
     Path(a.out).write_text(json.dumps(out, indent=1), encoding="utf-8")
     brief = {k: v for k, v in out.items() if k not in ("index",)}
