@@ -3,6 +3,7 @@ with the package (``share/stoicheia_spacy`` under the environment prefix)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -32,3 +33,13 @@ def asset_path(*parts: str) -> Path:
 def default_model_dir() -> Path:
     """Directory of the embedded default backbone (config.json + model.safetensors)."""
     return asset_path("models", DEFAULT_MODEL)
+
+
+def cache_folder() -> Path:
+    """Where data derived from installed files is kept between runs (memory-mappable copies):
+    ``$STOICHEIA_CACHE``, else ``$XDG_CACHE_HOME/stoicheia``, else ``~/.cache/stoicheia``."""
+    explicit = os.environ.get("STOICHEIA_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "stoicheia"
