@@ -25,7 +25,6 @@ load) counts how often each dichronon of a form scanned long or short in Hypotac
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import lzma
 import os
@@ -38,7 +37,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..accent.lexasset import find_lexicon
-from ..assets import cache_folder
+from ..assets import cache_folder, file_sha256
 from ..errors import CorpusError
 from .mapped_table import read_keys, read_table, write_table
 
@@ -204,11 +203,11 @@ class MacronLexicon:
         mapped arrays in :func:`cache_folder` (keyed by the file's SHA-256) and read from
         there at every later start; where that folder cannot be written, the JSON is read.
         """
-        raw = Path(path).read_bytes()
-        folder = cache_folder() / f"macron-{hashlib.sha256(raw).hexdigest()[:20]}"
+        folder = cache_folder() / f"macron-{file_sha256(path)[:20]}"
         if (folder / "meta.json").is_file():
             return cls.from_mapped(folder)
-        data = json.loads(gzip.decompress(raw).decode("utf-8"))
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            data = json.load(fh)
         if data.get("format") != FORMAT:
             raise CorpusError(f"{path} is not a {FORMAT} file")
         entries = data.pop("entries")
@@ -249,7 +248,7 @@ class MacronLexicon:
 
 
 
-def _lookup(table: dict[str, _T], key: str) -> _T | None:
+def _lookup(table: Mapping[str, _T], key: str) -> _T | None:
     """``table[key]``, else (a form with a second accent from a following enclitic, ``ἄλγεά``)
     the entry without its last acute; None if neither is there."""
     found = table.get(key)

@@ -54,7 +54,7 @@ class MappedTable(Mapping[str, Any]):
     def __init__(self, keys: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
         self._keys = MappedKeys(keys)
         self.offsets = offsets
-        self.values = values
+        self.blob = values
 
     @classmethod
     def from_dict(cls, table: Mapping[str, Any]) -> MappedTable:
@@ -70,7 +70,7 @@ class MappedTable(Mapping[str, Any]):
         i = self._keys.index(key)
         if i < 0:
             raise KeyError(key)
-        return json.loads(self.values[self.offsets[i]:self.offsets[i + 1]].tobytes())
+        return json.loads(self.blob[self.offsets[i]:self.offsets[i + 1]].tobytes())
 
     def __contains__(self, key: object) -> bool:
         return key in self._keys
@@ -88,7 +88,7 @@ def write_table(folder: Path, name: str, table: Mapping[str, Any] | Iterable[str
         mapped = MappedTable.from_dict(table)
         np.save(folder / f"{name}.keys.npy", mapped._keys.keys)
         np.save(folder / f"{name}.offsets.npy", mapped.offsets)
-        np.save(folder / f"{name}.values.npy", mapped.values)
+        np.save(folder / f"{name}.values.npy", mapped.blob)
     else:
         np.save(folder / f"{name}.keys.npy", _sorted_keys(set(table)))
 
