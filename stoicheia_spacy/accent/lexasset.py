@@ -17,7 +17,6 @@ per-letter scores alone (lower accuracy; see ``projects/accent/RESULTS.md``) and
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib
 import importlib.util
 import json
@@ -31,6 +30,7 @@ from typing import Any
 import numpy as np
 from spacy.util import registry
 
+from ..assets import file_sha256
 from ..errors import ConfigError, LexiconMissingError, ParallelsIndexError
 from .formlex import FormLexicon
 
@@ -121,11 +121,7 @@ def find_parallels(path: str | Path | None = None, package: str | None = None) -
 
 @cache
 def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return file_sha256(path)
 
 
 def _installed_version(package: str) -> str | None:

@@ -7,7 +7,6 @@ the model built from the config; a corrupt, truncated or mismatched checkpoint r
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -23,7 +22,7 @@ from stoicheia_spacy.errors import (
     StoicheiaError,
 )
 
-from ..assets import DEFAULT_MODEL, asset_path
+from ..assets import DEFAULT_MODEL, asset_path, file_sha256
 from .config import StoicheiaConfig
 from .model import StoicheiaEncoder
 
@@ -203,7 +202,7 @@ def load_state(
             problems.append(f"tensor {name} has dtype {tensors[name].dtype}, expected a float type")
     if problems:
         raise CheckpointError(f"{source} does not match the backbone config: " + "; ".join(problems))
-    bad = [n for n, t in tensors.items() if not bool(torch.isfinite(t).all())]
+    bad = [n for n, t in tensors.items() if not _all_finite(t)]
     if bad:
         raise CheckpointError(f"{source} holds non-finite values (corrupt?) in: {', '.join(sorted(bad))}")
     with torch.no_grad():
@@ -215,6 +214,14 @@ def load_state(
             param.copy_(tensors[name].to(param.dtype))
 
 
+def _all_finite(tensor: torch.Tensor) -> bool:
+    """No NaN or infinity in ``tensor``: its float32 sum is finite (a NaN or an infinity makes
+    it NaN or infinite), else the element-wise check (the sum may overflow on finite values)."""
+    if bool(torch.isfinite(tensor.sum(dtype=torch.float32))):
+        return True
+    return bool(torch.isfinite(tensor).all())
+
+
 def verify_checksum(weights: Path) -> None:
     """Check ``weights`` against a ``<name>.sha256`` file beside it, when there is one
     (the embedded default model ships one); raise :class:`CheckpointError` on mismatch."""
@@ -222,14 +229,11 @@ def verify_checksum(weights: Path) -> None:
     if not record.is_file():
         return
     expected = record.read_text(encoding="utf-8").split()[0].lower()
-    digest = hashlib.sha256()
-    with weights.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != expected:
+    got = file_sha256(weights)
+    if got != expected:
         raise CheckpointError(
             f"{weights} does not match its recorded sha256 ({record.name}): the file is corrupt or was "
-            f"replaced; expected {expected}, got {digest.hexdigest()}"
+            f"replaced; expected {expected}, got {got}"
         )
 
 

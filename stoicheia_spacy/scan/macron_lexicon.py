@@ -27,14 +27,19 @@ from __future__ import annotations
 import gzip
 import json
 import lzma
+import os
+import shutil
+import tempfile
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 from ..accent.lexasset import find_lexicon
+from ..assets import cache_folder, file_sha256
 from ..errors import CorpusError
+from .mapped_table import read_keys, read_table, write_table
 
 FORMAT = "stoicheia-macron-lexicon/1"
 _T = TypeVar("_T")
@@ -100,11 +105,12 @@ def from_unicode(form: str) -> tuple[str, str] | None:
 class MacronLexicon:
     """Candidate patterns per :func:`form_key` (see module doc)."""
 
-    entries: dict[str, list[Sequence]] = field(default_factory=dict)  # [pattern, sources, count]
+    #: dicts while building; memory-mapped tables (:mod:`.mapped_table`) once read from disk
+    entries: Mapping[str, list[Sequence]] = field(default_factory=dict)  # [pattern, sources, count]
     meta: dict = field(default_factory=dict)
-    suffixes: dict[str, Sequence[int]] = field(default_factory=dict)  # [long, short]
-    eta_forms: set[str] = field(default_factory=set)
-    corpus: dict[str, Sequence[int]] = field(default_factory=dict)  # [j, long, short, ...]
+    suffixes: Mapping[str, Sequence[int]] = field(default_factory=dict)  # [long, short]
+    eta_forms: Set[str] = field(default_factory=set)
+    corpus: Mapping[str, Sequence[int]] = field(default_factory=dict)  # [j, long, short, ...]
 
     def build_suffixes(self, min_count: int = 3, max_tail: int = 6) -> None:
         """Count long/short per unaccented suffix that starts 1-3 letters before a marked dichronon."""
@@ -158,6 +164,8 @@ class MacronLexicon:
     def add(self, key: str, pattern: str, source: int) -> None:
         if not key or set(pattern) <= {"."}:
             return
+        if not isinstance(self.entries, dict):  # a mapped table read from disk: copy on first write
+            self.entries = dict(self.entries.items())
         cands = self.entries.setdefault(key, [])
         for i, (p, s, n) in enumerate(cands):
             if p == pattern:
@@ -189,18 +197,58 @@ class MacronLexicon:
 
     @classmethod
     def from_disk(cls, path: str | Path) -> MacronLexicon:
+        """The lexicon of a ``macron_lexicon.json.gz``, memory-mapped.
+
+        Parsing the JSON takes seconds (0.5 M entries), so its tables are saved once as
+        mapped arrays in :func:`cache_folder` (keyed by the file's SHA-256) and read from
+        there at every later start; where that folder cannot be written, the JSON is read.
+        """
+        folder = cache_folder() / f"macron-{file_sha256(path)[:20]}"
+        if (folder / "meta.json").is_file():
+            return cls.from_mapped(folder)
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             data = json.load(fh)
         if data.get("format") != FORMAT:
             raise CorpusError(f"{path} is not a {FORMAT} file")
-        entries = data.pop("entries")  # kept as read: converting 0.5 M entries doubles the load time
+        entries = data.pop("entries")
         suffixes = data.pop("suffixes", {})
         eta = set(data.pop("eta_forms", []))
         corpus = data.pop("corpus", {})
-        return cls(entries, data, suffixes, eta, corpus)
+        lexicon = cls(entries, data, suffixes, eta, corpus)
+        try:
+            lexicon.to_mapped(folder)
+        except OSError:  # a read-only cache: keep the tables read from JSON
+            return lexicon
+        return cls.from_mapped(folder)
+
+    def to_mapped(self, folder: Path) -> None:
+        """Save the tables as memory-mappable arrays in ``folder`` (written whole or not at all)."""
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+        try:
+            write_table(tmp, "entries", self.entries)
+            write_table(tmp, "suffixes", self.suffixes)
+            write_table(tmp, "corpus", self.corpus)
+            write_table(tmp, "eta_forms", self.eta_forms)
+            (tmp / "meta.json").write_text(json.dumps(self.meta, ensure_ascii=False), encoding="utf-8")
+            try:
+                os.replace(tmp, folder)
+            except OSError:
+                if not (folder / "meta.json").is_file():  # not another process that won the race
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    @classmethod
+    def from_mapped(cls, folder: Path) -> MacronLexicon:
+        """The lexicon :meth:`to_mapped` saved, its tables memory-mapped."""
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        return cls(read_table(folder, "entries"), meta, read_table(folder, "suffixes"),
+                   read_keys(folder, "eta_forms"), read_table(folder, "corpus"))
 
 
-def _lookup(table: dict[str, _T], key: str) -> _T | None:
+
+def _lookup(table: Mapping[str, _T], key: str) -> _T | None:
     """``table[key]``, else (a form with a second accent from a following enclitic, ``ἄλγεά``)
     the entry without its last acute; None if neither is there."""
     found = table.get(key)
