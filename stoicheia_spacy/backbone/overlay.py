@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from collections.abc import Iterable
+import mmap
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import torch
 from safetensors import safe_open
+from safetensors.torch import load as st_load
 from safetensors.torch import save_file
 
 from ..errors import CheckpointError
@@ -92,6 +94,34 @@ def read_overlay(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, s
     if meta.get("kind") != KIND:
         raise CheckpointError(f"{file} is not a restoration overlay (metadata kind {meta.get('kind')!r})")
     return tensors, meta
+
+
+class MappedOverlay:
+    """An overlay file held memory-mapped, its tensors read only when used.
+
+    The file is read and checked in full once (:func:`read_overlay`), then only its mapping is
+    kept: a pipeline whose restorer never builds the overlaid view (the default decodes
+    papyri with the n-gram LM alone) holds no overlay tensors, and one that builds it keeps
+    the view's float32 copies, not a second bf16 set. The mapping outlives the file (a
+    temporary folder removed after loading). ``tensors, meta = overlay`` reads the tensors.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        file = Path(path)
+        if file.is_dir():
+            file = file / OVERLAY_NAME
+        tensors, self.meta = read_overlay(file)
+        self.names: tuple[str, ...] = tuple(tensors)
+        del tensors
+        with open(file, "rb") as handle:
+            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        """The overlay's tensors, read from the mapping (fresh tensors at every call)."""
+        return dict(st_load(self._map[:]))
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.tensors(), self.meta))
 
 
 def _share_untouched(module: torch.nn.Module, names: set[str], prefix: str = "") -> torch.nn.Module:

@@ -36,7 +36,7 @@ class BackboneReference(Model):
     def __init__(self, upstream_name: str = "stoicheia_encoder") -> None:
         Model.__init__(self, name=self.name, forward=_forward, attrs={"upstream_name": upstream_name})
         self._upstream: Model | None = None
-        self._overlaid: tuple[int, int, Any] | None = None
+        self._overlaid: tuple[int, Any, Any] | None = None
 
     @property
     def upstream_name(self) -> str:
@@ -56,9 +56,9 @@ class BackboneReference(Model):
         self._upstream = encoder_model
         self._overlaid = None
 
-    def backbone(self, overlay: tuple[dict[str, Any], dict[str, str]] | None = None, *,
-                 runtime: bool = False) -> Any:
-        """The encoder's torch backbone; with ``overlay`` (tensors, metadata), the overlaid view;
+    def backbone(self, overlay: Any = None, *, runtime: bool = False) -> Any:
+        """The encoder's torch backbone; with ``overlay`` ((tensors, metadata), or a
+        :class:`~stoicheia_spacy.backbone.overlay.MappedOverlay`), the overlaid view, built once per overlay;
         ``runtime``: in the encoder's inference precision (``precision`` of its settings)."""
         if self._upstream is None:
             raise ConfigError(
@@ -68,9 +68,8 @@ class BackboneReference(Model):
         base = torch_backbone(self._upstream)
         module = base
         if overlay is not None:
-            key = (id(base), id(overlay[0]))
-            if self._overlaid is None or self._overlaid[:2] != key:
-                self._overlaid = (*key, apply_overlay(base, *overlay))
+            if self._overlaid is None or self._overlaid[0] != id(base) or self._overlaid[1] is not overlay:
+                self._overlaid = (id(base), overlay, apply_overlay(base, *overlay))
             module = self._overlaid[2]
         return runtime_backbone(self._upstream, module) if runtime else module
 

@@ -62,6 +62,28 @@ if not Token.has_extension("lemma_backoff"):
 _GRAVE, _ACUTE = "\u0300", "\u0301"
 
 
+class ScriptLogits:
+    """A Doc's script logits, computed from its token vectors by the lemmatizer's head on demand:
+    :meth:`rows` a block of tokens at a time, ``np.asarray`` all of them."""
+
+    def __init__(self, head: Model, vectors: Any) -> None:
+        self.head = head
+        self.vectors = vectors
+        self.shape = (len(vectors), int(head.layers[0].shims[0]._model.out.out_features))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        """The logits of tokens ``start:stop``."""
+        ops = self.head.ops
+        return cast(np.ndarray, ops.to_numpy(self.head.predict(ops.asarray2f(self.vectors[start:stop]))))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.rows(0, self.shape[0])
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+
 def backoff_lemma(form: str, lexicon: frozenset[str]) -> tuple[str, bool]:
     """The lemma of a form no attested script explains, and whether it is a flagged back-off:
     the lower-cased form when that is an attested lemma (``Ἐν`` -> ``ἐν``), else the form with a
@@ -164,12 +186,20 @@ class StoicheiaLemmatizer(HeadPipe):
             self._lexicon = None
 
     # ------------------------------------------------------------ inference
-    def predict(self, docs: Iterable[Doc]) -> list[np.ndarray]:
-        """Per-Doc script logits ``(n_tokens, n_scripts)``."""
+    def predict(self, docs: Iterable[Doc]) -> list[Any]:
+        """Per-Doc script logits ``(n_tokens, n_scripts)``: arrays, or for a Doc of more than
+        :data:`BLOCK` tokens a :class:`ScriptLogits` (``np.asarray`` gives the array) whose rows
+        the head computes block by block as they are decoded, so that a long Doc never holds
+        its ``n_tokens × n_scripts`` floats (79 KB a token) at once."""
         docs = list(docs)
         if not any(len(d) for d in docs):
             return [np.zeros((len(d), max(len(self.data["scripts"]), 1)), dtype=np.float32) for d in docs]
-        return [self.model.ops.to_numpy(x) for x in self.model.predict(docs)]
+        if all(len(d) <= BLOCK for d in docs):
+            return [self.model.ops.to_numpy(x) for x in self.model.predict(docs)]
+        vectors = self.model.get_ref("tok2vec").predict(docs)
+        head = self.model.get_ref("head")
+        return [ScriptLogits(head, v) if len(v) > BLOCK else self.model.ops.to_numpy(head.predict(v))
+                for v in vectors]
 
     def lemmatize(self, forms: Sequence[str], logits: np.ndarray) -> list[str]:
         """Lemmas of ``forms`` from their script logits (top-k, fit check, lexicon, back-off)."""
@@ -274,8 +304,15 @@ class StoicheiaLemmatizer(HeadPipe):
         for doc, logits in zip(docs, scores, strict=True):
             if self.decode_mode in ("research", "paper"):
                 lemmas, flags = self.release_lemmas(doc, np.asarray(logits)), [False] * len(doc)
-            else:
-                lemmas, flags = self.lemmatize_flagged(word_texts(doc), np.asarray(logits), self.form_table())
+            else:  # block by block: a long Doc's rows are computed as they are decoded
+                forms, table = word_texts(doc), self.form_table()
+                lemmas, flags = [], []
+                for first in range(0, len(forms), BLOCK):
+                    rows = (logits.rows(first, first + BLOCK) if isinstance(logits, ScriptLogits)
+                            else np.asarray(logits)[first:first + BLOCK])
+                    got, flagged = self.lemmatize_flagged(forms[first:first + BLOCK], rows, table)
+                    lemmas += got
+                    flags += flagged
             for tok, lemma, flag in zip(doc, lemmas, flags, strict=True):
                 gap = is_gap_token(tok.text)
                 tok.lemma_ = GAP_LEMMA if gap else lemma

@@ -81,7 +81,7 @@ from spacy.tokens import Doc
 from thinc.api import Config, Model
 
 from ..accent.lexasset import RESTORE_KN_FILE, RESTORE_LM_FILE, LexiconPin
-from ..backbone.overlay import OVERLAY_NAME, read_overlay
+from ..backbone.overlay import OVERLAY_NAME, MappedOverlay
 from ..component import SerializedPipe, link_listeners, read_json, write_json
 from ..encoder.metadata import doc_metadata
 from ..encoder.reference import BackboneReference
@@ -192,7 +192,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         self.settings: RestorerSettings = base.replace(**options) if options else base
         self.forwards = 0
         self._warned = False  # a markup error is logged once per pipe
-        self.overlay: tuple[dict[str, Any], dict[str, str]] | None = None
+        self.overlay: MappedOverlay | None = None  # read when the overlaid view is built
         self._cast: tuple[int, Any] | None = None  # (id of the float32 module, its bf16 copy)
         self._lm: tuple[str, Any] | None = None  # (path, the loaded n-gram LM)
         self._kn: tuple[str, Any] | None = None  # (path, the loaded Kneser-Ney 8-gram)
@@ -322,7 +322,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
     def set_overlay(self, path: str | Path | None) -> None:
         """Use the restoration overlay at ``path`` (a file or a directory holding
         ``overlay.safetensors``); ``None`` drops it. Damaged files raise ``CheckpointError``."""
-        self.overlay = None if path is None else read_overlay(path)
+        self.overlay = None if path is None else MappedOverlay(path)
         self._cast = None
 
     # ------------------------------------------------------------ gaps

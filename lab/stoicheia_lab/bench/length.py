@@ -11,7 +11,9 @@ the default pipeline, every component timed in CPU seconds (``time.process_time`
   one sentence as long as the document (the parser's arc matrix is per sentence);
 * ``word``: ``--word`` letters with no space at all (one token as long as the document);
 * ``gap``: one 10-letter gap (``[..........]``) in the middle of ``--gap`` documents, the
-  restorer's cost per gap against the document's length.
+  restorer's cost per gap against the document's length;
+* ``kb``: ``--kb`` kilobytes of UTF-8, the fixture's sentences as they are (punctuation,
+  accents) joined by spaces (200 KB: about 110,000 letters).
 
 Printed and written: per case seconds per component, seconds per 1,000 letters, peak RSS
 and its growth over the loaded pipeline; per shape the log-log slope of time (and of RSS
@@ -87,6 +89,15 @@ def cut(source: str, letters: int) -> str:
     return text[:ends[letters - 1] + 1].strip()
 
 
+def sentences_bytes(size: int) -> str:
+    """The fixture's sentences (punctuation kept) joined by spaces, cycled and cut to at most
+    ``size`` bytes of UTF-8 at a space."""
+    one = " ".join(line.strip() for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip())
+    text = " ".join([one] * (size // len(one.encode("utf-8")) + 1))
+    raw = text.encode("utf-8")[:size].decode("utf-8", errors="ignore")
+    return raw[:raw.rfind(" ")] if " " in raw else raw
+
+
 def with_gap(text: str) -> str:
     """``text`` with a 10-letter gap in the middle (at a space)."""
     middle = text.find(" ", len(text) // 2)
@@ -138,7 +149,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(10, 4))
-    for shape, marker in (("line", "o"), ("word", "s"), ("gap", "^")):
+    for shape, marker in (("line", "o"), ("word", "s"), ("gap", "^"), ("kb", "D")):
         rows = sorted(result["cases"].get(shape, []), key=lambda r: r["letters"])
         if not rows:
             continue
@@ -168,6 +179,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--lengths", default=",".join(map(str, DEFAULT_LENGTHS)), help="letters of the line cases")
     parser.add_argument("--word", default="20000", help="letters of the unspaced cases (comma-separated; '' for none)")
     parser.add_argument("--gap", default="2000,8000", help="letters of the one-gap cases ('' for none)")
+    parser.add_argument("--kb", default="", help="kilobytes (1000 bytes of UTF-8) of the fixture's sentences as they "
+                        "are, joined by spaces, one case each ('' for none; e.g. 200)")
     parser.add_argument("--source", default=DEFAULT_SOURCE)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--checkout", type=Path, default=PACKAGE_ROOT,
@@ -183,6 +196,9 @@ def main(argv: list[str]) -> int:
     plan = ([("line", n, cut(spaced, n)) for n in ints(args.lengths)]
             + [("word", n, cut(unspaced, n)) for n in ints(args.word)]
             + [("gap", n, with_gap(cut(spaced, n))) for n in ints(args.gap)])
+    for kb in ints(args.kb):
+        text = sentences_bytes(kb * 1000)
+        plan.append(("kb", n_letters(text), text))
     cases: dict[str, list[dict[str, Any]]] = {}
     started = time.perf_counter()
     for shape, letters, text in plan:
