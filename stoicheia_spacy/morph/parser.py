@@ -49,7 +49,8 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from ..component import HeadPipe
 from ..encoder.token_planes import sentence_lengths
 from ..heads import torch_module
-from ..tokenizer import GAP_DEP, gap_flags, is_gap_token, placeholder_head
+from ..tokenizer import GAP_DEP, gap_flags, is_gap_token, placeholder_head, word_text
+from .agdt_ud_tree import convert_tree
 from .biaffine import BiaffineScorer
 from .conllu import RELEASE_PARSE
 from .constrained import log_softmax
@@ -272,9 +273,28 @@ class StoicheiaParser(HeadPipe):
             rel = (heads - np.arange(len(doc))).astype(np.int64).astype(np.uint64)
             arr = np.stack([rel, hashes[label_ids]], axis=1)
             doc.from_array([HEAD, DEP], cast(Any, arr))
+            if self.settings.scheme == "ud" and len(decoded) == 2:
+                self._write_ud(doc)
             for tok in doc:
                 if is_gap_token(tok.text):
                     tok.dep_ = GAP_DEP
+
+    def _write_ud(self, doc: Doc) -> None:
+        """Rewrite the AGDT trees just written to UD (``scheme = "ud"``), sentence by sentence,
+        from the words' relations, heads, lemmas (the form when there is none), UPOS and FEATS."""
+        heads = np.arange(len(doc), dtype=np.int64)
+        deps: list[str] = [""] * len(doc)
+        for sent in doc.sents:
+            toks = list(sent)
+            ud_heads, ud_rels = convert_tree(
+                [0 if t.head.i == t.i else t.head.i - sent.start + 1 for t in toks], [t.dep_ for t in toks],
+                [t.lemma_ or word_text(t) for t in toks], [t.pos_ or "X" for t in toks], [str(t.morph) for t in toks])
+            for t, h, r in zip(toks, ud_heads, ud_rels, strict=True):
+                heads[t.i] = t.i if h == 0 else sent.start + h - 1
+                deps[t.i] = r
+        rel = (heads - np.arange(len(doc))).astype(np.uint64)
+        hashes = np.array([self.vocab.strings.add(d) for d in deps], dtype=np.uint64)
+        doc.from_array([HEAD, DEP], cast(Any, np.stack([rel, hashes], axis=1)))
 
     # ------------------------------------------------------------- training
     def _gold(self, examples: Sequence[Example]) -> tuple[list[list[int]], list[np.ndarray], list[np.ndarray]]:
