@@ -94,11 +94,14 @@ class _Tree:
 def _content_child(tree: _Tree, i: int) -> int | None:
     kids = [j for j in tree.children(i) if tree.rels[j] not in _NOT_CONTENT]
     after = [j for j in kids if j > i]
-    return (after or kids or [None])[0]
+    pick = after or kids
+    return pick[0] if pick else None
 
 
-def _function_words(tree: _Tree, rel: str) -> list[int]:
-    nodes = [i for i in range(1, tree.n + 1) if base_relation(tree.rels[i]) == rel]
+def _function_words(tree: _Tree, rel: str, rels: Sequence[str] | None = None) -> list[int]:
+    """The words labelled ``rel`` (in ``rels``, 1-based with a dummy first, else the tree's), deepest first."""
+    rels = tree.rels if rels is None else rels
+    nodes = [i for i in range(1, tree.n + 1) if base_relation(rels[i]) == rel]
     return sorted(nodes, key=tree.depth, reverse=True)
 
 
@@ -111,6 +114,7 @@ def restructure(heads: Sequence[int], rels: Sequence[str], lemmas: Sequence[str]
     """Passes 1-3 of the module doc on one sentence (1-based heads, 0 = root): UD heads, and
     relations that are UD where a pass decided them, AGDT (member suffixes dropped) elsewhere."""
     tree = _Tree(heads, rels)
+    original = list(tree.rels)
     # 1. prepositions and subordinators
     for rel, ud in (("AuxP", "case"), ("AuxC", "mark")):
         for f in _function_words(tree, rel):
@@ -133,9 +137,10 @@ def restructure(heads: Sequence[int], rels: Sequence[str], lemmas: Sequence[str]
     # 3. coordination and apposition
     for kind, ud_member, ud_marker in (("COORD", "conj", "cc"), ("APOS", "appos", "punct")):
         suffix = "_CO" if kind == "COORD" else "_AP"
-        for c in _function_words(tree, kind):
+        for c in _function_words(tree, kind, original):
             kids = tree.children(c)
-            members = [j for j in kids if suffix in _member_suffix(tree.rels[j]) or tree.rels[j] in ("COORD", "APOS")]
+            members = [j for j in kids if suffix in _member_suffix(tree.rels[j])
+                       or original[j] in ("COORD", "APOS") and tree.rels[j] in ("COORD", "APOS")]
             if not members:
                 continue
             first = members[0]

@@ -48,8 +48,9 @@ def read_gold(path: Path) -> list[Any]:
     return sents
 
 
-def cache(mirror: Path, out: Path, limit: int = 0, batch_size: int = 16) -> dict[str, Any]:
-    """Parse every split's gold words (AGDT scheme) into ``out/{split}.conllu``; words/s per split."""
+def cache(mirror: Path, out: Path, limit: int = 0, batch_size: int = 16, force: bool = False) -> dict[str, Any]:
+    """Parse every split's gold words (AGDT scheme) into ``out/{split}.conllu``, CPU words/s per
+    split into ``out/timing.json``; a split already cached is kept unless ``force``."""
     import spacy
     from spacy.tokens import Doc
 
@@ -58,8 +59,11 @@ def cache(mirror: Path, out: Path, limit: int = 0, batch_size: int = 16) -> dict
     nlp = spacy.load("grc_stoicheia_doc_clean")
     nlp.select_pipes(enable=[p for p in PIPES if p in nlp.pipe_names])
     out.mkdir(parents=True, exist_ok=True)
-    timing: dict[str, Any] = {}
+    timing_file = out / "timing.json"
+    timing: dict[str, Any] = json.loads(timing_file.read_text()) if timing_file.exists() else {}
     for split, rel in SPLITS.items():
+        if (out / f"{split}.conllu").exists() and split in timing and not force:
+            continue
         gold = read_gold(mirror / rel)
         if limit:
             gold = gold[:limit]
@@ -80,7 +84,7 @@ def cache(mirror: Path, out: Path, limit: int = 0, batch_size: int = 16) -> dict
         timing[split] = {"words": words, "sentences": len(gold), "cpu_seconds": round(cpu, 1),
                          "words_per_cpu_second": round(words / cpu, 1) if cpu else None}
         print(split, timing[split], flush=True)
-    (out / "timing.json").write_text(json.dumps(timing, indent=1) + "\n", encoding="utf-8")
+        timing_file.write_text(json.dumps(timing, indent=1) + "\n", encoding="utf-8")
     return timing
 
 
@@ -137,11 +141,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("cache_dir", type=Path)
     ap.add_argument("out", type=Path, nargs="?")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--force", action="store_true", help="cache: parse again splits already cached")
     ap.add_argument("--agdt-gold", type=Path, action="append", default=[],
                     help="SPLIT=DOCBIN: gold AGDT trees of a split, for the conversion ceiling")
     args = ap.parse_args(argv)
     if args.stage == "cache":
-        cache(args.mirror, args.cache_dir, args.limit)
+        cache(args.mirror, args.cache_dir, args.limit, force=args.force)
         return 0
     if args.out is None:
         ap.error("score needs OUT.json")
