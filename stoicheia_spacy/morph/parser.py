@@ -7,7 +7,11 @@ through one forward of :class:`~stoicheia_spacy.morph.biaffine.BiaffineScorer`;
 arcs are decoded with :func:`~stoicheia_spacy.morph.mst.chu_liu_edmonds` (every sentence
 one tree with exactly one root), then each word's label is the argmax at its decoded
 head. ``token.head``/``token.dep_`` are set (the root is its own head, with its
-relation, e.g. ``PRED``); training uses the gold sentences and gold heads.
+relation, e.g. ``PRED``); training uses the gold sentences and gold heads. With the
+``scheme = "ud"`` setting the decoded AGDT tree of each sentence is rewritten to a Universal
+Dependencies tree before it is written (:mod:`stoicheia_spacy.morph.agdt_ud_tree`, from the
+words' lemmas, UPOS and FEATS that the morphologizer and lemmatizer wrote; the root's relation
+is then ``root``).
 
 ``decode`` names the decoder: ``"mst_single_root"`` (the above, the default), or, for a
 released tagger-parser checkpoint, ``"research"`` and ``"paper"``

@@ -12,7 +12,9 @@ Two stages, so that a change of the conversion re-scores without re-parsing:
   trees of UD Perseus test, converted the same way, give the conversion's own ceiling.
 
     python scripts/ud_eval.py cache MIRROR CACHE
-    python scripts/ud_eval.py score MIRROR CACHE OUT.json [--agdt-gold corpus/ud_perseus_test_agdt.spacy]
+    python scripts/ud_eval.py score MIRROR CACHE OUT.json [--agdt-gold ud_perseus_test=corpus/ud_perseus_test_agdt.spacy]
+
+``score`` also writes OUT.md, the table RESULTS.md shows (:func:`markdown_table`).
 
 :func:`score_split` (cached predictions, gold CoNLL-U -> percent scores in both schemes) is the
 function other evaluations call (``parse-eval``).
@@ -134,6 +136,40 @@ def gold_agdt_ceiling(agdt_docbin: Path, gold_conllu: Path) -> dict[str, Any]:
             "words": sum(len(s) for s in gold), "ud": _pct(score_conll(gold, pred))}
 
 
+#: Published UD Perseus figures of other parsers (the issue's list; their own tokenisation and splits).
+PEERS = (("odyCy", {"UPOS": 95.39, "Lemma": 83.20, "LAS": 73.09}), ("Stanza", {"LAS": 73.97}),
+         ("Trankit", {"LAS": 78.56}), ("a 2026 toolkit", {"LAS": 85.64}))
+
+
+def markdown_table(result: dict[str, Any]) -> str:
+    """The RESULTS.md table of a ``score`` JSON: our rows in UD labels, the ceiling, the peers."""
+    cols = ("UPOS", "UFeats", "Lemma", "UAS", "LAS", "CLAS")
+    lines = ["| test set | system | words | " + " | ".join(cols) + " | words/s per CPU second |",
+             "|---|---|---|" + "---|" * (len(cols) + 1)]
+    names = {"ud_perseus_test": "UD Perseus test", "ud_proiel_test": "UD PROIEL test"}
+    for split, name in names.items():
+        row = result.get(split)
+        if not row:
+            continue
+        speed = (row.get("timing") or {}).get("words_per_cpu_second", "")
+        lines.append(f"| {name} | stoicheia, `scheme = \"ud\"` | {row['words']} | "
+                     + " | ".join(f"{row['ud'][c]:.2f}" for c in cols) + f" | {speed} |")
+        if split == "ud_perseus_test":
+            agdt = row["agdt_labels"]
+            lines.append(f"| {name} | stoicheia, AGDT labels as written (not UD) | {row['words']} | "
+                         + " | ".join(f"{agdt[c]:.2f}" if c not in ("UAS", "LAS", "CLAS") else "–"
+                                      for c in cols) + " | |")
+            ceiling = row.get("gold_agdt_converted")
+            if ceiling:
+                lines.append(f"| {name} | gold AGDT 2.1 trees converted (the conversion's ceiling) | "
+                             f"{ceiling['words']} | – | – | – | " + " | ".join(f"{ceiling['ud'][c]:.2f}"
+                                                                              for c in ("UAS", "LAS", "CLAS")) + " | |")
+            for peer, figures in PEERS:
+                lines.append(f"| {name} | {peer} (published) | | "
+                             + " | ".join(f"{figures[c]:.2f}" if c in figures else "" for c in cols) + " | |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("stage", choices=("cache", "score"))
@@ -167,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         result[split] = row
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=1, ensure_ascii=False))
+    args.out.with_suffix(".md").write_text(markdown_table(result), encoding="utf-8")
+    print(markdown_table(result))
     return 0
 
 
