@@ -109,7 +109,8 @@ def score_parse(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
 @Language.factory(
     "stoicheia_parser",
     assigns=["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
-    requires=["doc._.stoicheia"],
+    # the UPOS, FEATS and lemmas are read by the ud scheme's conversion only
+    requires=["doc._.stoicheia", "token.pos", "token.morph", "token.lemma"],
     default_config={"model": Config().from_str(DEFAULT_PARSER_MODEL)["model"], "settings": {"@misc": "stoicheia.ParserSettings.v1"},
                     "scorer": {"@scorers": "stoicheia.parser_scorer.v1"}},
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None,
