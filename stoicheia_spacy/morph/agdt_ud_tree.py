@@ -212,6 +212,15 @@ def relabel(heads: Sequence[int], rels: Sequence[str], upos: Sequence[str], feat
             continue
         out[j] = _lookup(contexts(j, heads, out, upos, feats), table)
     punct = [j for j in range(len(heads)) if out[j] == "punct" and heads[j]]
+    for j in punct:  # punctuation heads nothing in UD: its dependents go to its first non-punct ancestor
+        up, steps = heads[j], 0
+        while up and out[up - 1] == "punct" and steps <= len(heads):
+            up, steps = heads[up - 1], steps + 1
+        for k in range(len(heads)):
+            if heads[k] == j + 1 and out[k] != "punct":
+                heads[k] = up
+                if up == 0:
+                    out[k] = "root" if not any(h == 0 for h in heads[:k] + heads[k + 1:]) else "parataxis"
     for j in punct:
         heads[j] = _punct_head(j, heads, out, upos, final=rels[j] == "AuxK")
     return heads, out
@@ -245,7 +254,7 @@ def _punct_head(j: int, heads: list[int], rels: Sequence[str], upos: Sequence[st
         if not 0 <= k < n:
             return []
         out = [k]
-        while heads[k] and ((heads[k] - 1 < j) if step < 0 else (heads[k] - 1 > j)):
+        while heads[k] and ((heads[k] - 1 < j) if step < 0 else (heads[k] - 1 > j)) and len(out) <= n:
             k = heads[k] - 1
             out.append(k)
         return [c for c in out if not _gap(j, c, heads, is_p)]
