@@ -129,3 +129,18 @@ def test_cli_scheme_ud_writes_ud_relations() -> None:
     assert agdt.exit_code == 0 and "AuxP" in agdt.stdout and "\tcase\t" not in agdt.stdout
     bad = runner.invoke(app, ["parse", SENTENCE, "--scheme", "stanford"])
     assert bad.exit_code != 0
+
+
+def test_comma_heading_an_apposition_gets_no_dependents_and_the_conversion_ends() -> None:
+    # a predicted tree of UD Perseus test (Herodas): the comma after καθέρματα heads the
+    # apposition's members (OBJ_AP, SBJ_AP); UD punctuation heads nothing
+    words = "νῦν δ̓ ἐπιβαίνει σατινέων , χρύσεα φορέων καθέρματα , πάις Κύκης , καὶ σκιαδίσκην ἐλεφαντίνην φορεῖ".split()
+    heads = [3, 13, 13, 3, 13, 8, 8, 9, 13, 9, 10, 13, 0, 16, 14, 13]
+    rels = ["ADV", "AuxY", "PRED_CO", "OBJ", "AuxX", "ATR", "ATR", "OBJ_AP", "AuxX", "SBJ_AP", "ATR", "AuxX",
+            "COORD", "OBJ", "ATR", "PRED_CO"]
+    upos = ["ADV", "ADV", "VERB", "NOUN", "PUNCT", "ADJ", "VERB", "NOUN", "PUNCT", "NOUN", "NOUN", "PUNCT",
+            "CCONJ", "NOUN", "ADJ", "VERB"]
+    out_heads, out_rels = convert_tree(heads, rels, [w.strip(",") for w in words], upos, [""] * len(words))
+    _check_tree(out_heads)
+    assert not any(out_rels[h - 1] == "punct" for h in out_heads if h)
+    assert out_rels[2] == "root" and out_rels[15] == "conj"
