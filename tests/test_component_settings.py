@@ -308,7 +308,8 @@ def test_morphosyntax_settings_live_in_the_config_and_data_in_files(tmp_path: Pa
         "@misc": "stoicheia.LemmatizerSettings.v1", **LEMMA, "decode": "topk_lexicon", "form_table": False,
         "table_prior": 4.0}
     assert saved["components"]["stoicheia_parser"]["settings"] == {"@misc": "stoicheia.ParserSettings.v1",
-                                                                    "decode": "mst_single_root", "max_words": 160}
+                                                                    "decode": "mst_single_root", "max_words": 160,
+                                                                    "scheme": "agdt"}
     script = textwrap.dedent(f"""
         import dataclasses, json, spacy
         from stoicheia_spacy.registrations import register_all
@@ -385,7 +386,7 @@ def test_morphosyntax_configure_validates_and_names_the_options() -> None:
     with pytest.raises(ConfigError, match=r"unknown stoicheia_lemmatizer options: \['topk'\]; choose from "
                                           r"\['decode', 'min_count', 'use_lexicon', 'top_k', 'max_drop', 'prefer_form', 'form_table', 'table_prior'\]"):
         lem.configure(topk=3)
-    with pytest.raises(ConfigError, match=r"unknown stoicheia_parser options: \['top_k'\]; choose from \['decode', 'max_words'\]"):
+    with pytest.raises(ConfigError, match=r"unknown stoicheia_parser options: \['top_k'\]; choose from \['decode', 'max_words', 'scheme'\]"):
         pipes["stoicheia_parser"].configure(top_k=3)
     with pytest.raises(ConfigError, match="top_k must be an integer >= 1"):
         lem.configure(top_k=-1)

@@ -7,7 +7,9 @@ table per sentence (word, lemma, UPOS, tag, features, head, relation). With ``--
 (the research tools' input) each non-empty line is one sentence whose words are split on
 whitespace, kept as given. ``--decode research|paper`` switches a packaged released
 tagger-parser's decoders (:func:`stoicheia_spacy.morph.released.set_decode`;
-packages decode ``research`` by default).
+packages decode ``research`` by default). ``--scheme ud`` writes Universal Dependencies
+relations and trees (the parser's ``scheme`` setting, :mod:`stoicheia_spacy.morph.agdt_ud_tree`)
+instead of the AGDT ones; CoNLL-U, JSON and the text table all follow it.
 """
 
 from __future__ import annotations
@@ -57,11 +59,31 @@ class OutputFormat(StrEnum):
 TEXT_HEADER = ("#", "word", "lemma", "UPOS", "tag", "features", "head", "relation")
 
 
+class Scheme(StrEnum):
+    """Annotation scheme of the relations (``--scheme``)."""
+
+    agdt = "agdt"
+    ud = "ud"
+
+
 class Decode(StrEnum):
     """Decoders of a released tagger-parser (``--decode``)."""
 
     research = "research"
     paper = "paper"
+
+
+def set_scheme(nlp: Any, scheme: str) -> None:
+    """Switch the parser of ``nlp`` to ``scheme`` for this session (``--scheme``; a saved pipeline
+    keeps it as ``scheme`` in ``[components.stoicheia_parser.settings]``)."""
+    parsers = [nlp.get_pipe(n) for n in nlp.pipe_names if nlp.get_pipe_meta(n).factory == "stoicheia_parser"]
+    if not parsers:
+        raise typer.BadParameter("the pipeline has no stoicheia_parser", param_hint="--scheme")
+    for parser in parsers:
+        try:
+            parser.configure(scheme=scheme)
+        except ConfigError as err:
+            raise typer.BadParameter(str(err), param_hint="--scheme") from err
 
 
 def pretokenized_docs(vocab: Any, text: str) -> list[Any]:
@@ -96,6 +118,8 @@ def parse_command(
     pretokenized: bool = flag("--pretokenized", "One sentence per line, words split on spaces"),
     decode: Decode = typer.Option(None, "--decode", metavar="research|paper",
                                   help="Decoder of a released tagger-parser package (default: its own, research)"),
+    scheme: Scheme = typer.Option(Scheme.agdt, "--scheme", metavar="agdt|ud",
+                                  help="Relations and trees: agdt (the heads' own) or ud (Universal Dependencies)"),
     paragraphs: bool = typer.Option(False, "--paragraphs", hidden=True, help="Deprecated: use --unit paragraph"),
     source: str = source_option(),
 ) -> None:
@@ -104,6 +128,8 @@ def parse_command(
     Example: stoicheia parse homer.txt --format conllu -o homer.conllu
 
     Example (the research tools' input): stoicheia parse words.txt --pretokenized --decode paper
+
+    Example (UD relations): stoicheia parse homer.txt --scheme ud -o homer.conllu
     """
     from ..morph.conllu import to_conllu
 
@@ -126,6 +152,8 @@ def parse_command(
             set_decode(nlp, decode.value)
         except ConfigError as err:
             raise typer.BadParameter(str(err), param_hint="--decode") from err
+    if scheme != Scheme.agdt:
+        set_scheme(nlp, scheme.value)
     inputs: list[Any] = pretokenized_docs(nlp.vocab, raw or "") if pretokenized else texts
     parts: list[str] = []
     for i, doc in enumerate(nlp.pipe(inputs), 1):

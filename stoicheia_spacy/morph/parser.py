@@ -7,7 +7,11 @@ through one forward of :class:`~stoicheia_spacy.morph.biaffine.BiaffineScorer`;
 arcs are decoded with :func:`~stoicheia_spacy.morph.mst.chu_liu_edmonds` (every sentence
 one tree with exactly one root), then each word's label is the argmax at its decoded
 head. ``token.head``/``token.dep_`` are set (the root is its own head, with its
-relation, e.g. ``PRED``); training uses the gold sentences and gold heads.
+relation, e.g. ``PRED``); training uses the gold sentences and gold heads. With the
+``scheme = "ud"`` setting the decoded AGDT tree of each sentence is rewritten to a Universal
+Dependencies tree before it is written (:mod:`stoicheia_spacy.morph.agdt_ud_tree`, from the
+words' lemmas, UPOS and FEATS that the morphologizer and lemmatizer wrote; the root's relation
+is then ``root``).
 
 ``decode`` names the decoder: ``"mst_single_root"`` (the above, the default), or, for a
 released tagger-parser checkpoint, ``"research"`` and ``"paper"``
@@ -49,7 +53,8 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from ..component import HeadPipe
 from ..encoder.token_planes import sentence_lengths
 from ..heads import torch_module
-from ..tokenizer import GAP_DEP, gap_flags, is_gap_token, placeholder_head
+from ..tokenizer import GAP_DEP, gap_flags, is_gap_token, placeholder_head, word_text
+from .agdt_ud_tree import convert_tree
 from .biaffine import BiaffineScorer
 from .conllu import RELEASE_PARSE
 from .constrained import log_softmax
@@ -104,7 +109,8 @@ def score_parse(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
 @Language.factory(
     "stoicheia_parser",
     assigns=["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
-    requires=["doc._.stoicheia"],
+    # the UPOS, FEATS and lemmas are read by the ud scheme's conversion only
+    requires=["doc._.stoicheia", "token.pos", "token.morph", "token.lemma"],
     default_config={"model": Config().from_str(DEFAULT_PARSER_MODEL)["model"], "settings": {"@misc": "stoicheia.ParserSettings.v1"},
                     "scorer": {"@scorers": "stoicheia.parser_scorer.v1"}},
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None,
@@ -272,9 +278,28 @@ class StoicheiaParser(HeadPipe):
             rel = (heads - np.arange(len(doc))).astype(np.int64).astype(np.uint64)
             arr = np.stack([rel, hashes[label_ids]], axis=1)
             doc.from_array([HEAD, DEP], cast(Any, arr))
+            if self.settings.scheme == "ud" and len(decoded) == 2:
+                self._write_ud(doc)
             for tok in doc:
                 if is_gap_token(tok.text):
                     tok.dep_ = GAP_DEP
+
+    def _write_ud(self, doc: Doc) -> None:
+        """Rewrite the AGDT trees just written to UD (``scheme = "ud"``), sentence by sentence,
+        from the words' relations, heads, lemmas (the form when there is none), UPOS and FEATS."""
+        heads = np.arange(len(doc), dtype=np.int64)
+        deps: list[str] = [""] * len(doc)
+        for sent in doc.sents:
+            toks = list(sent)
+            ud_heads, ud_rels = convert_tree(
+                [0 if t.head.i == t.i else t.head.i - sent.start + 1 for t in toks], [t.dep_ for t in toks],
+                [t.lemma_ or word_text(t) for t in toks], [t.pos_ or "X" for t in toks], [str(t.morph) for t in toks])
+            for t, h, r in zip(toks, ud_heads, ud_rels, strict=True):
+                heads[t.i] = t.i if h == 0 else sent.start + h - 1
+                deps[t.i] = r
+        rel = (heads - np.arange(len(doc))).astype(np.uint64)
+        hashes = np.array([self.vocab.strings.add(d) for d in deps], dtype=np.uint64)
+        doc.from_array([HEAD, DEP], cast(Any, np.stack([rel, hashes], axis=1)))
 
     # ------------------------------------------------------------- training
     def _gold(self, examples: Sequence[Example]) -> tuple[list[list[int]], list[np.ndarray], list[np.ndarray]]:

@@ -38,7 +38,12 @@ Options (defaults in brackets):
   without punctuation, a papyrus line run on) is cut into near-equal pieces of at most that
   many tokens, each its own tree, so that arc scoring and the maximum spanning tree (cubic in
   the sentence's length) stay linear in the document's length (the longest sentence of UD
-  Perseus and PROIEL dev/test has 120 words).
+  Perseus and PROIEL dev/test has 120 words); ``scheme`` [``agdt``]: the relations and tree
+  written, ``agdt`` (the heads' own AGDT 2.1 relations, function words as heads) or ``ud``
+  (the same parse rewritten to Universal Dependencies by
+  :mod:`stoicheia_spacy.morph.agdt_ud_tree`: content words head, ``case``/``mark``/``cop``/
+  ``cc``/``conj``, UD relations learnt on UD Perseus dev; own decoder only). UPOS and FEATS are
+  UD in both schemes (:mod:`stoicheia_spacy.morph.agdt_to_ud`), XPOS the AGDT tag (as in UD Perseus).
 """
 
 from __future__ import annotations
@@ -53,6 +58,8 @@ from ..errors import ConfigError
 
 #: The decoders of a released tagger-parser checkpoint (every component takes them).
 RELEASE_DECODERS = ("research", "paper")
+#: The parser's annotation schemes (``scheme`` setting): the heads' own AGDT trees, or UD.
+SCHEMES = ("agdt", "ud")
 
 _S = TypeVar("_S", bound="_MorphSettings")
 
@@ -155,9 +162,15 @@ class ParserSettings(_MorphSettings):
 
     decode: str = "mst_single_root"
     max_words: int = 160
+    scheme: str = "agdt"
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.scheme not in SCHEMES:
+            raise ConfigError(f"{self.COMPONENT} scheme must be one of {list(SCHEMES)}, got {self.scheme!r}")
+        if self.scheme == "ud" and self.decode in RELEASE_DECODERS:
+            raise ConfigError(f"{self.COMPONENT} scheme 'ud' needs the own decoder {self.OWN_DECODERS[0]!r}, "
+                              f"not {self.decode!r}")
         if isinstance(self.max_words, bool) or not isinstance(self.max_words, int) or self.max_words < 2:
             raise ConfigError(f"{self.COMPONENT} max_words must be an integer >= 2, got {self.max_words!r}")
 
@@ -167,5 +180,5 @@ morphologizer_settings = registry.misc.register("stoicheia.MorphologizerSettings
 lemmatizer_settings = registry.misc.register("stoicheia.LemmatizerSettings.v1", func=LemmatizerSettings)
 parser_settings = registry.misc.register("stoicheia.ParserSettings.v1", func=ParserSettings)
 
-__all__ = ["RELEASE_DECODERS", "LemmatizerSettings", "MorphologizerSettings", "ParserSettings",
+__all__ = ["RELEASE_DECODERS", "SCHEMES", "LemmatizerSettings", "MorphologizerSettings", "ParserSettings",
            "lemmatizer_settings", "morphologizer_settings", "parser_settings"]
