@@ -21,3 +21,8 @@ def test_bench_pipeline_reports_ratios(tiny_checkpoint: Path, tmp_path: Path,
     assert metrics["sentences"] == 3 and metrics["words"] > 0
     assert metrics["full_words_per_s"] > 0 and metrics["roofline_words_per_s"] > 0
     assert metrics["full_over_encoder"] == pytest.approx(metrics["full_words_per_s"] / metrics["encoder_words_per_s"])
+    # every component's share of time is printed and written, and the shares add up to 1
+    assert set(metrics["component_share"]) == set(metrics["pipes"])
+    assert sum(metrics["component_share"].values()) == pytest.approx(1.0)
+    for name in metrics["pipes"]:
+        assert name in printed
