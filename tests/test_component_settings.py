@@ -199,7 +199,7 @@ def test_a_new_option_needs_no_change_to_the_factory_or_the_loader() -> None:
 def test_library_helpers_read_no_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``find_lexicon``, ``find_macron_lexicon`` and ``default_meter_dirs`` take explicit
     paths (else the data package / the shipped metres); the package reads no ``STOICHEIA_*``
-    variable but the asset mirror of the lab tooling."""
+    variable but the asset mirror of the lab tooling and the cache folder."""
     import re
 
     from stoicheia_spacy.accent.lexasset import find_lexicon
@@ -220,7 +220,7 @@ def test_library_helpers_read_no_environment_variable(tmp_path: Path, monkeypatc
     names = set()
     for path in (ROOT / "stoicheia_spacy").rglob("*.py"):
         names |= set(re.findall(r"environ(?:\.get)?[\[(]\s*[\"'](STOICHEIA_\w+)", path.read_text(encoding="utf-8")))
-    assert names <= {"STOICHEIA_ASSET_MIRROR"}
+    assert names <= {"STOICHEIA_ASSET_MIRROR", "STOICHEIA_CACHE"}  # the mirror, and where derived caches go
 
 
 def test_a_half_precision_encoder_stays_half_precision_without_a_cfg_file(tiny_checkpoint: Path,

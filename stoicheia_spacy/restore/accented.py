@@ -103,7 +103,11 @@ def accent_candidates(nlp: Any, encoder: Any, accentuator: Any, docs: Sequence[A
         for (d, i, k, lo, hi), window in zip(jobs, windows, strict=True):
             accentuator.annotate(window)
             row = forms.setdefault((d, i), [None] * len(restorations[d][i].candidates))
-            row[k] = _slice(window, lo, hi)
+            text = restorations[d][i].candidates[k].text
+            form = _slice(window, lo, hi)
+            # a candidate that starts or ends a word keeps its word boundary
+            row[k] = None if form is None else (
+                text[: len(text) - len(text.lstrip())] + form.strip() + text[len(text.rstrip()):])
     return [[_with_forms(item, forms.get((d, i))) for i, item in enumerate(items)]
             for d, items in enumerate(restorations)]
 
