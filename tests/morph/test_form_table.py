@@ -69,15 +69,6 @@ def test_settings_validate_the_table_options() -> None:
         MorphologizerSettings(table_prior=-1.0)
 
 
-@pytest.fixture(scope="module")
-def default_morph() -> spacy.Language:
-    try:
-        return spacy.load("grc_stoicheia_doc_clean", exclude=["stoicheia_restorer", "stoicheia_accentuator",
-                                                               "stoicheia_parser", "stoicheia_scanner", "stoicheia_dater"])
-    except OSError:
-        pytest.skip("the default pipeline grc_stoicheia_doc_clean is not installed")
-
-
 def test_table_fixes_the_readme_lemmas(default_morph: spacy.Language, table: FormTable) -> None:
     """The shipped decoding gives ἔννεπε -> ἔνειμι and πλάγχθη -> πάσσω (README); with the
     table, the attested lemmas; unattested forms keep the shipped lemma."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 import spacy
 from spacy.tokens import Doc
 
@@ -15,15 +14,6 @@ from stoicheia_spacy.morph.lemmatizer import BLOCK, ScriptLogits
 from stoicheia_spacy.tokenizer import word_texts
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "ud_sentences_200.txt"
-
-
-@pytest.fixture(scope="module")
-def default_morph() -> spacy.Language:
-    try:
-        return spacy.load("grc_stoicheia_doc_clean", exclude=["stoicheia_restorer", "stoicheia_accentuator",
-                                                               "stoicheia_parser", "stoicheia_scanner", "stoicheia_dater"])
-    except OSError:
-        pytest.skip("the default pipeline grc_stoicheia_doc_clean is not installed")
 
 
 def test_long_doc_lemmas_come_from_blocks_equal_to_the_whole_matrix(default_morph: spacy.Language) -> None:
