@@ -64,9 +64,16 @@ def init_distributed(requested_device: str) -> DistInfo:
     return DistInfo(rank=rank, world_size=world, local_rank=local_rank, device=device)
 
 
-def shutdown_distributed() -> None:
-    """Destroy the process group if one was created."""
+def shutdown_distributed(*, synchronise: bool = False) -> None:
+    """Destroy the process group if one was created.
+
+    With ``synchronise`` every rank first waits at a barrier, so that no rank tears gloo down
+    while another (the main rank exporting the best step) still uses it: a rank that left
+    early aborted with "terminate called without an active exception". Leave it off on the
+    error path, where a barrier could wait for a rank that has died."""
     if dist.is_available() and dist.is_initialized():
+        if synchronise:
+            dist.barrier()
         dist.destroy_process_group()
 
 

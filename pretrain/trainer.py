@@ -405,9 +405,12 @@ class Trainer:
 def train(cfg: RunConfig, data: str | Sequence[str | Path], out_dir: str | Path, **kwargs: Any) -> TrainResult:
     """Build a ``Trainer`` and run it; tears the process group down afterwards."""
     try:
-        return Trainer(cfg, data, out_dir, **kwargs).run()
-    finally:
+        result = Trainer(cfg, data, out_dir, **kwargs).run()
+    except BaseException:
         shutdown_distributed()
+        raise
+    shutdown_distributed(synchronise=True)
+    return result
 
 
 __all__ = ["SimulatedCrash", "TrainResult", "Trainer", "train"]
