@@ -158,7 +158,7 @@ def read_sources(args: argparse.Namespace) -> tuple[dict[str, list[np.ndarray]],
     sources = {name: {"documents": 0, "left_out_documents": 0, "unreadable": 0} for name in
                ("papyri", "literary", "inscriptions")}
     seqs: dict[str, list[np.ndarray]] = {
-        "papyri": list(papyri(mirror, held, sample_ids, sources["papyri"])),
+        "papyri": list(papyri(mirror, held, sample_ids, sources["papyri"])) if args.papyri else [],
         "literary": list(literary(mirror, args.literary_letters, sources["literary"])) if args.literary_letters else [],
         "inscriptions": list(inscriptions(mirror, held, sample_ids, sources["inscriptions"])) if args.inscriptions else [],
     }
@@ -239,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--min-counts", default=None, help="comma-separated raw-count threshold per order")
     b.add_argument("--literary-letters", type=int, default=15_000_000)
     b.add_argument("--no-inscriptions", dest="inscriptions", action="store_false")
+    b.add_argument("--no-papyri", dest="papyri", action="store_false",
+                   help="no papyri (with --literary-letters 0: the inscriptions' own LM, Run 14)")
     b.add_argument("--out", required=True)
     t = sub.add_parser("table", help="size against dev accuracy for several prunings")
     for a in b._actions[1:]:

@@ -6,7 +6,11 @@
   or ``fold + 1`` (the restore-eval folds, as the n-gram LMs) and is not sampled; per letter whether
   the DDbDP editor supplied it (``[...]`` in ORIGINAL, the letters read from REGULARIZED), lost
   letters (``|gap=N|``, unsupplied brackets) as separators, line numbers from the ROW column;
-* the Perseus literary texts (no line numbers).
+* the Perseus literary texts (no line numbers);
+* with ``--inscriptions``, the open inscriptions' training part (IOSPE, IIP; id digits other than
+  ``fold``, ``fold + 1``, read as ``scripts/inscriptions.py`` reads them: every supplied or lost
+  letter a separator, so an editor's supplement is never evidence). ``--no-papyri --no-literary
+  --inscriptions`` builds the inscriptions' own small index (issue 43, Run 14).
 
 Writes the index folder and ``parallels_build.json`` beside it (documents, letters, bytes, CPU seconds).
 """
@@ -17,6 +21,7 @@ import argparse
 import json
 import lzma
 import re
+import sys
 import time
 import unicodedata
 from collections.abc import Iterator
@@ -120,12 +125,42 @@ def literary(mirror: Path, stats: dict) -> Iterator[Document]:
                        supplied=np.zeros(len(letters), bool), space_after=space)
 
 
+def _words(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Letters (``…`` as :data:`SEP`) and word ends of a text with spaces."""
+    words = [w for w in (letters_of(x.replace("…", "\x00")) for x in text.split()) if len(w)]
+    if not words:
+        return np.zeros(0, np.uint8), np.zeros(0, bool)
+    letters = np.concatenate(words)
+    space = np.zeros(len(letters), bool)
+    space[np.cumsum([len(w) for w in words]) - 1] = True
+    return letters, space
+
+
+def inscriptions(mirror: Path, fold: int, sample_ids: set[str], stats: dict) -> Iterator[Document]:
+    """The training part of the open inscriptions (module doc), one document each."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from inscriptions import read_inscriptions
+
+    for record in read_inscriptions(mirror, fold):
+        if record["split"] != "train" or record["id"] in sample_ids:
+            stats["inscriptions_left_out"] += 1
+            continue
+        letters, space = _words(record["text"])
+        if not len(letters):
+            continue
+        stats["inscriptions"] += 1
+        yield Document(id=record["id"], source="inscription", letters=letters,
+                       supplied=np.zeros(len(letters), bool), space_after=space)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="parallels_index.py")
     ap.add_argument("--mirror", required=True)
     ap.add_argument("--fold", type=int, default=3)
     ap.add_argument("--samples", action="append", default=[], help="frozen samples folder(s): their ids are left out")
     ap.add_argument("--no-literary", dest="literary", action="store_false")
+    ap.add_argument("--no-papyri", dest="papyri", action="store_false")
+    ap.add_argument("--inscriptions", action="store_true", help="add the inscriptions' training part")
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     cpu0, t0 = time.process_time(), time.perf_counter()
@@ -135,19 +170,24 @@ def main(argv: list[str] | None = None) -> int:
     for folder in a.samples:
         for f in Path(folder).glob("*.jsonl"):
             sample_ids |= {json.loads(x)["id"] for x in f.read_text(encoding="utf-8").splitlines() if x}
-    stats = {"documents": 0, "left_out": 0, "literary": 0}
+    stats = {"documents": 0, "left_out": 0, "literary": 0, "inscriptions": 0, "inscriptions_left_out": 0}
 
     def docs() -> Iterator[Document]:
-        yield from papyri(mirror, held, sample_ids, stats)
+        if a.papyri:
+            yield from papyri(mirror, held, sample_ids, stats)
         if a.literary:
             yield from literary(mirror, stats)
+        if a.inscriptions:
+            yield from inscriptions(mirror, a.fold, sample_ids, stats)
 
     info = build_index(docs(), a.out)
     out = Path(a.out)
     size = sum(f.stat().st_size for f in out.iterdir())
-    record = {"command": "python scripts/parallels_index.py " + " ".join(argv or __import__("sys").argv[1:]),
+    record = {"command": "python scripts/parallels_index.py " + " ".join(argv or sys.argv[1:]),
               "held_out_tm_digits": sorted(held), "papyri_documents": stats["documents"],
-              "papyri_left_out": stats["left_out"], "literary_documents": stats["literary"], **info,
+              "papyri_left_out": stats["left_out"], "literary_documents": stats["literary"],
+              "inscription_documents": stats["inscriptions"], "inscriptions_left_out": stats["inscriptions_left_out"],
+              **info,
               "bytes": size, "cpu_s": time.process_time() - cpu0, "wall_s": time.perf_counter() - t0}
     (out.parent / f"{out.name}_build.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
     print(json.dumps(record, indent=1))

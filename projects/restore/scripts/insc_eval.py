@@ -1,0 +1,331 @@
+"""Run 14: inscription-aware candidates and evidence for the inscriptions' gaps (issue 43).
+
+    python scripts/insc_eval.py --index training/parallels --kn training/kn_lm8.npz \\
+        --insc-index training/parallels_insc --insc-kn training/kn_insc8.npz \\
+        --samples samples/inscriptions --run13 metrics_run13_infgram_inscriptions.json --out metrics_run14.json
+
+Run 13's ∞-gram arm (the 8-gram pair's beam, the papyri index's candidates, ``fwd + rev_w · rev +
+a · context + b · log(1 + docs)``) reads a 27 M-letter index of papyri and Perseus and an 8-gram of
+whose 35 M letters 86 k are inscriptions. Here each known-width gap also gets:
+
+* the candidates and evidence of the **inscriptions' own index** (``parallels_index.py
+  --no-papyri --no-literary --inscriptions``: the training digits' certain letters, 1,481
+  inscriptions; supplied letters are separators) and of their **own 8-gram pair**
+  (``kn_lm.py build --no-papyri --literary-letters 0``): its beam, and both directions' scores of
+  every candidate (``ifwd``, ``irev``);
+* a **word check** (:func:`stoicheia_spacy.restore.lexicon.word_features`): the words the
+  candidate completes with the letters at the gap's edges, looked up in the vocabulary of both
+  indexes (papyri, Perseus, inscriptions; words with a supplied or lost letter never counted):
+  ``oov`` (complete words not attested) and ``known`` (attested).
+
+Every candidate of the union (the 8-gram beam, the inscription 8-gram's beam, the best
+``EXTRA`` of each index by evidence) is scored by ``w · features`` (:data:`FEATURES`; ``fwd``'s
+weight 1), the other weights fitted on the dev gaps per width bucket by coordinate ascent over
+:data:`GRID` (best CER, then top-1; ties to the smaller weight), checked on held-out dev halves.
+The test gaps are scored once with the fitted weights, beside the ``ngram8`` arm and Run 13's
+arm (its weights read from ``--run13``, the union restricted to its candidates): CER / top-1 /
+top-20, McNemar on top-1; calibration (temperatures, Platt, threshold) refitted on dev.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import pickle
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from infgram_eval import EXTRA, fold, lost_letters
+from restore_eval import bare, correct_top1, load_split, ours_cer, query, score
+from stoicheia_lab.scoring import mcnemar_exact
+
+from stoicheia_spacy.parallels.index import ParallelIndex
+from stoicheia_spacy.parallels.search import leave_out
+from stoicheia_spacy.restore import width_bucket
+from stoicheia_spacy.restore.calibration import (
+    fit_confidence,
+    fit_temperatures,
+    fit_threshold,
+    top_confidence,
+    top_probability,
+)
+from stoicheia_spacy.restore.infgram import infgram_features, occurrences
+from stoicheia_spacy.restore.kn_beam import gap_symbols, kn_restore, score_texts, text_to_symbols
+from stoicheia_spacy.restore.kneser_ney import load_kn
+from stoicheia_spacy.restore.lexicon import Vocabulary, word_features
+
+FEATURES = ("fwd", "rev", "ifwd", "irev", "ctx", "ldocs", "ictx", "lidocs", "oov", "known")
+GRID = {
+    "rev": (0.5, 1.0, 1.5, 2.0),
+    "ifwd": (0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2),
+    "irev": (0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2),
+    "ctx": (0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 1.6),
+    "ldocs": (0.0, 1.0, 2.0, 4.0, 8.0, 16.0),
+    "ictx": (0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 1.6, 2.4),
+    "lidocs": (0.0, 1.0, 2.0, 4.0, 8.0, 16.0),
+    "oov": (0.0, -0.5, -1.0, -2.0, -4.0, -8.0),
+    "known": (0.0, 0.5, 1.0, 2.0, 4.0),
+}
+PASSES = 3
+
+
+def gap_rows(index: ParallelIndex, insc: ParallelIndex, lm, ilm, vocab: Vocabulary, records: list[dict]) -> dict:
+    """Per gap: the union's texts, their feature matrix (:data:`FEATURES`), CER and rightness,
+    and which candidates Run 13's arm had (its beam and the papyri index's extras)."""
+    t0 = time.process_time()
+    queries = [query(r, "known", 2) for r in records]
+    beams = kn_restore(lm, queries, beam=20, far=10)
+    ibeams = kn_restore(ilm, queries, beam=20, far=10)
+    rows, excluded = [], {}
+    for r, q, beam, ibeam in zip(records, queries, beams, ibeams, strict=True):
+        s, L = r["start"], r["L"]
+        if r["id"] not in excluded:
+            lost = lost_letters(r["text"])
+            excluded[r["id"]] = (leave_out(index, lost, r["id"], min_letters=0),
+                                 leave_out(insc, lost, r["id"], min_letters=0))
+        ex, iex = excluded[r["id"]]
+        left, right = lost_letters(r["text"][:s]), lost_letters(r["text"][s + L:])
+        before = s > 0 and not r["text"][s - 1].isspace()
+        after = s + L < len(r["text"]) and not r["text"][s + L].isspace()
+        feats = infgram_features(*occurrences(index, left, right, L, space_before=before, space_after=after, exclude=ex))
+        ifeats = infgram_features(*occurrences(insc, left, right, L, space_before=before, space_after=after, exclude=iex))
+        table: dict[str, str] = {}
+        run13: set[str] = set()
+        for c in beam:
+            table.setdefault(fold(c.text), c.text)
+            run13.add(fold(c.text))
+        extra = [x for x in sorted(feats, key=lambda x: (-feats[x].context, -feats[x].docs, -feats[x].occurrences, x))
+                 if x not in run13][:EXTRA]
+        for x in extra:
+            table.setdefault(x, x)
+            run13.add(x)
+        for c in ibeam:
+            table.setdefault(fold(c.text), c.text)
+        iextra = [x for x in sorted(ifeats, key=lambda x: (-ifeats[x].context, -ifeats[x].docs, -ifeats[x].occurrences, x))
+                  if x not in table][:EXTRA]
+        for x in iextra:
+            table.setdefault(x, x)
+        keys = list(table)
+        texts = [table[k] for k in keys]
+        lsym, rsym = gap_symbols(q)
+        syms = [text_to_symbols(x) for x in texts]
+        fwd, rev = score_texts(lm, lsym, rsym, syms, 10)
+        ifwd, irev = score_texts(ilm, lsym, rsym, syms, 10)
+        words = [word_features(vocab, r["text"], s, L, x) for x in texts]
+        F = np.zeros((len(keys), len(FEATURES)))
+        for i, k in enumerate(keys):
+            f, g = feats.get(k), ifeats.get(k)
+            F[i] = (fwd[i], rev[i], ifwd[i], irev[i], f.context if f else 0, math.log1p(f.docs) if f else 0.0,
+                    g.context if g else 0, math.log1p(g.docs) if g else 0.0, words[i][0], words[i][1])
+        gold = bare(r["gold"])
+        rows.append({"L": L, "texts": texts, "F": F, "cer": np.array([ours_cer(x, r["gold"]) for x in texts]),
+                     "ok": np.array([bare(x) == gold for x in texts]), "run13": np.array([k in run13 for k in keys]),
+                     "beam": np.array([k in {fold(c.text) for c in beam} for k in keys])})
+    return {"rows": rows, "cpu_s_per_gap": (time.process_time() - t0) / max(1, len(records))}
+
+
+def weight_vector(w: dict[str, float]) -> np.ndarray:
+    return np.array([1.0 if f == "fwd" else float(w.get(f, 0.0)) for f in FEATURES])
+
+
+def order(row: dict, w: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    key = row["F"] @ w
+    if mask is not None:
+        key = np.where(mask, key, -np.inf)
+    idx = np.argsort(-key, kind="stable")
+    return idx if mask is None else idx[: int(mask.sum())]
+
+
+def quick(rows: list[dict], w: np.ndarray) -> tuple[float, float]:
+    """Dev CER and top-1 of the union ranked by ``w`` (for the fit; the reported figures are :func:`score`'s)."""
+    tops = [int(np.argmax(x["F"] @ w)) for x in rows]
+    return (float(np.mean([x["cer"][t] for x, t in zip(rows, tops, strict=True)])),
+            float(np.mean([x["ok"][t] for x, t in zip(rows, tops, strict=True)])))
+
+
+def fit_bucket(rows: list[dict], start: dict[str, float]) -> dict[str, float]:
+    """Coordinate ascent over :data:`GRID` from ``start`` (module doc)."""
+    w = {f: float(start.get(f, 1.0 if f == "rev" else 0.0)) for f in GRID}
+    best = quick(rows, weight_vector(w))
+    for _ in range(PASSES):
+        moved = False
+        for f, values in GRID.items():
+            for v in sorted(values, key=abs):
+                trial = {**w, f: v}
+                c, t1 = quick(rows, weight_vector(trial))
+                if (round(c, 9), -round(t1, 9)) < (round(best[0], 9), -round(best[1], 9)):
+                    best, w, moved = (c, t1), trial, True
+        if not moved:
+            break
+    return w
+
+
+def fit(records: list[dict], rows: list[dict], start: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Weights per width bucket of the records, and ``default`` fitted on them all."""
+    out = {}
+    for name in [*sorted({width_bucket((r["L"],)) for r in records}), "default"]:
+        sel = [x for r, x in zip(records, rows, strict=True) if name == "default" or width_bucket((r["L"],)) == name]
+        out[name] = fit_bucket(sel, start.get(name, start.get("default", {})))
+    return out
+
+
+def run13_weights(path: Path) -> dict[str, dict[str, float]]:
+    """Run 13's fitted ``[rev, a, b]`` per bucket as feature weights."""
+    table = json.loads(path.read_text(encoding="utf-8"))["weights"]
+    return {k: {"rev": v[0], "ctx": v[1], "ldocs": v[2]} for k, v in table.items()}
+
+
+def arm_tops(records: list[dict], rows: list[dict], weights: dict, restrict: str | None = None) -> list[list[str]]:
+    out = []
+    for r, x in zip(records, rows, strict=True):
+        w = weights.get(width_bucket((r["L"],)), weights["default"])
+        idx = order(x, weight_vector(w), x[restrict] if restrict else None)[:20]
+        out.append([x["texts"][i] for i in idx])
+    return out
+
+
+def evaluate(records: list[dict], rows: list[dict], arms_w: dict[str, tuple[dict, str | None]]) -> dict:
+    tops = {name: arm_tops(records, rows, w, restrict) for name, (w, restrict) in arms_w.items()}
+    out: dict = {name: score(records, t) for name, t in tops.items()}
+    ok = {name: correct_top1(records, t) for name, t in tops.items()}
+    out["mcnemar_top1"] = {}
+    for other in [a for a in tops if a != "run14"]:
+        mc = mcnemar_exact(ok["run14"], ok[other])
+        out["mcnemar_top1"][f"run14_vs_{other}"] = {"run14_only": mc.a_only, "other_only": mc.b_only, "p": mc.pvalue}
+    out["gold_in_union_share"] = 100 * float(np.mean([x["ok"].any() for x in rows]))
+    out["gold_in_run13_candidates_share"] = 100 * float(np.mean([(x["ok"] & x["run13"]).any() for x in rows]))
+    return out
+
+
+def calibration(dev: list[dict], dev_rows: list[dict], test: list[dict] | None, test_rows: list[dict] | None,
+                weights: dict) -> dict:
+    """Temperatures, Platt confidence per width bucket and the ``confident`` threshold (90 %
+    precision) fitted on the dev gaps' Run 14 scores; ECE and the confident share on test."""
+    def table(records: list[dict], rows: list[dict]) -> tuple[list, np.ndarray, list]:
+        keys, ok, buckets = [], [], []
+        for r, x in zip(records, rows, strict=True):
+            b = width_bucket((r["L"],))
+            key = x["F"] @ weight_vector(weights.get(b, weights["default"]))
+            idx = np.argsort(-key, kind="stable")[:20]
+            keys.append(key[idx])
+            ok.append(bool(x["ok"][idx[0]]))
+            buckets.append(b)
+        return keys, np.array(ok), buckets
+
+    def ece(c: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
+        edges = np.linspace(0, 1, bins + 1)
+        idx = np.clip(np.digitize(c, edges) - 1, 0, bins - 1)
+        return float(sum(abs(c[idx == i].mean() - y[idx == i].mean()) * (idx == i).mean()
+                         for i in range(bins) if (idx == i).any()))
+
+    keys, ok, buckets = table(dev, dev_rows)
+    temps = fit_temperatures(keys, ok, buckets)
+    probs = np.array([top_probability(k, temps.get(b, temps["default"])) for k, b in zip(keys, buckets, strict=True)])
+    slopes, biases = {}, {}
+    for b in sorted(set(buckets)):
+        sel = np.array([x == b for x in buckets])
+        slopes[b], biases[b] = fit_confidence(probs[sel], ok[sel])
+    conf = np.array([top_confidence(p, slopes[b], biases[b]) for p, b in zip(probs, buckets, strict=True)])
+    above = fit_threshold(conf, ok)
+    out: dict = {"temperatures": temps, "confidence_slopes": slopes, "confidence_biases": biases,
+                 "confident_above": above, "dev_ece": ece(conf, ok.astype(float))}
+    if test is not None and test_rows is not None:
+        tk, tok, tb = table(test, test_rows)
+        tp = np.array([top_probability(k, temps.get(b, temps["default"])) for k, b in zip(tk, tb, strict=True)])
+        tc = np.array([top_confidence(p, slopes.get(b, 1.0), biases.get(b, 0.0)) for p, b in zip(tp, tb, strict=True)])
+        out["test_ece"] = ece(tc, tok.astype(float))
+        out["test_ece_by_bucket"] = {b: ece(tc[np.array(tb) == b], tok[np.array(tb) == b].astype(float))
+                                     for b in sorted(set(tb))}
+        sel = tc >= above
+        out["test_confident_share"] = 100 * float(sel.mean())
+        out["test_confident_precision"] = 100 * float(tok[sel].mean()) if sel.any() else None
+    return out
+
+
+def cached(path: Path | None, make):
+    if path is not None and path.is_file():
+        with path.open("rb") as f:
+            return pickle.load(f)
+    value = make()
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("wb") as f:
+            pickle.dump(value, f)
+    return value
+
+
+def ablations(weights: dict, drop: tuple[str, ...]) -> dict:
+    return {b: {k: (0.0 if k in drop else v) for k, v in w.items()} for b, w in weights.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="insc_eval.py")
+    ap.add_argument("--index", required=True, help="the parallels index (papyri, Perseus)")
+    ap.add_argument("--kn", required=True, help="the default's 8-gram pair")
+    ap.add_argument("--insc-index", required=True)
+    ap.add_argument("--insc-kn", required=True)
+    ap.add_argument("--samples", default="samples/inscriptions")
+    ap.add_argument("--run13", required=True, help="Run 13's metrics JSON (its fitted weights)")
+    ap.add_argument("--dev-per-length", type=int, default=None)
+    ap.add_argument("--test-per-length", type=int, default=None)
+    ap.add_argument("--no-test", action="store_true", help="fit and score on dev only")
+    ap.add_argument("--cache", default=None, help="folder for the per-gap features")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args(argv)
+    cpu0 = time.process_time()
+    index, insc = ParallelIndex(a.index), ParallelIndex(a.insc_index)
+    lm, ilm = load_kn(a.kn), load_kn(a.insc_kn)
+    t = time.process_time()
+    vocab = Vocabulary.from_indexes([index, insc])
+    vocab_s = time.process_time() - t
+    r13 = run13_weights(Path(a.run13))
+    cache = Path(a.cache) if a.cache else None
+    dev = load_split(Path(a.samples), "dev", a.dev_per_length)
+    fd = cached(cache / f"dev_{a.dev_per_length}.pkl" if cache else None,
+                lambda: gap_rows(index, insc, lm, ilm, vocab, dev))
+    weights = fit(dev, fd["rows"], r13)
+    ngram8 = {"default": {"rev": 1.0}}
+    arms = {"run14": (weights, None), "ngram8": (ngram8, "beam"), "run13": (r13, "run13"),
+            "run14_no_words": (ablations(weights, ("oov", "known")), None),
+            "run14_no_insc_lm": (ablations(weights, ("ifwd", "irev")), None),
+            "run14_no_insc_index": (ablations(weights, ("ictx", "lidocs")), None)}
+    out: dict = {"command": "python scripts/insc_eval.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+                 "features": FEATURES, "grid": {k: list(v) for k, v in GRID.items()}, "weights": weights,
+                 "run13_weights": r13, "index": index.info, "insc_index": insc.info,
+                 "vocabulary_words": len(vocab), "vocabulary_cpu_s": vocab_s,
+                 "dev": {"gaps": len(dev), **evaluate(dev, fd["rows"], arms), "cpu_s_per_gap": fd["cpu_s_per_gap"]}}
+    halves = []  # the fit's honesty on dev: fitted on one half, scored on the other
+    for k in (0, 1):
+        fi = [i for i in range(len(dev)) if i % 2 == k]
+        hi = [i for i in range(len(dev)) if i % 2 != k]
+        wk = fit([dev[i] for i in fi], [fd["rows"][i] for i in fi], r13)
+        ev = evaluate([dev[i] for i in hi], [fd["rows"][i] for i in hi],
+                      {"run14": (wk, None), "ngram8": (ngram8, "beam"), "run13": (r13, "run13")})
+        halves.append({"fitted_on": f"dev gaps i % 2 == {k}", "weights": wk,
+                       **{arm: ev[arm]["overall"] for arm in ("run14", "ngram8", "run13")},
+                       "mcnemar_top1": ev["mcnemar_top1"]})
+    out["dev"]["held_out_halves"] = halves
+    if not a.no_test:
+        test = load_split(Path(a.samples), "test", a.test_per_length)
+        ft = cached(cache / f"test_{a.test_per_length}.pkl" if cache else None,
+                    lambda: gap_rows(index, insc, lm, ilm, vocab, test))
+        out["test"] = {"gaps": len(test), **evaluate(test, ft["rows"], arms), "cpu_s_per_gap": ft["cpu_s_per_gap"]}
+        out["calibration"] = calibration(dev, fd["rows"], test, ft["rows"], weights)
+    out["cpu_s"] = time.process_time() - cpu0
+    Path(a.out).write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
+    brief = {k: out[k] for k in ("weights", "dev", "test") if k in out}
+    for split in ("dev", "test"):
+        if split in brief:
+            brief[split] = {k: (v["overall"] if isinstance(v, dict) and "overall" in v else v)
+                            for k, v in brief[split].items()}
+    print(json.dumps(brief, indent=1, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
