@@ -45,7 +45,7 @@ from restore_eval import bare, correct_top1, load_split, ours_cer, query, score
 from stoicheia_lab.scoring import mcnemar_exact
 
 from stoicheia_spacy.parallels.index import ParallelIndex
-from stoicheia_spacy.parallels.search import leave_out
+from stoicheia_spacy.parallels.search import doc_counts, leave_out
 from stoicheia_spacy.restore import width_bucket
 from stoicheia_spacy.restore.calibration import (
     fit_confidence,
@@ -61,14 +61,14 @@ from stoicheia_spacy.restore.lexicon import Vocabulary, word_features
 
 FEATURES = ("fwd", "rev", "ifwd", "irev", "ctx", "ldocs", "ictx", "lidocs", "oov", "known")
 GRID = {
-    "rev": (0.5, 1.0, 1.5, 2.0),
-    "ifwd": (0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2),
-    "irev": (0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2),
+    "rev": (0.25, 0.5, 1.0, 1.5, 2.0, 3.0),
+    "ifwd": (0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 1.6, 2.0, 3.0),
+    "irev": (0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 1.6, 2.0, 3.0),
     "ctx": (0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 1.6),
     "ldocs": (0.0, 1.0, 2.0, 4.0, 8.0, 16.0),
-    "ictx": (0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 1.6, 2.4),
+    "ictx": (0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 1.6, 2.4, 3.2),
     "lidocs": (0.0, 1.0, 2.0, 4.0, 8.0, 16.0),
-    "oov": (0.0, -0.5, -1.0, -2.0, -4.0, -8.0),
+    "oov": (0.0, -0.5, -1.0, -2.0, -4.0, -8.0, -16.0),
     "known": (0.0, 0.5, 1.0, 2.0, 4.0),
 }
 PASSES = 3
@@ -165,12 +165,43 @@ def fit_bucket(rows: list[dict], start: dict[str, float]) -> dict[str, float]:
     return w
 
 
-def fit(records: list[dict], rows: list[dict], start: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+def fit_risk(rows: list[dict], start: dict[str, float], l2: float = 1e-3) -> dict[str, float]:
+    """The weights minimising the expected CER of the softmax over each gap's union (``fwd``'s
+    weight free, then divided out), plus ``l2`` · |w|², from ``start`` (L-BFGS); the smooth
+    counterpart of :func:`fit_bucket`."""
+    from scipy.optimize import minimize
+
+    Fs = [x["F"] for x in rows]
+    cers = [x["cer"] for x in rows]
+    w0 = weight_vector({f: float(start.get(f, 1.0 if f == "rev" else 0.0)) for f in GRID})
+
+    def objective(w: np.ndarray) -> tuple[float, np.ndarray]:
+        total, grad = 0.0, np.zeros_like(w)
+        for F, c in zip(Fs, cers, strict=True):
+            s = F @ w
+            p = np.exp(s - s.max())
+            p /= p.sum()
+            r = float(p @ c)
+            total += r
+            grad += F.T @ (p * (c - r))
+        n = max(1, len(Fs))
+        return total / n + l2 * float(w @ w), grad / n + 2 * l2 * w
+
+    res = minimize(objective, w0, jac=True, method="L-BFGS-B", options={"maxiter": 300})
+    w = res.x / res.x[0] if res.x[0] > 0 else w0
+    return {f: float(v) for f, v in zip(FEATURES, w, strict=True) if f != "fwd"}
+
+
+FIT = {"grid": fit_bucket, "risk": fit_risk}
+
+
+def fit(records: list[dict], rows: list[dict], start: dict[str, dict[str, float]],
+        method: str = "grid") -> dict[str, dict[str, float]]:
     """Weights per width bucket of the records, and ``default`` fitted on them all."""
     out = {}
     for name in [*sorted({width_bucket((r["L"],)) for r in records}), "default"]:
         sel = [x for r, x in zip(records, rows, strict=True) if name == "default" or width_bucket((r["L"],)) == name]
-        out[name] = fit_bucket(sel, start.get(name, start.get("default", {})))
+        out[name] = FIT[method](sel, start.get(name, start.get("default", {})))
     return out
 
 
@@ -259,6 +290,30 @@ def cached(path: Path | None, make):
     return value
 
 
+def slices(insc: ParallelIndex, records: list[dict], rows: list[dict], arms_w: dict) -> dict:
+    """The arms on slices of the gaps: by collection (IIP's Zoora tombstones apart: a third of the
+    gaps, one formula) and by the document's largest share of 12-grams found in one training
+    inscription (near-duplicates of a training text: share >= 0.5)."""
+    share: dict[str, float] = {}
+    for r in records:
+        if r["id"] not in share:
+            counts, _, total = doc_counts(insc, lost_letters(r["text"].replace("?", "-")))
+            share[r["id"]] = max(counts.values()) / total if counts and total else 0.0
+    groups = {"iospe": lambda r: r["id"].startswith("iospe:"),
+              "iip_zoora": lambda r: r["id"].startswith("iip:zoor"),
+              "iip_other": lambda r: r["id"].startswith("iip:") and not r["id"].startswith("iip:zoor"),
+              "train_share_below_0.5": lambda r: share[r["id"]] < 0.5,
+              "train_share_0.5_or_more": lambda r: share[r["id"]] >= 0.5}
+    out = {}
+    for name, keep in groups.items():
+        sel = [i for i, r in enumerate(records) if keep(r)]
+        if sel:
+            ev = evaluate([records[i] for i in sel], [rows[i] for i in sel], arms_w)
+            out[name] = {"gaps": len(sel), **{a: ev[a]["overall"] for a in arms_w},
+                         "mcnemar_top1": ev["mcnemar_top1"]}
+    return out
+
+
 def ablations(weights: dict, drop: tuple[str, ...]) -> dict:
     return {b: {k: (0.0 if k in drop else v) for k, v in w.items()} for b, w in weights.items()}
 
@@ -274,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dev-per-length", type=int, default=None)
     ap.add_argument("--test-per-length", type=int, default=None)
     ap.add_argument("--no-test", action="store_true", help="fit and score on dev only")
+    ap.add_argument("--fit", choices=tuple(FIT), default="grid",
+                    help="grid: coordinate ascent on dev CER; risk: the expected CER minimised (L-BFGS)")
     ap.add_argument("--cache", default=None, help="folder for the per-gap features")
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
@@ -288,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     dev = load_split(Path(a.samples), "dev", a.dev_per_length)
     fd = cached(cache / f"dev_{a.dev_per_length}.pkl" if cache else None,
                 lambda: gap_rows(index, insc, lm, ilm, vocab, dev))
-    weights = fit(dev, fd["rows"], r13)
+    weights = fit(dev, fd["rows"], r13, a.fit)
     ngram8 = {"default": {"rev": 1.0}}
     arms = {"run14": (weights, None), "ngram8": (ngram8, "beam"), "run13": (r13, "run13"),
             "run14_no_words": (ablations(weights, ("oov", "known")), None),
@@ -303,18 +360,21 @@ def main(argv: list[str] | None = None) -> int:
     for k in (0, 1):
         fi = [i for i in range(len(dev)) if i % 2 == k]
         hi = [i for i in range(len(dev)) if i % 2 != k]
-        wk = fit([dev[i] for i in fi], [fd["rows"][i] for i in fi], r13)
+        wk = fit([dev[i] for i in fi], [fd["rows"][i] for i in fi], r13, a.fit)
         ev = evaluate([dev[i] for i in hi], [fd["rows"][i] for i in hi],
                       {"run14": (wk, None), "ngram8": (ngram8, "beam"), "run13": (r13, "run13")})
         halves.append({"fitted_on": f"dev gaps i % 2 == {k}", "weights": wk,
                        **{arm: ev[arm]["overall"] for arm in ("run14", "ngram8", "run13")},
                        "mcnemar_top1": ev["mcnemar_top1"]})
     out["dev"]["held_out_halves"] = halves
+    main_arms = {k: arms[k] for k in ("run14", "ngram8", "run13")}
+    out["dev"]["slices"] = slices(insc, dev, fd["rows"], main_arms)
     if not a.no_test:
         test = load_split(Path(a.samples), "test", a.test_per_length)
         ft = cached(cache / f"test_{a.test_per_length}.pkl" if cache else None,
                     lambda: gap_rows(index, insc, lm, ilm, vocab, test))
-        out["test"] = {"gaps": len(test), **evaluate(test, ft["rows"], arms), "cpu_s_per_gap": ft["cpu_s_per_gap"]}
+        out["test"] = {"gaps": len(test), **evaluate(test, ft["rows"], arms), "cpu_s_per_gap": ft["cpu_s_per_gap"],
+                       "slices": slices(insc, test, ft["rows"], main_arms)}
         out["calibration"] = calibration(dev, fd["rows"], test, ft["rows"], weights)
     out["cpu_s"] = time.process_time() - cpu0
     Path(a.out).write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
