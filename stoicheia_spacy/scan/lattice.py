@@ -28,13 +28,13 @@ import numpy as np
 from ..alphabet import ALPHABET
 from ..codec import CharPlanes
 from .meters import Meter
-from .syllabify import Syllables, _letters, diphthong_second, word_ends
+from .syllabify import Syllables, _letters, diphthong_second, member_table, word_ends
 from .viterbi import viterbi_batch
 
 _ID = {ch: i for i, ch in enumerate(ALPHABET)}
-_SECOND = np.array([_ID[c] for c in "αοωη"])
-_DIPH_FIRST = np.array([_ID[c] for c in "οα"])
-_LONG = np.array([_ID[c] for c in "ηω"])
+_SECOND = member_table(np.array([_ID[c] for c in "αοωη"]))
+_DIPH_FIRST = member_table(np.array([_ID[c] for c in "οα"]))
+_LONG = member_table(np.array([_ID[c] for c in "ηω"]))
 
 
 def _open_and_word_end(syl: Syllables, planes: CharPlanes, text: str | None) -> tuple[np.ndarray, np.ndarray]:
@@ -57,8 +57,8 @@ def synizesis_candidates(syl: Syllables, planes: CharPlanes, text: str | None = 
     hiatus = is_open[:-1] & (syl.starts[1:] == nxt)
     n = len(planes)
     nxt_diph = diphthong_second(planes)[np.minimum(nxt + 1, n - 1)] & (nxt + 1 < n)
-    inner = hiatus & ~wend[:-1] & (first == _ID["ε"]) & np.isin(letters[nxt], _SECOND)
-    across = hiatus & wend[:-1] & (first == _ID["η"]) & nxt_diph & np.isin(letters[nxt], _DIPH_FIRST)
+    inner = hiatus & ~wend[:-1] & (first == _ID["ε"]) & _SECOND[letters[nxt] + 1]
+    across = hiatus & wend[:-1] & (first == _ID["η"]) & nxt_diph & _DIPH_FIRST[letters[nxt] + 1]
     return np.nonzero(inner | across)[0].astype(np.int64)
 
 
@@ -71,7 +71,7 @@ def correption_mask(syl: Syllables, planes: CharPlanes, text: str | None = None)
     is_open, wend = _open_and_word_end(syl, planes, text)
     long_n = syl.long_nucleus == 1
     out[:-1] = is_open[:-1] & wend[:-1] & long_n[:-1] & (syl.starts[1:] == syl.nucleus[1:])
-    out[:-1] &= np.isin(letters[syl.nucleus[:-1]], _LONG) | (syl.ends[:-1] > syl.nucleus[:-1])
+    out[:-1] &= _LONG[letters[syl.nucleus[:-1]] + 1] | (syl.ends[:-1] > syl.nucleus[:-1])
     return out
 
 

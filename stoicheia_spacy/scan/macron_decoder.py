@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,8 +50,8 @@ from ..codec import CharPlanes
 from .macron_lexicon import SOURCES, MacronLexicon, form_key, strip_diacritics
 from .syllabify import (
     ELISION_MARKS,
+    IS_VOWEL,
     LONG_VOWELS,
-    VOWELS,
     _features,
     _letters,
     diphthong_second,
@@ -91,6 +91,16 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
 
+#: ``(word, lo, hi)`` of the words with a dichronon (:func:`dichronic_words`).
+Words = Sequence[tuple[str, int, int]]
+
+
+def dichronic_words(text: str, planes: CharPlanes, dich: np.ndarray) -> list[tuple[str, int, int]]:
+    """:func:`_dichronic_words` as a list: the feature functions below take it as ``words``, so
+    that a decoder reading several of them finds a Doc's words once."""
+    return list(_dichronic_words(text, planes, dich))
+
+
 def _dichronic_words(text: str, planes: CharPlanes, dich: np.ndarray) -> Iterator[tuple[str, int, int]]:
     """``(word, lo, hi)`` for each word of ``text`` with a dichronon whose letters are
     ``planes[lo:hi]`` one for one (its form key as long as its letter span)."""
@@ -101,7 +111,8 @@ def _dichronic_words(text: str, planes: CharPlanes, dich: np.ndarray) -> Iterato
             yield m.group(), lo, hi
 
 
-def lexicon_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: MacronLexicon | None) -> np.ndarray:
+def lexicon_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: MacronLexicon | None,
+                  words: Words | None = None) -> np.ndarray:
     """(n, 7): per letter the Hypotactic, LSJ, Wiktionary votes, whether any source marks it,
     the suffix vote (words without an entry), the η-variant flag and the Hypotactic vote
     again in its own column when the letter is the word's last vowel (scansion-derived
@@ -110,7 +121,7 @@ def lexicon_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: Macr
     out = np.zeros((n, N_VOTES), dtype=np.float64)
     if lexicon is None or n == 0 or not dich.any():
         return out
-    for word, lo, hi in _dichronic_words(text, planes, dich):
+    for word, lo, hi in (_dichronic_words(text, planes, dich) if words is None else words):
         cands = lexicon.candidates(word)
         for j in np.nonzero(dich[lo:hi])[0].tolist():
             out[lo + j, 5] = float(lexicon.eta_variant_attested(word, j))
@@ -145,14 +156,14 @@ DEICTIC_STEMS = frozenset("""
 """.split())
 
 
-def deictic_iota(text: str, planes: CharPlanes, dich: np.ndarray) -> np.ndarray:
+def deictic_iota(text: str, planes: CharPlanes, dich: np.ndarray, words: Words | None = None) -> np.ndarray:
     """(n,) 1 at the deictic suffix -ί, always long and accented (οὑτοσί, τουτῳί, ὁδί, νυνί, δευρί):
     a dichronic accented ι ending a word whose letters before it are a :data:`DEICTIC_STEMS` form."""
     n = len(planes)
     out = np.zeros(n, dtype=np.float64)
     if n == 0 or not dich.any():
         return out
-    for word, _lo, hi in _dichronic_words(text, planes, dich):
+    for word, _lo, hi in (_dichronic_words(text, planes, dich) if words is None else words):
         key = form_key(word)
         if not dich[hi - 1]:
             continue
@@ -162,7 +173,8 @@ def deictic_iota(text: str, planes: CharPlanes, dich: np.ndarray) -> np.ndarray:
     return out
 
 
-def dialect_features(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: MacronLexicon | None) -> np.ndarray:
+def dialect_features(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: MacronLexicon | None,
+                     words: Words | None = None) -> np.ndarray:
     """(n, 2) per dichronic α whose η-form is attested (:meth:`MacronLexicon.eta_variant_attested`):
 
     0. after ε, ι or ρ in its word: the Attic ᾱ (alpha purum) that Ionic writes η (χώρα/χώρη);
@@ -178,7 +190,7 @@ def dialect_features(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: M
     if lexicon is None or n == 0 or not dich.any():
         return out
     attic = SOURCES["lsj"] | SOURCES["wiktionary"]
-    for word, lo, hi in _dichronic_words(text, planes, dich):
+    for word, lo, hi in (_dichronic_words(text, planes, dich) if words is None else words):
         bare = strip_diacritics(form_key(word))
         listed = any(int(src) & attic for _, src, _ in lexicon.candidates(word))
         for j in np.nonzero(dich[lo:hi])[0].tolist():
@@ -191,7 +203,8 @@ def dialect_features(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: M
     return out
 
 
-def corpus_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: MacronLexicon | None) -> np.ndarray:
+def corpus_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: MacronLexicon | None,
+                 words: Words | None = None) -> np.ndarray:
     """(n, 2) per dichronon: ``log((long + ½) / (short + ½))`` and ``log(1 + long + short)`` of the
     lexicon's corpus table (:meth:`MacronLexicon.corpus_counts`; zeros where the form or the letter
     is unseen, and without a lexicon or a table)."""
@@ -199,7 +212,7 @@ def corpus_votes(text: str, planes: CharPlanes, dich: np.ndarray, lexicon: Macro
     out = np.zeros((n, 2), dtype=np.float64)
     if lexicon is None or not lexicon.corpus or n == 0 or not dich.any():
         return out
-    for word, lo, hi in _dichronic_words(text, planes, dich):
+    for word, lo, hi in (_dichronic_words(text, planes, dich) if words is None else words):
         for j in np.nonzero(dich[lo:hi])[0].tolist():
             long, short = lexicon.corpus_counts(word, j)
             if long + short:
@@ -275,7 +288,7 @@ def position_features(planes: CharPlanes) -> np.ndarray:
     if n == 0:
         return out
     letters = _letters(planes)
-    vowel = np.isin(letters, VOWELS)
+    vowel = IS_VOWEL[letters + 1]
     ends = word_ends(planes)
     word = np.concatenate([[0], np.cumsum(ends)[:-1]])  # word index of each letter
     out[:, 0] = letters == ALPHABET.index("α")
@@ -366,10 +379,11 @@ class MacronDecoder:
         params = self._stages.get("prior")
         if params is None:
             return p_backbone
-        votes = lexicon_votes(text, planes, dich, self.lexicon)
-        corpus = corpus_votes(text, planes, dich, self.lexicon) if _uses(params, "prior", "corpus") else None
-        x = prior_features(p_backbone, votes, accent_votes(text, planes, dich), deictic_iota(text, planes, dich),
-                           dialect_features(text, planes, dich, self.lexicon), corpus)
+        words = dichronic_words(text, planes, dich)
+        votes = lexicon_votes(text, planes, dich, self.lexicon, words)
+        corpus = corpus_votes(text, planes, dich, self.lexicon, words) if _uses(params, "prior", "corpus") else None
+        x = prior_features(p_backbone, votes, accent_votes(text, planes, dich), deictic_iota(text, planes, dich, words),
+                           dialect_features(text, planes, dich, self.lexicon, words), corpus)
         return np.where(dich, _apply(params, x), p_backbone)
 
     def posterior(self, p_prior: np.ndarray, metre: np.ndarray, dich: np.ndarray, *,
@@ -388,9 +402,11 @@ class MacronDecoder:
         position = None if planes is None else position_features(planes)
         dialect = corpus = None
         if planes is not None and text is not None and self.lexicon is not None:
+            uses = _uses(params, "posterior", "dialect") or _uses(params, "posterior", "corpus")
+            words = dichronic_words(text, planes, dich) if uses else None
             if _uses(params, "posterior", "dialect"):
-                dialect = dialect_features(text, planes, dich, self.lexicon)
+                dialect = dialect_features(text, planes, dich, self.lexicon, words)
             if _uses(params, "posterior", "corpus"):
-                corpus = corpus_votes(text, planes, dich, self.lexicon)
+                corpus = corpus_votes(text, planes, dich, self.lexicon, words)
         x = posterior_features(p_prior, metre, margin, position, verse_metre, dialect, corpus)
         return np.where(dich, _apply(params, x), p_prior)

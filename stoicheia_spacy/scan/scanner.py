@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -156,6 +156,31 @@ def _research_meter(decision: dict[str, Any], *, costs: dict[str, float | None] 
 def _log_softmax(x: np.ndarray) -> np.ndarray:
     x = x - x.max(axis=-1, keepdims=True)
     return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+
+
+@dataclass
+class _Pending:
+    """One Doc between the phases of a batch's lattice decode (:meth:`ScannerPipe._annotate_batch`)."""
+
+    doc: Doc
+    text: str
+    planes: Any
+    token_ends: np.ndarray
+    p_long: np.ndarray
+    dich: np.ndarray
+    decoder: MacronDecoder | None
+    lengths: np.ndarray
+    metre_vote: np.ndarray
+    metre_margin: np.ndarray
+    verse_metre: np.ndarray
+    offsets: np.ndarray
+    verses: list[Span]
+    #: per verse with syllables: span, lo, hi, planes, syllables, weight scores, synizesis candidates
+    lines: list[tuple[Any, ...]] = field(default_factory=list)
+    line_index: list[int] = field(default_factory=list)  # the verse number of each line
+    decoded: list[Any] = field(default_factory=list)
+    line_weights: list[np.ndarray] = field(default_factory=list)
+    margin_at: list[np.ndarray] = field(default_factory=list)
 
 
 #: Data files of a saved scanner beside its heads (the settings are ``config.cfg``'s).
@@ -265,13 +290,15 @@ class ScannerPipe(StoicheiaPipe):
         return [doc[:]] if len(doc) else []
 
     def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
-        """Write macrons, per-verse scansion and metre (see module doc)."""
-        research = self.settings.decode == "research"
-        for doc, logits in zip(docs, scores, strict=True):
-            if research:
+        """Write macrons, per-verse scansion and metre (see module doc). Under the lattice
+        decoder the verses of every Doc of the batch share one metre decode and one margin
+        decode (:meth:`_annotate_batch`)."""
+        docs = list(docs)
+        if self.settings.decode == "research":
+            for doc, logits in zip(docs, scores, strict=True):
                 self._annotate_research(doc, np.asarray(logits, dtype=np.float64))
-            else:
-                self._annotate(doc, np.asarray(logits, dtype=np.float64))
+            return
+        self._annotate_batch(docs, [np.asarray(logits, dtype=np.float64) for logits in scores])
 
     def _annotate_research(self, doc: Doc, logits: np.ndarray) -> None:
         """``decode = "research"``: the released model's decode (see the module doc)."""
@@ -328,6 +355,34 @@ class ScannerPipe(StoicheiaPipe):
             tok._.macronized = macronize_offsets(tok.text, offsets[sl] - tok.idx, lengths[sl])
 
     def _annotate(self, doc: Doc, logits: np.ndarray) -> None:
+        """The lattice decode of one Doc (:meth:`_annotate_batch` of a batch of one)."""
+        self._annotate_batch([doc], [logits])
+
+    def _annotate_batch(self, docs: Sequence[Doc], scores: Sequence[np.ndarray]) -> None:
+        """The lattice decode of a batch: each Doc's verses are prepared on their own
+        (:meth:`_prepare`), the verses of all Docs go through one metre decode
+        (:meth:`_decode_lines`) and one margin decode, then each Doc is finished
+        (:meth:`_finish`). Every verse's decode is its own (the batched Viterbi is
+        elementwise over lines), so a Doc is scanned alike in any batch."""
+        pending = [self._prepare(doc, logits) for doc, logits in zip(docs, scores, strict=True)]
+        lines = [line for p in pending for line in p.lines]
+        decoded = self._decode_lines(lines, [i for p in pending for i in p.line_index])
+        first = 0
+        margin_lines: list[tuple[np.ndarray, tuple[int, ...], Any, np.ndarray]] = []
+        for p in pending:
+            p.decoded = decoded[first:first + len(p.lines)]
+            first += len(p.lines)
+            margin_lines += self._apply_metre(p)
+        margins = weight_margins_batch(margin_lines, rule_eps=self.settings.rule_eps)
+        first = 0
+        for p in pending:
+            for idx, values in zip(p.margin_at, margins[first:first + len(p.margin_at)], strict=True):
+                p.metre_margin[idx] = values
+            first += len(p.margin_at)
+            self._finish(p)
+
+    def _prepare(self, doc: Doc, logits: np.ndarray) -> _Pending:
+        """Head probabilities, the macron prior and every verse's syllables and weight scores."""
         data = doc._.stoicheia
         text = doc.text  # spaCy re-joins every token on each doc.text: read it once
         planes = data.planes
@@ -345,19 +400,14 @@ class ScannerPipe(StoicheiaPipe):
         decoder = self.macron_decoder
         if decoder is not None:
             p_long = decoder.prior(text, planes, p_long, dich)
-        lengths = np.where(dich, (p_long > 0.5).astype(np.int64), -1)
-        metre_vote = np.zeros(n, dtype=np.int64)
-        metre_margin = np.zeros(n, dtype=np.float64)
-        verse_metre = np.zeros(n, dtype=np.float64)
-        abstain = self.settings.abstain_below
-        offsets = np.asarray(planes.offsets)
-        verses = self.verses(doc)
-        rule_eps = self.settings.rule_eps
-        lines: list[tuple[Span, int, int, Any, Any, np.ndarray]] = []  # span, lo, hi, sub, syl, logp
-        line_index: list[int] = []  # the verse number of each line
-        for index, span in enumerate(verses):
-            lo = int(np.searchsorted(offsets, span.start_char))
-            hi = int(np.searchsorted(offsets, span.end_char))
+        p = _Pending(doc=doc, text=text, planes=planes, token_ends=token_ends, p_long=p_long, dich=dich,
+                     decoder=decoder, lengths=np.where(dich, (p_long > 0.5).astype(np.int64), -1),
+                     metre_vote=np.zeros(n, dtype=np.int64), metre_margin=np.zeros(n, dtype=np.float64),
+                     verse_metre=np.zeros(n, dtype=np.float64), offsets=np.asarray(planes.offsets),
+                     verses=self.verses(doc))
+        for index, span in enumerate(p.verses):
+            lo = int(np.searchsorted(p.offsets, span.start_char))
+            hi = int(np.searchsorted(p.offsets, span.end_char))
             sub = planes[lo:hi] if hi > lo else None
             syl = syllabify(sub, text=text) if sub is not None else None
             if sub is None or syl is None or len(syl) == 0:
@@ -365,34 +415,44 @@ class ScannerPipe(StoicheiaPipe):
                 span._.meter = None
                 continue
             corr = correption_mask(syl, sub, text)
-            line_index.append(index)
-            lines.append((span, lo, hi, sub, syl, self._weight_logp(syl, scan[lo:hi], p_long[lo:hi], dich[lo:hi], corr)))
-        decoded = self._decode_lines(lines, line_index, text)
-        line_weights: list[np.ndarray] = []
+            p.line_index.append(index)
+            p.lines.append((span, lo, hi, sub, syl, self._weight_logp(syl, scan[lo:hi], p_long[lo:hi], dich[lo:hi], corr),
+                            synizesis_candidates(syl, sub, text)))
+        return p
+
+    def _apply_metre(self, p: _Pending) -> list[tuple[np.ndarray, tuple[int, ...], Any, np.ndarray]]:
+        """The decoded weights of each verse of ``p``, and the lengths and votes the metre gives
+        its open dichrona; returns the margin decode's lines (see :meth:`_annotate_batch`)."""
+        lengths, dich = p.lengths, p.dich
         margin_lines: list[tuple[np.ndarray, tuple[int, ...], Any, np.ndarray]] = []
-        margin_at: list[np.ndarray] = []
-        for (_, lo, hi, _, syl, logp), res in zip(lines, decoded, strict=True):
+        for (_, lo, hi, _, syl, logp, _), res in zip(p.lines, p.decoded, strict=True):
             weights = np.where(np.argmax(logp, axis=1) == 0, HEAVY, LIGHT)
             if res is not None:
                 merged = res.merged
                 reduced = np.array([HEAVY if c == "H" else LIGHT for c in res.path])
                 weights = expand_weights(reduced, merged, len(syl))
                 if res.used_viterbi:
-                    verse_metre[lo:hi] = 1.0
+                    p.verse_metre[lo:hi] = 1.0
                     open_dich = (syl.weights == UNKNOWN) & dich[lo:hi][syl.nucleus] & ~syl.muta_cum_liquida
                     open_dich[-1] = False
                     for k in merged:  # a dichronon inside a synizesis gets no length from the metre
                         open_dich[k : k + 2] = False
                     idx = syl.nucleus[open_dich] + lo
                     lengths[idx] = np.where(weights[open_dich] == HEAVY, 1, 0)
-                    metre_vote[idx] = 2 * lengths[idx] - 1
+                    p.metre_vote[idx] = 2 * lengths[idx] - 1
                     margin_lines.append((logp, merged, self.meters[res.meter], np.nonzero(open_dich)[0]))
-                    margin_at.append(idx)
-            line_weights.append(weights)
-        for idx, margins in zip(margin_at, weight_margins_batch(margin_lines, rule_eps=rule_eps), strict=True):
-            metre_margin[idx] = margins
+                    p.margin_at.append(idx)
+            p.line_weights.append(weights)
+        return margin_lines
+
+    def _finish(self, p: _Pending) -> None:
+        """Scansion and metre of each verse, the macron posterior and the token annotations."""
+        doc, text, planes, offsets = p.doc, p.text, p.planes, p.offsets
+        dich, decoder = p.dich, p.decoder
+        p_long, lengths, metre_vote, metre_margin = p.p_long, p.lengths, p.metre_vote, p.metre_margin
+        abstain = self.settings.abstain_below
         cuts: list[tuple[Span, int, int, np.ndarray, np.ndarray]] = []  # span, lo, hi, syllable ends, weights
-        for (span, lo, hi, sub, syl, _), res, weights in zip(lines, decoded, line_weights, strict=True):
+        for (span, lo, hi, sub, syl, _, _), res, weights in zip(p.lines, p.decoded, p.line_weights, strict=True):
             merged = res.merged if res is not None else ()
             disp = syllabify(sub, text=text, weights=weights)
             sub_off = np.asarray(sub.offsets)
@@ -412,7 +472,7 @@ class ScannerPipe(StoicheiaPipe):
                 synizesis=tuple(int(k) for k in merged))
         if decoder is not None:
             p_long = decoder.posterior(p_long, metre_vote, dich, margin=metre_margin, planes=planes,
-                                       verse_metre=verse_metre, text=text)
+                                       verse_metre=p.verse_metre, text=text)
             lengths = np.where(dich, (p_long > 0.5).astype(np.int64), -1)
         conf = np.maximum(p_long, 1 - p_long)
         lengths = np.where(dich & (conf < abstain), -1, lengths)
@@ -426,12 +486,12 @@ class ScannerPipe(StoicheiaPipe):
             span._.scansion = replace(span._.scansion, labels=tuple(int(x) for x in labels),
                                       bracketed=rs.bracketize(vtext, off, labels),
                                       macronized=rs.insert_marks(vtext, off, marks))
-        doc._.verses = verses
+        doc._.verses = p.verses
         doc._.macrons = [Macron(offset=int(offsets[i]), p_long=float(p_long[i]),
                                 length=None if lengths[i] < 0 else int(lengths[i]), metre=int(metre_vote[i]),
                                 metre_margin=float(metre_margin[i])) for i in np.nonzero(dich)[0]]
         for tok in doc:
-            sl = slice(int(token_ends[tok.i - 1]) if tok.i else 0, int(token_ends[tok.i]))
+            sl = slice(int(p.token_ends[tok.i - 1]) if tok.i else 0, int(p.token_ends[tok.i]))
             tok._.macronized = macronize_offsets(tok.text, offsets[sl] - tok.idx, lengths[sl])
 
     def _forced_meters(self, grammar: str) -> dict[str, Any]:
@@ -442,8 +502,8 @@ class ScannerPipe(StoicheiaPipe):
                               f"(loaded: {sorted(self.meters)})")
         return chosen
 
-    def _decode_lines(self, lines: Sequence[tuple[Any, ...]], indices: Sequence[int], text: str) -> list[Any]:
-        """The lattice decode of every verse (``lines`` as :meth:`_annotate` builds them, ``indices``
+    def _decode_lines(self, lines: Sequence[tuple[Any, ...]], indices: Sequence[int]) -> list[Any]:
+        """The lattice decode of every verse (``lines`` as :meth:`_prepare` builds them, ``indices``
         their verse numbers): detected over all metres in one batch, or, with ``meter`` set, each
         verse under its forced metre (an elegiac couplet alternates), the gate not consulted."""
         decoded: list[Any] = [None] * len(lines)
@@ -456,8 +516,7 @@ class ScannerPipe(StoicheiaPipe):
         for grammar, members in groups.items():
             meters = self.meters if grammar is None else self._forced_meters(grammar)
             batch = [lines[j] for j in members]
-            results = decode_lattices([(logp, synizesis_candidates(syl, sub, text), hi - lo)
-                                       for _, lo, hi, sub, syl, logp in batch], meters,
+            results = decode_lattices([(logp, cands, hi - lo) for _, lo, hi, _, _, logp, cands in batch], meters,
                                       theta=self.settings.theta, synizesis_cost=self.settings.synizesis_cost,
                                       rule_eps=self.settings.rule_eps, force=grammar is not None)
             for j, res in zip(members, results, strict=True):

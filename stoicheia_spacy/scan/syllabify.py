@@ -51,6 +51,21 @@ ADSCRIPT_HOSTS = np.array([_ID[c] for c in "ηω"])
 IOTA = _ID["ι"]
 ELISION_MARKS = frozenset("’'᾽ʼ`")
 
+
+
+def member_table(ids: np.ndarray) -> np.ndarray:
+    """Bool (25,): entry ``i + 1`` says whether letter id ``i`` is one of ``ids`` (entry 0: id -1,
+    not a letter). ``table[letters + 1]`` is ``np.isin(letters, ids)`` for ids from
+    :func:`_letters`, as one lookup instead of a sort per call."""
+    table = np.zeros(len(ALPHABET[:24]) + 1, dtype=bool)
+    table[np.asarray(ids) + 1] = True
+    return table
+
+
+IS_VOWEL, IS_DICHRONON, IS_LONG_VOWEL = member_table(VOWELS), member_table(DICHRONA), member_table(LONG_VOWELS)
+IS_DOUBLE, IS_STOP, IS_LIQUID = member_table(DOUBLES), member_table(STOPS), member_table(LIQUIDS)
+IS_ADSCRIPT_HOST = member_table(ADSCRIPT_HOSTS)
+
 _FEATURES = np.array([dia_features(s) for s in range(48)], dtype=np.int64)  # (48, 4)
 _PAIR = np.zeros((24, 24), dtype=bool)
 for _a, _b in DIPHTHONGS:
@@ -95,7 +110,7 @@ def word_ends(planes: CharPlanes, text: str | None = None) -> np.ndarray:
         idx = np.nonzero(ends)[0]
         nxt = np.asarray(planes.offsets)[idx] + 1
         elided = np.array([i < len(text) and text[i] in ELISION_MARKS for i in nxt.tolist()], dtype=bool)
-        is_cons = ~np.isin(_letters(planes)[idx], VOWELS)
+        is_cons = ~IS_VOWEL[_letters(planes)[idx] + 1]
         ends[idx[elided & is_cons]] = False
     if len(ends):
         ends[-1] = True
@@ -110,12 +125,15 @@ def diphthong_second(planes: CharPlanes) -> np.ndarray:
     accent of a true diphthong stands on its second vowel, so an accented first vowel
     with a bare ι is the long vowel written with its iota.
     """
-    letters = _letters(planes)
+    return _diphthong_second(_letters(planes), _features(planes), planes)
+
+
+def _diphthong_second(letters: np.ndarray, feats: np.ndarray, planes: CharPlanes) -> np.ndarray:
+    """:func:`diphthong_second` from the planes' :func:`_letters` and :func:`_features`."""
     n = letters.shape[0]
     out = np.zeros(n, dtype=bool)
     if n < 2:
         return out
-    feats = _features(planes)
     a, b = letters[:-1], letters[1:]
     ok = (a >= 0) & (b >= 0)
     pair = np.zeros(n - 1, dtype=bool)
@@ -124,7 +142,7 @@ def diphthong_second(planes: CharPlanes) -> np.ndarray:
     no_diaeresis = feats[1:, 3] == 0
     first_bare = (feats[:-1, 0] == 0) & (feats[:-1, 1] == 0)
     second_bare = (feats[1:, 0] == 0) & (feats[1:, 1] == 0) & no_diaeresis
-    host = np.isin(a, ADSCRIPT_HOSTS) | ((a == _ID["α"]) & (feats[:-1, 0] == 3))
+    host = IS_ADSCRIPT_HOST[a + 1] | ((a == _ID["α"]) & (feats[:-1, 0] == 3))
     adscript = host & (b == IOTA) & second_bare & (feats[:-1, 2] == 0)
     out[1:] = same_word & ((pair & no_diaeresis & first_bare) | adscript)
     return out
@@ -132,12 +150,15 @@ def diphthong_second(planes: CharPlanes) -> np.ndarray:
 
 def dichrona_mask(planes: CharPlanes) -> np.ndarray:
     """Bool (n,): ambiguous dichrona (bare α ι υ, own nucleus, no circumflex/iota subscript)."""
-    letters = _letters(planes)
-    feats = _features(planes)
-    second = diphthong_second(planes)
+    letters, feats = _letters(planes), _features(planes)
+    return _dichrona(letters, feats, _diphthong_second(letters, feats, planes))
+
+
+def _dichrona(letters: np.ndarray, feats: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """:func:`dichrona_mask` from the letters, features and :func:`diphthong_second`."""
     first = np.zeros_like(second)
     first[:-1] = second[1:]
-    return np.isin(letters, DICHRONA) & ~second & ~first & (feats[:, 0] != 3) & (feats[:, 2] == 0)
+    return IS_DICHRONON[letters + 1] & ~second & ~first & (feats[:, 0] != 3) & (feats[:, 2] == 0)
 
 
 def syllabify(
@@ -157,19 +178,19 @@ def syllabify(
     """
     letters = _letters(planes)
     n = letters.shape[0]
-    is_vowel = np.isin(letters, VOWELS)
-    second = diphthong_second(planes)
+    is_vowel = IS_VOWEL[letters + 1]
+    feats = _features(planes)
+    second = _diphthong_second(letters, feats, planes)
     start = is_vowel & ~second
     nuc = np.nonzero(start)[0]
     empty = np.zeros(0, dtype=np.int64)
     if nuc.size == 0:
         return Syllables(empty, empty, empty, empty, empty, np.zeros(0, dtype=bool))
     nuc_end = nuc + second[np.minimum(nuc + 1, n - 1)].astype(np.int64) * (nuc + 1 < n)
-    feats = _features(planes)
-    dich = dichrona_mask(planes)
+    dich = _dichrona(letters, feats, second)
     long_n = np.where(
         second[np.minimum(nuc + 1, n - 1)] & (nuc + 1 < n)
-        | np.isin(letters[nuc], LONG_VOWELS)
+        | IS_LONG_VOWEL[letters[nuc] + 1]
         | (feats[nuc, 0] == 3)
         | (feats[nuc, 2] == 1),
         1, 0,
@@ -181,7 +202,7 @@ def syllabify(
         long_n = np.where(dich[nuc], -1, long_n)
 
     cons = (letters >= 0) & ~is_vowel
-    weight_c = np.where(np.isin(letters, DOUBLES), 2, 1) * cons
+    weight_c = np.where(IS_DOUBLE[letters + 1], 2, 1) * cons
     cum_w = np.concatenate([[0], np.cumsum(weight_c)])
     cum_c = np.concatenate([[0], np.cumsum(cons)])
     s_next = np.append(nuc[1:], n)  # next nucleus (or end)
@@ -194,7 +215,7 @@ def syllabify(
     two = (n_letters == 2) & ~last
     if two.any():
         c1, c2 = letters[np.minimum(e + 1, n - 1)], letters[np.minimum(e + 2, n - 1)]
-        mcl = two & np.isin(c1, STOPS) & np.isin(c2, LIQUIDS)
+        mcl = two & IS_STOP[c1 + 1] & IS_LIQUID[c2 + 1]
     heavy = (long_n == 1) | ((n_cons >= 2) & ~mcl) | (last & (n_cons >= 1))
     light = (long_n == 0) & ((n_cons <= 1) & ~(last & (n_cons >= 1)))
     rule = np.where(heavy, HEAVY, np.where(light, LIGHT, UNKNOWN))
@@ -206,7 +227,7 @@ def syllabify(
     split = e.copy()
     gap = s_next - e - 1  # letters between nuclei (non-letters are not in planes)
     one = (gap == 1) & ~last
-    split = np.where(one & np.isin(letters[np.minimum(e + 1, n - 1)], DOUBLES), e + 1, split)
+    split = np.where(one & IS_DOUBLE[letters[np.minimum(e + 1, n - 1)] + 1], e + 1, split)
     many = (gap >= 2) & ~last
     known_light = np.zeros(nuc.size, dtype=bool)
     if weights is not None:
