@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import pickle
 import sys
 import time
 from pathlib import Path
@@ -40,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from infgram_eval import EXTRA, fold, lost_letters
+from infgram_eval import EXTRA, cached, fold, lost_letters
 from restore_eval import bare, correct_top1, load_split, ours_cer, query, score
 from stoicheia_lab.scoring import mcnemar_exact
 
@@ -276,18 +275,6 @@ def calibration(dev: list[dict], dev_rows: list[dict], test: list[dict] | None, 
         out["test_confident_share"] = 100 * float(sel.mean())
         out["test_confident_precision"] = 100 * float(tok[sel].mean()) if sel.any() else None
     return out
-
-
-def cached(path: Path | None, make):
-    if path is not None and path.is_file():
-        with path.open("rb") as f:
-            return pickle.load(f)
-    value = make()
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as f:
-            pickle.dump(value, f)
-    return value
 
 
 def slices(insc: ParallelIndex, records: list[dict], rows: list[dict], arms_w: dict) -> dict:
