@@ -30,6 +30,7 @@ import pickle
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +42,13 @@ from stoicheia_lab.scoring import mcnemar_exact
 from stoicheia_spacy.parallels.index import ParallelIndex, letters_of
 from stoicheia_spacy.parallels.search import attest, leave_out
 from stoicheia_spacy.restore import width_bucket
+from stoicheia_spacy.restore.calibration import (
+    fit_confidence,
+    fit_temperatures,
+    fit_threshold,
+    top_confidence,
+    top_probability,
+)
 from stoicheia_spacy.restore.infgram import infgram_features, occurrences
 from stoicheia_spacy.restore.kn_beam import gap_symbols, kn_restore, score_texts, text_to_symbols
 from stoicheia_spacy.restore.kneser_ney import load_kn
@@ -147,27 +155,21 @@ def attested(index: ParallelIndex, records: list[dict], rows: list[dict], weight
     return out
 
 
-def calibration(dev: list[dict], dev_rows: list[dict], test: list[dict] | None, test_rows: list[dict] | None,
-                weights: dict) -> dict:
-    """Temperatures and Platt confidence per width bucket and the ``confident`` threshold (90 %
-    precision) fitted on the dev gaps' new scores; ECE and the confident gaps' precision on test."""
-    from stoicheia_spacy.restore.calibration import (
-        fit_confidence,
-        fit_temperatures,
-        fit_threshold,
-        top_confidence,
-        top_probability,
-    )
+def ece(c: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
+    """Expected calibration error over ``bins`` equal-width bins."""
+    edges = np.linspace(0, 1, bins + 1)
+    idx = np.clip(np.digitize(c, edges) - 1, 0, bins - 1)
+    return float(sum(abs(c[idx == i].mean() - y[idx == i].mean()) * (idx == i).mean() for i in range(bins) if (idx == i).any()))
 
-    def table(records: list[dict], rows: list[dict]) -> tuple[list, np.ndarray, list]:
-        keys, ok, buckets = [], [], []
-        for r, x in zip(records, rows, strict=True):
-            bucket = width_bucket((r["L"],))
-            top, k = keyed(x, *weights.get(bucket, weights["default"]))
-            keys.append(k)
-            ok.append(bare(top) == bare(r["gold"]))
-            buckets.append(bucket)
-        return keys, np.array(ok), buckets
+
+Table = Callable[[list[dict], list[dict]], tuple[list, np.ndarray, list]]
+
+
+def fit_calibration(table: Table, dev: list[dict], dev_rows: list[dict], test: list[dict] | None,
+                    test_rows: list[dict] | None) -> dict:
+    """Temperatures and Platt confidence per width bucket and the ``confident`` threshold (90 %
+    precision) fitted on the dev gaps' scores as ``table`` ranks them (top-20 score keys, top-1
+    right, width bucket per gap); ECE and the confident gaps' precision on test."""
 
     keys, ok, buckets = table(dev, dev_rows)
     temps = fit_temperatures(keys, ok, buckets)
@@ -179,14 +181,7 @@ def calibration(dev: list[dict], dev_rows: list[dict], test: list[dict] | None, 
     conf = np.array([top_confidence(p, slopes[b], biases[b]) for p, b in zip(probs, buckets, strict=True)])
     above = fit_threshold(conf, ok)
     out: dict = {"temperatures": temps, "confidence_slopes": slopes, "confidence_biases": biases,
-                 "confident_above": above}
-
-    def ece(c: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
-        edges = np.linspace(0, 1, bins + 1)
-        idx = np.clip(np.digitize(c, edges) - 1, 0, bins - 1)
-        return float(sum(abs(c[idx == i].mean() - y[idx == i].mean()) * (idx == i).mean() for i in range(bins) if (idx == i).any()))
-
-    out["dev_ece"] = ece(conf, ok.astype(float))
+                 "confident_above": above, "dev_ece": ece(conf, ok.astype(float))}
     if test is not None and test_rows is not None:
         tk, tok, tb = table(test, test_rows)
         tp = np.array([top_probability(k, temps.get(b, temps["default"])) for k, b in zip(tk, tb, strict=True)])
@@ -198,6 +193,22 @@ def calibration(dev: list[dict], dev_rows: list[dict], test: list[dict] | None, 
         out["test_confident_share"] = 100 * float(sel.mean())
         out["test_confident_precision"] = 100 * float(tok[sel].mean()) if sel.any() else None
     return out
+
+
+def calibration(dev: list[dict], dev_rows: list[dict], test: list[dict] | None, test_rows: list[dict] | None,
+                weights: dict) -> dict:
+    """:func:`fit_calibration` on the ∞-gram rescoring's ranking."""
+    def table(records: list[dict], rows: list[dict]) -> tuple[list, np.ndarray, list]:
+        keys, ok, buckets = [], [], []
+        for r, x in zip(records, rows, strict=True):
+            bucket = width_bucket((r["L"],))
+            top, k = keyed(x, *weights.get(bucket, weights["default"]))
+            keys.append(k)
+            ok.append(bare(top) == bare(r["gold"]))
+            buckets.append(bucket)
+        return keys, np.array(ok), buckets
+
+    return fit_calibration(table, dev, dev_rows, test, test_rows)
 
 
 def ngram8(row: dict) -> list[str]:

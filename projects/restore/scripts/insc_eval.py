@@ -39,20 +39,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from infgram_eval import EXTRA, cached, fold, lost_letters
+from infgram_eval import EXTRA, cached, fit_calibration, fold, lost_letters
 from restore_eval import bare, correct_top1, load_split, ours_cer, query, score
 from stoicheia_lab.scoring import mcnemar_exact
 
 from stoicheia_spacy.parallels.index import ParallelIndex
 from stoicheia_spacy.parallels.search import doc_counts, leave_out
 from stoicheia_spacy.restore import width_bucket
-from stoicheia_spacy.restore.calibration import (
-    fit_confidence,
-    fit_temperatures,
-    fit_threshold,
-    top_confidence,
-    top_probability,
-)
 from stoicheia_spacy.restore.infgram import infgram_features, occurrences
 from stoicheia_spacy.restore.kn_beam import gap_symbols, kn_restore, score_texts, text_to_symbols
 from stoicheia_spacy.restore.kneser_ney import load_kn
@@ -234,8 +227,7 @@ def evaluate(records: list[dict], rows: list[dict], arms_w: dict[str, tuple[dict
 
 def calibration(dev: list[dict], dev_rows: list[dict], test: list[dict] | None, test_rows: list[dict] | None,
                 weights: dict) -> dict:
-    """Temperatures, Platt confidence per width bucket and the ``confident`` threshold (90 %
-    precision) fitted on the dev gaps' Run 14 scores; ECE and the confident share on test."""
+    """``infgram_eval.fit_calibration`` on the dev gaps' Run 14 ranking; ECE and the confident share on test."""
     def table(records: list[dict], rows: list[dict]) -> tuple[list, np.ndarray, list]:
         keys, ok, buckets = [], [], []
         for r, x in zip(records, rows, strict=True):
@@ -247,34 +239,7 @@ def calibration(dev: list[dict], dev_rows: list[dict], test: list[dict] | None, 
             buckets.append(b)
         return keys, np.array(ok), buckets
 
-    def ece(c: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
-        edges = np.linspace(0, 1, bins + 1)
-        idx = np.clip(np.digitize(c, edges) - 1, 0, bins - 1)
-        return float(sum(abs(c[idx == i].mean() - y[idx == i].mean()) * (idx == i).mean()
-                         for i in range(bins) if (idx == i).any()))
-
-    keys, ok, buckets = table(dev, dev_rows)
-    temps = fit_temperatures(keys, ok, buckets)
-    probs = np.array([top_probability(k, temps.get(b, temps["default"])) for k, b in zip(keys, buckets, strict=True)])
-    slopes, biases = {}, {}
-    for b in sorted(set(buckets)):
-        sel = np.array([x == b for x in buckets])
-        slopes[b], biases[b] = fit_confidence(probs[sel], ok[sel])
-    conf = np.array([top_confidence(p, slopes[b], biases[b]) for p, b in zip(probs, buckets, strict=True)])
-    above = fit_threshold(conf, ok)
-    out: dict = {"temperatures": temps, "confidence_slopes": slopes, "confidence_biases": biases,
-                 "confident_above": above, "dev_ece": ece(conf, ok.astype(float))}
-    if test is not None and test_rows is not None:
-        tk, tok, tb = table(test, test_rows)
-        tp = np.array([top_probability(k, temps.get(b, temps["default"])) for k, b in zip(tk, tb, strict=True)])
-        tc = np.array([top_confidence(p, slopes.get(b, 1.0), biases.get(b, 0.0)) for p, b in zip(tp, tb, strict=True)])
-        out["test_ece"] = ece(tc, tok.astype(float))
-        out["test_ece_by_bucket"] = {b: ece(tc[np.array(tb) == b], tok[np.array(tb) == b].astype(float))
-                                     for b in sorted(set(tb))}
-        sel = tc >= above
-        out["test_confident_share"] = 100 * float(sel.mean())
-        out["test_confident_precision"] = 100 * float(tok[sel].mean()) if sel.any() else None
-    return out
+    return fit_calibration(table, dev, dev_rows, test, test_rows)
 
 
 def slices(insc: ParallelIndex, records: list[dict], rows: list[dict], arms_w: dict) -> dict:
