@@ -61,6 +61,11 @@ Options (defaults in brackets):
   package) every known-width gap of a domain listed here also gets the index's candidates (the
   letters between the longest matches of its context), and each candidate's combined score
   ``+ a · context letters matched + b · log(1 + documents)``; fitted on dev per domain.
+* ``domain_sources`` [{}], ``domain_source_weights`` [{}] (Run 14): per domain, the folder of its
+  own sources (:mod:`.domain_sources`: an 8-gram pair, a parallels index and the word list; a
+  path, or a name under the data package's ``domains/``) and per width bucket the six weights
+  ``[ifwd, irev, ictx, lidocs, oov, known]`` of their terms; a known-width gap of a domain listed in
+  both (and in ``infgram_weights``) also takes their candidates and those terms; fitted on dev.
 """
 
 from __future__ import annotations
@@ -129,6 +134,8 @@ class RestorerSettings:
     domain: str = "auto"
     kn_domain_weights: Mapping[str, Mapping[str, Sequence[float]]] | None = None
     infgram_weights: Mapping[str, Mapping[str, Sequence[float]]] | None = None
+    domain_sources: Mapping[str, str] | None = None
+    domain_source_weights: Mapping[str, Mapping[str, Sequence[float]]] | None = None
 
     def __post_init__(self) -> None:
         # frozen containers: the object never changes after validation
@@ -154,6 +161,15 @@ class RestorerSettings:
             raise ConfigError(f"infgram_weights: {{domain: {{bucket: [a, b]}}}} with domains of {list(DOMAINS)} "
                               "and weights >= 0")
         object.__setattr__(self, "infgram_weights", MappingProxyType({d: MappingProxyType(t) for d, t in inf.items()}))
+        sources = {str(d): str(v) for d, v in dict(self.domain_sources or {}).items()}
+        dsw = {str(d): {str(k): tuple(float(x) for x in v) for k, v in dict(table).items()}
+               for d, table in dict(self.domain_source_weights or {}).items()}
+        if (set(sources) | set(dsw)) - set(DOMAINS) or any(len(w) != 6 for t in dsw.values() for w in t.values()):
+            raise ConfigError(f"domain_sources: {{domain: folder}}, domain_source_weights: {{domain: {{bucket: "
+                              f"[ifwd, irev, ictx, lidocs, oov, known]}}}} with domains of {list(DOMAINS)}")
+        object.__setattr__(self, "domain_sources", MappingProxyType(sources))
+        object.__setattr__(self, "domain_source_weights",
+                           MappingProxyType({d: MappingProxyType(t) for d, t in dsw.items()}))
         if int(self.kn_beam) < 1 or int(self.kn_far) < 0:
             raise ConfigError("kn_beam must be >= 1 and kn_far >= 0")
         for name in ("confidence_slopes", "confidence_biases"):
@@ -227,6 +243,9 @@ class RestorerSettings:
         out["kn_domain_weights"] = {d: {k: list(v) for k, v in t.items()}
                                     for d, t in (self.kn_domain_weights or {}).items()}
         out["infgram_weights"] = {d: {k: list(v) for k, v in t.items()} for d, t in (self.infgram_weights or {}).items()}
+        out["domain_sources"] = dict(self.domain_sources or {})
+        out["domain_source_weights"] = {d: {k: list(v) for k, v in t.items()}
+                                        for d, t in (self.domain_source_weights or {}).items()}
         return out
 
     # read-only mapping access (``settings["beam_width"]``) for code written against ``cfg``
