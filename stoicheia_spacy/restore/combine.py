@@ -144,8 +144,10 @@ def restore_combined(scorer: Any, queries: Sequence[GapQuery], settings: Any, lm
             backbone[i] = [(x.text, x.logprob, x.width) for x in cands]
     out = []
     per_gap = list(evidence) if evidence is not None else [None] * len(queries)
-    for q, b, g, w, ev in zip(queries, backbone, ngram, weights, per_gap, strict=True):
+    calibrated = getattr(c, "domain_calibration", None) or {}
+    for q, b, g, w, ev, d in zip(queries, backbone, ngram, weights, per_gap, per_domain, strict=True):
         bucket = width_bucket((q.letters,) if q.letters else q.widths)
+        temp = c.temperatures_for(d) if d in calibrated else temperature  # the domain's own calibration
         g, feats = with_evidence(lm, q, g, ev, int(c.kn_far))
         src = ev.domain if ev is not None and known_width(q) else None
         dfeats: dict[str, InfFeatures] = {}
@@ -158,5 +160,5 @@ def restore_combined(scorer: Any, queries: Sequence[GapQuery], settings: Any, lm
         if src is not None:  # the domain 8-gram's scores, its index's evidence and the word check (Run 14)
             terms = domain_terms(src, q, [t for t, _, _ in merged], dfeats, bucket, int(c.kn_far))
             merged = sorted(((t, s + d, n) for (t, s, n), d in zip(merged, terms, strict=True)), key=lambda x: -x[1])
-        out.append(rank_candidates(merged, prior, temperature, bucket, int(c.n_candidates)))
+        out.append(rank_candidates(merged, prior, temp, bucket, int(c.n_candidates)))
     return out

@@ -304,9 +304,10 @@ def slices(insc: ParallelIndex, records: list[dict], rows: list[dict], arms_w: d
               "iip_other": lambda r: r["id"].startswith("iip:") and not r["id"].startswith("iip:zoor"),
               "train_share_below_0.5": lambda r: share[r["id"]] < 0.5,
               "train_share_0.5_or_more": lambda r: share[r["id"]] >= 0.5}
+    first = {i for L in range(1, 11) for i in [j for j, r in enumerate(records) if r["L"] == L][:15]}
     out = {}
-    for name, keep in groups.items():
-        sel = [i for i, r in enumerate(records) if keep(r)]
+    for name, keep in [*groups.items(), ("first_15_per_L", None)]:  # the last: Run 12's 150 gaps of the split
+        sel = sorted(first) if keep is None else [i for i, r in enumerate(records) if keep(r)]
         if sel:
             ev = evaluate([records[i] for i in sel], [rows[i] for i in sel], arms_w)
             out[name] = {"gaps": len(sel), **{a: ev[a]["overall"] for a in arms_w},
