@@ -107,6 +107,7 @@ PIN_FILE = "lexicon.json"
 
 logger = logging.getLogger(__name__)
 _warned_index: list[bool] = []
+_warned_sources: list[str] = []  # the domains whose missing sources were logged
 
 set_records_extension("restorations")  # a list of Restoration records
 
@@ -463,8 +464,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             try:
                 self._sources[domain] = (name, load_domain_sources(find_domain_sources(name), weights))
             except ParallelsIndexError as exc:
-                if not _warned_index:
-                    _warned_index.append(True)
+                if domain not in _warned_sources:
+                    _warned_sources.append(domain)
                     logger.warning("restoring %s text without its own sources: %s", domain, exc)
                 self._sources[domain] = (name, None)
         src = self._sources[domain][1]
