@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 export STOICHEIA_ASSET_MIRROR ?= $(abspath ../shared/data)
 
-.PHONY: install lexicon parallels-index default-package demo test lint typecheck pytest browser clean gpu-data gpu-prep gpu-train gpu-install
+.PHONY: install lexicon parallels-index inscription-sources default-package demo test lint typecheck pytest browser clean gpu-data gpu-prep gpu-train gpu-install
 
 $(VENV)/.installed: requirements/lock.txt setup.cfg pyproject.toml lab/setup.cfg
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,7 @@ LEXICON_STAMP := $(VENV)/.lexicon-installed
 RESTORE_LM := projects/restore/training/ngram_lm7.npz
 RESTORE_KN := projects/restore/training/kn_lm8.npz
 PARALLELS := projects/restore/training/parallels
+INSC_SOURCES := projects/restore/training/domains/inscription
 # the morphosyntax form -> (lemma, XPOS) table (relative to projects/parse): the heads' training fold
 # (fold 0 of the converted treebanks, converted here when absent, ~3 CPU minutes) and the DDbDP tokens
 FORM_TABLE := training/form_analyses.npz
@@ -51,13 +52,14 @@ $(LEXICON_STAMP): | $(VENV)/.installed
 	  cd projects/meter && $(abspath $(PY)) scripts/build_lexicon.py assets/macron_lexicon.json.gz && cd ../..; \
 	  [ -f $(RESTORE_LM) ] && [ -f $(RESTORE_KN) ] || $(MAKE) --no-print-directory restore-lm; \
 	  [ -f $(PARALLELS)/docs.json ] || $(MAKE) --no-print-directory parallels-index; \
+	  [ -f $(INSC_SOURCES)/vocabulary.npy ] || $(MAKE) --no-print-directory inscription-sources; \
 	  cd projects/parse && { [ -f corpus/fold0/train.spacy ] || { $(abspath $(PY)) scripts/extract.py "$(STOICHEIA_ASSET_MIRROR)" assets && \
 	    $(abspath $(PY)) scripts/convert.py assets corpus 0 5; }; } && \
 	    $(abspath $(PY)) scripts/build_form_table.py "$(STOICHEIA_ASSET_MIRROR)" $(FORM_TABLE) --train corpus/fold0/train.spacy \
 	    --stats training/form_analyses.json && cd ../..; \
 	  $(PY) projects/accent/scripts/package_lexicon.py "$(STOICHEIA_ASSET_MIRROR)" projects/accent/corpus/formlex.npz packages/lexicon \
 	    --macron-lexicon projects/meter/assets/macron_lexicon.json.gz --restore-lm $(RESTORE_LM) --restore-kn $(RESTORE_KN) \
-	    --parallels $(PARALLELS) --form-table projects/parse/$(FORM_TABLE); \
+	    --parallels $(PARALLELS) --domain-sources inscription=$(INSC_SOURCES) --form-table projects/parse/$(FORM_TABLE); \
 	  $(PY) -m pip install -q --no-deps --force-reinstall $(LEXICON_WHEEL_DIR)/stoicheia_lexicon_grc-*.whl; \
 	  touch $@; \
 	fi
@@ -105,6 +107,18 @@ restore-lm: install
 parallels-index: install
 	cd projects/restore && ../../$(PY) scripts/parallels_index.py --mirror $${STOICHEIA_ASSET_MIRROR:-../../../shared/data} \
 		--fold 3 --samples samples/fold_3 --out training/parallels
+
+# The inscriptions' own restoration sources (issue 43, Run 14): a parallels index and a Kneser-Ney
+# 8-gram pair of the open inscriptions' training part (id digits 3 and 4 held out, supplied letters as
+# separators) and the word list of both indexes (~6 MB, ~20 CPU-seconds); `make lexicon` ships the
+# folder as the data package's domains/inscription.
+inscription-sources: install
+	cd projects/restore && ../../$(PY) scripts/parallels_index.py --mirror $${STOICHEIA_ASSET_MIRROR:-../../../shared/data} \
+		--fold 3 --samples samples/inscriptions --no-papyri --no-literary --inscriptions --out training/domains/inscription/parallels
+	cd projects/restore && ../../$(PY) scripts/kn_lm.py build --mirror $${STOICHEIA_ASSET_MIRROR:-../../../shared/data} \
+		--fold 3 --samples samples/inscriptions --no-papyri --literary-letters 0 --out training/domains/inscription/kn.npz
+	cd projects/restore && ../../$(PY) scripts/vocabulary.py --index training/parallels \
+		--index training/domains/inscription/parallels --out training/domains/inscription/vocabulary.npy
 
 lint: install
 	$(VENV)/bin/ruff check stoicheia_spacy lab pretrain tests projects

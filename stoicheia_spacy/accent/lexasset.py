@@ -22,6 +22,7 @@ import importlib.util
 import json
 import logging
 import shutil
+from collections.abc import Mapping
 from functools import cache
 from importlib import metadata, resources
 from pathlib import Path
@@ -96,6 +97,9 @@ RESTORE_KN_FILE = "kn_lm8.npz"
 #: The parallels index (``parallels.index``; DDbDP papyri without the restore-eval folds and the
 #: Perseus literary texts), a folder of ``.npy`` files read memory-mapped, with its build record.
 PARALLELS_DIR = "parallels"
+#: Per text domain, its own restoration sources (``restore.domain_sources``, Run 14: the
+#: inscriptions' training part as an 8-gram pair, a parallels index and a word list), one folder each.
+DOMAINS_DIR = "domains"
 
 
 def find_parallels(path: str | Path | None = None, package: str | None = None) -> Path:
@@ -116,6 +120,23 @@ def find_parallels(path: str | Path | None = None, package: str | None = None) -
     if not ref.is_dir():
         raise ParallelsIndexError(f"the installed lexicon data package {dist!r} has no parallels index "
                                   f"({PARALLELS_DIR}/): {how}")
+    return Path(str(ref))
+
+
+def find_domain_sources(name: str, package: str | None = None) -> Path:
+    """A domain's sources folder: ``name`` when it is a folder, else the data package's
+    ``domains/<name>/``; raises :class:`~stoicheia_spacy.errors.ParallelsIndexError` when absent."""
+    p = Path(name)
+    if p.is_dir():
+        return p
+    package = package or DATA_PACKAGE
+    dist = package.replace("_", "-")
+    how = "build and install it with `make lexicon` from a checkout with the data mirror"
+    if importlib.util.find_spec(package) is None:
+        raise ParallelsIndexError(f"the {name!r} sources need the lexicon data package {dist!r}: {how}")
+    ref = resources.files(package) / DOMAINS_DIR / name
+    if not ref.is_dir():
+        raise ParallelsIndexError(f"the installed lexicon data package {dist!r} has no {DOMAINS_DIR}/{name}/: {how}")
     return Path(str(ref))
 
 
@@ -205,7 +226,7 @@ requires-python = ">=3.10"
 packages = ["{package}"]
 
 [tool.setuptools.package-data]
-{package} = ["{lexicon}", "macron_lexicon.json.gz", "ngram_lm7.npz", "ngram_lm7.json", "kn_lm8.npz", "kn_lm8.json", "parallels/*", "form_analyses.npz", "LICENSE", "SOURCES.json"]
+{package} = ["{lexicon}", "macron_lexicon.json.gz", "ngram_lm7.npz", "ngram_lm7.json", "kn_lm8.npz", "kn_lm8.json", "parallels/*", "domains/*/*", "domains/*/parallels/*", "form_analyses.npz", "LICENSE", "SOURCES.json"]
 """
 
 _INIT = '''"""Accent lexicon data for stoicheia-spacy (found by stoicheia_spacy.accent.lexasset)."""
@@ -224,7 +245,8 @@ def path() -> Path:
 def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: str, *,
                        version: str = "0.1.0", macron_lexicon: str | Path | None = None,
                        restore_lm: str | Path | None = None, restore_kn: str | Path | None = None,
-                       parallels: str | Path | None = None, form_table: str | Path | None = None) -> Path:
+                       parallels: str | Path | None = None, form_table: str | Path | None = None,
+                       domain_sources: Mapping[str, str | Path] | None = None) -> Path:
     """Lay out the installable data package ``stoicheia-lexicon-grc`` around a lexicon file
     (build a wheel from the returned folder with ``pip wheel --no-deps``).  The package
     carries ``license_text`` (GPL-3.0 of the Hunspell list) and the lexicon's own record of
@@ -237,7 +259,8 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     folder, ``make parallels-index``) is copied in as ``parallels/`` with its build record;
     ``form_table`` (the morphosyntax form -> (lemma, XPOS) table,
     ``projects/parse/scripts/build_form_table.py``, which records its sources and their licences)
-    joins it as ``form_analyses.npz``."""
+    joins it as ``form_analyses.npz``; ``domain_sources`` (domain -> its sources folder,
+    ``projects/restore`` ``inscriptions-lm``) are copied in as ``domains/<domain>/``."""
     lex = FormLexicon.from_disk(lexicon)
     sources = json.loads(lex.sources or "{}")
     root = Path(out_dir) / DATA_PACKAGE.replace("_", "-")
@@ -275,6 +298,15 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
         sources.setdefault("licenses", {})[PARALLELS_DIR] = (
             "parallels index: the letters of the DDbDP papyri (CC BY 3.0; duke-nlp 2018 release, CC BY-SA 4.0), "
             "the restore-eval folds (TM digits 3 and 4) left out, and of the Perseus Greek texts (CC BY-SA 3.0 US)")
+    for name, folder in (domain_sources or {}).items():
+        target = pkg / DOMAINS_DIR / name
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(folder, target)
+        sources.setdefault("licenses", {})[f"{DOMAINS_DIR}/{name}"] = (
+            f"the {name} domain's restoration sources (8-gram pair, parallels index, word list): the certain letters of "
+            "the IOSPE (MIT) and IIP inscriptions' training part (identifier digits 3 and 4 left out), the word list "
+            "also of the parallels index's DDbDP papyri (CC BY 3.0) and Perseus texts (CC BY-SA 3.0 US)")
     if form_table is not None:
         shutil.copyfile(form_table, pkg / FORM_TABLE_FILE)
         with np.load(form_table, allow_pickle=False) as table:
@@ -300,5 +332,5 @@ def write_data_package(lexicon: str | Path, out_dir: str | Path, license_text: s
     return root
 
 
-__all__ = ["DATA_PACKAGE", "FORM_TABLE_FILE", "LEXICON_FILE", "MACRON_FILE", "PARALLELS_DIR", "find_parallels", "RESTORE_KN_FILE", "RESTORE_LM_FILE", "LexiconPin", "find_lexicon", "lexicon_pin",
+__all__ = ["DATA_PACKAGE", "FORM_TABLE_FILE", "LEXICON_FILE", "MACRON_FILE", "PARALLELS_DIR", "DOMAINS_DIR", "find_parallels", "find_domain_sources", "RESTORE_KN_FILE", "RESTORE_LM_FILE", "LexiconPin", "find_lexicon", "lexicon_pin",
            "load_lexicon", "write_data_package"]

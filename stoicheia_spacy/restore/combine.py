@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .beam import Candidate, GapQuery, beam_search, bucket_temperature, width_bucket
+from .domain_sources import domain_terms, known_width, with_domain_sources
 from .infgram import Evidence, InfFeatures, fold, gap_evidence, rescore
 from .infgram import weights_for as infgram_weights_for
 from .kn_beam import KnCandidate, gap_symbols, kn_restore, score_texts, text_to_symbols
@@ -143,12 +144,21 @@ def restore_combined(scorer: Any, queries: Sequence[GapQuery], settings: Any, lm
             backbone[i] = [(x.text, x.logprob, x.width) for x in cands]
     out = []
     per_gap = list(evidence) if evidence is not None else [None] * len(queries)
-    for q, b, g, w, ev in zip(queries, backbone, ngram, weights, per_gap, strict=True):
+    calibrated = getattr(c, "domain_calibration", None) or {}
+    for q, b, g, w, ev, d in zip(queries, backbone, ngram, weights, per_gap, per_domain, strict=True):
         bucket = width_bucket((q.letters,) if q.letters else q.widths)
+        temp = c.temperatures_for(d) if d in calibrated else temperature  # the domain's own calibration
         g, feats = with_evidence(lm, q, g, ev, int(c.kn_far))
+        src = ev.domain if ev is not None and known_width(q) else None
+        dfeats: dict[str, InfFeatures] = {}
+        if src is not None:  # the domain's own 8-gram and index propose too (Run 14)
+            g, dfeats = with_domain_sources(lm, q, g, src, int(c.kn_far))
         merged = combine(lm, q, b, g, w, far=int(c.kn_far))
         if ev is not None:  # the index's evidence for each candidate (Run 13)
             wi = infgram_weights_for(ev.weights, bucket)
             merged = sorted(((t, rescore(s, feats.get(fold(t)), wi), n) for t, s, n in merged), key=lambda x: -x[1])
-        out.append(rank_candidates(merged, prior, temperature, bucket, int(c.n_candidates)))
+        if src is not None:  # the domain 8-gram's scores, its index's evidence and the word check (Run 14)
+            terms = domain_terms(src, q, [t for t, _, _ in merged], dfeats, bucket, int(c.kn_far))
+            merged = sorted(((t, s + d, n) for (t, s, n), d in zip(merged, terms, strict=True)), key=lambda x: -x[1])
+        out.append(rank_candidates(merged, prior, temp, bucket, int(c.n_candidates)))
     return out

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -197,6 +198,8 @@ class Evidence:
     weights: Mapping[str, Sequence[float]]
     exclude: frozenset[int] = frozenset()
     extra: int = 30
+    #: the Doc's domain's own sources (:class:`~.domain_sources.DomainSources`, Run 14), or None
+    domain: Any = None
 
 
 def query_sides(query: object) -> tuple[np.ndarray, np.ndarray]:

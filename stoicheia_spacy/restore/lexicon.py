@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 import numpy as np
 
@@ -42,6 +43,18 @@ class Vocabulary:
             key = letters_of(word)
             return bool(len(key)) and not (key == SEP).any() and key.tobytes() in self._words
         return word in self._words
+
+    def save(self, path: str | Path) -> None:
+        """The words as one ``.npy`` of symbols, each word followed by a 255 (sorted: reproducible)."""
+        words = sorted(self._words)
+        blob = b"".join(w + bytes([_WORD_END]) for w in words)
+        np.save(Path(path), np.frombuffer(blob, np.uint8))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Vocabulary:
+        """A vocabulary written by :meth:`save` (memory-mapped while read)."""
+        blob = np.load(Path(path), mmap_mode="r")
+        return cls(w for w in np.asarray(blob).tobytes().split(bytes([_WORD_END])) if w)
 
     @staticmethod
     def index_words(index: ParallelIndex) -> Iterator[bytes]:

@@ -107,6 +107,7 @@ PIN_FILE = "lexicon.json"
 
 logger = logging.getLogger(__name__)
 _warned_index: list[bool] = []
+_warned_sources: list[str] = []  # the domains whose missing sources were logged
 
 set_records_extension("restorations")  # a list of Restoration records
 
@@ -196,6 +197,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         self._cast: tuple[int, Any] | None = None  # (id of the float32 module, its bf16 copy)
         self._lm: tuple[str, Any] | None = None  # (path, the loaded n-gram LM)
         self._kn: tuple[str, Any] | None = None  # (path, the loaded Kneser-Ney 8-gram)
+        self._sources: dict[str, tuple[str, Any]] = {}  # domain -> (folder name, its loaded DomainSources or None)
         self._pinned_for: str | None = None  # the file whose sha256 the pin holds
         #: the data package of the fused n-gram LM (pinned to version + sha256 at initialize)
         self.lexicon_pin = LexiconPin.from_dict(lexicon) if isinstance(lexicon, dict) else lexicon
@@ -443,8 +445,33 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
                 _warned_index.append(True)
                 logger.warning("restoring without the parallels index's candidates: %s", exc)
             return None
-        return [Evidence(index, tables[d], leave_out(index, query_letters(doc.text)))
+        return [Evidence(index, tables[d], leave_out(index, query_letters(doc.text)), domain=self.sources_for(doc, d))
                 if tables.get(d) and p.decode else None for doc, p, d in zip(docs, plans, domains, strict=True)]
+
+    def sources_for(self, doc: Doc, domain: str) -> Any:
+        """The domain's own sources for ``doc`` (``domain_sources`` with its
+        ``domain_source_weights``; the Doc's duplicates in their index left out), or None where
+        the domain has none or they are not installed (logged once)."""
+        from .domain_sources import load_domain_sources
+
+        c = self.settings
+        name, weights = (c.domain_sources or {}).get(domain), (c.domain_source_weights or {}).get(domain)
+        if not name or not weights:
+            return None
+        if self._sources.get(domain, (None,))[0] != name:
+            from ..accent.lexasset import find_domain_sources
+
+            try:
+                self._sources[domain] = (name, load_domain_sources(find_domain_sources(name), weights))
+            except ParallelsIndexError as exc:
+                if domain not in _warned_sources:
+                    _warned_sources.append(domain)
+                    logger.warning("restoring %s text without its own sources: %s", domain, exc)
+                self._sources[domain] = (name, None)
+        src = self._sources[domain][1]
+        if src is None:
+            return None
+        return replace(src, weights=weights, exclude=leave_out(src.index, query_letters(doc.text)))
 
     # ------------------------------------------------------------ serialization
     def set_cfg(self, cfg: dict[str, Any]) -> None:

@@ -167,12 +167,13 @@ def restore_targets(module: torch.nn.Module | Any, plans: Sequence[Plan], cfg: R
     out, cursor = [], 0
     flags = list(from_spans) if from_spans is not None else [False] * len(plans)
     below = float(c.abstain_below)
-    above = float(c.confident_above)
-    for p, spans_mode in zip(plans, flags, strict=True):
+    per_plan = list(domains) if domains is not None else [None] * len(plans)
+    for p, spans_mode, domain in zip(plans, flags, per_plan, strict=True):
         items = []
+        above = c.confident_above_for(domain)  # the domain's own calibration, else the global one
         for target in p.decode:
             items.append(_item(target, spans_mode, "restored", results[cursor], below, above,
-                               *c.confidence_scaling(width_bucket(target.query.widths))))
+                               *c.confidence_scaling(width_bucket(target.query.widths), domain)))
             cursor += 1
         items += [_item(t, spans_mode, "too_wide", [], below, above) for t in p.too_wide]
         out.append(sorted(items, key=lambda it: it.start))

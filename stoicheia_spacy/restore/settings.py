@@ -61,6 +61,14 @@ Options (defaults in brackets):
   package) every known-width gap of a domain listed here also gets the index's candidates (the
   letters between the longest matches of its context), and each candidate's combined score
   ``+ a · context letters matched + b · log(1 + documents)``; fitted on dev per domain.
+* ``domain_sources`` [{}], ``domain_source_weights`` [{}] (Run 14): per domain, the folder of its
+  own sources (:mod:`.domain_sources`: an 8-gram pair, a parallels index and the word list; a
+  path, or a name under the data package's ``domains/``) and per width bucket the six weights
+  ``[ifwd, irev, ictx, lidocs, oov, known]`` of their terms; a known-width gap of a domain listed in
+  both (and in ``infgram_weights``) also takes their candidates and those terms; fitted on dev.
+* ``domain_calibration`` [{}]: per domain, its own ``temperatures``, ``confidence_slopes`` /
+  ``confidence_biases`` (per width bucket) and ``confident_above``, fitted on that domain's dev
+  scores; a bucket or value a domain does not set is the global one.
 """
 
 from __future__ import annotations
@@ -129,6 +137,9 @@ class RestorerSettings:
     domain: str = "auto"
     kn_domain_weights: Mapping[str, Mapping[str, Sequence[float]]] | None = None
     infgram_weights: Mapping[str, Mapping[str, Sequence[float]]] | None = None
+    domain_sources: Mapping[str, str] | None = None
+    domain_source_weights: Mapping[str, Mapping[str, Sequence[float]]] | None = None
+    domain_calibration: Mapping[str, Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         # frozen containers: the object never changes after validation
@@ -154,6 +165,17 @@ class RestorerSettings:
             raise ConfigError(f"infgram_weights: {{domain: {{bucket: [a, b]}}}} with domains of {list(DOMAINS)} "
                               "and weights >= 0")
         object.__setattr__(self, "infgram_weights", MappingProxyType({d: MappingProxyType(t) for d, t in inf.items()}))
+        sources = {str(d): str(v) for d, v in dict(self.domain_sources or {}).items()}
+        dsw = {str(d): {str(k): tuple(float(x) for x in v) for k, v in dict(table).items()}
+               for d, table in dict(self.domain_source_weights or {}).items()}
+        if (set(sources) | set(dsw)) - set(DOMAINS) or any(len(w) != 6 for t in dsw.values() for w in t.values()):
+            raise ConfigError(f"domain_sources: {{domain: folder}}, domain_source_weights: {{domain: {{bucket: "
+                              f"[ifwd, irev, ictx, lidocs, oov, known]}}}} with domains of {list(DOMAINS)}")
+        object.__setattr__(self, "domain_sources", MappingProxyType(sources))
+        object.__setattr__(self, "domain_source_weights",
+                           MappingProxyType({d: MappingProxyType(t) for d, t in dsw.items()}))
+        object.__setattr__(self, "domain_calibration", MappingProxyType(
+            {str(d): MappingProxyType(_calibration(str(d), t)) for d, t in dict(self.domain_calibration or {}).items()}))
         if int(self.kn_beam) < 1 or int(self.kn_far) < 0:
             raise ConfigError("kn_beam must be >= 1 and kn_far >= 0")
         for name in ("confidence_slopes", "confidence_biases"):
@@ -227,6 +249,11 @@ class RestorerSettings:
         out["kn_domain_weights"] = {d: {k: list(v) for k, v in t.items()}
                                     for d, t in (self.kn_domain_weights or {}).items()}
         out["infgram_weights"] = {d: {k: list(v) for k, v in t.items()} for d, t in (self.infgram_weights or {}).items()}
+        out["domain_sources"] = dict(self.domain_sources or {})
+        out["domain_calibration"] = {d: {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in t.items()}
+                                     for d, t in (self.domain_calibration or {}).items()}
+        out["domain_source_weights"] = {d: {k: list(v) for k, v in t.items()}
+                                        for d, t in (self.domain_source_weights or {}).items()}
         return out
 
     # read-only mapping access (``settings["beam_width"]``) for code written against ``cfg``
@@ -243,13 +270,47 @@ class RestorerSettings:
         else ``kn_weights``."""
         return (self.kn_domain_weights or {}).get(str(domain), self.kn_weights or {})
 
-    def confidence_scaling(self, bucket: str) -> tuple[float, float]:
+    def temperatures_for(self, domain: str | None) -> dict[str, float]:
+        """The temperature per width bucket (``default`` included) of ``domain``: its
+        ``domain_calibration`` over the global ones."""
+        temps = {"default": float(self.temperature), **dict(self.temperatures or {})}
+        own = (self.domain_calibration or {}).get(str(domain), {}).get("temperatures", {})
+        return {**temps, **dict(own)}
+
+    def confident_above_for(self, domain: str | None) -> float:
+        """``confident_above`` of ``domain`` (its own, else the global one)."""
+        return float((self.domain_calibration or {}).get(str(domain), {}).get("confident_above", self.confident_above))
+
+    def confidence_scaling(self, bucket: str, domain: str | None = None) -> tuple[float, float]:
         """The ``(slope, bias)`` of the top candidate's confidence for a width bucket
-        (:func:`.beam.width_bucket`): the bucket's own pair, else the pooled one."""
+        (:func:`.beam.width_bucket`): ``domain``'s own pair for it, else the bucket's own pair,
+        else the pooled one."""
+        own = (self.domain_calibration or {}).get(str(domain), {})
+        if bucket in own.get("confidence_slopes", {}):
+            return float(own["confidence_slopes"][bucket]), float(own["confidence_biases"][bucket])
         slopes, biases = self.confidence_slopes or {}, self.confidence_biases or {}
         if bucket in slopes:
             return float(slopes[bucket]), float(biases[bucket])
         return float(self.confidence_slope), float(self.confidence_bias)
+
+
+_CALIBRATION = ("temperatures", "confidence_slopes", "confidence_biases", "confident_above")
+
+
+def _calibration(domain: str, table: Mapping[str, Any]) -> dict[str, Any]:
+    """One domain's ``domain_calibration`` entry, validated (plain floats)."""
+    table = dict(table)
+    if domain not in DOMAINS or set(table) - set(_CALIBRATION):
+        raise ConfigError(f"domain_calibration: {{domain: {{{', '.join(_CALIBRATION)}}}}} with domains of "
+                          f"{list(DOMAINS)}")
+    out: dict[str, Any] = {k: {str(b): float(v) for b, v in dict(table.get(k) or {}).items()} for k in _CALIBRATION[:3]}
+    if any(t <= 0 for t in out["temperatures"].values()) or set(out["confidence_slopes"]) != set(out["confidence_biases"]):
+        raise ConfigError("domain_calibration: temperatures > 0, slopes and biases for the same buckets")
+    if "confident_above" in table:
+        out["confident_above"] = float(table["confident_above"])
+        if not 0.0 <= out["confident_above"] <= 1.0:
+            raise ConfigError("domain_calibration: confident_above must be in [0, 1]")
+    return out
 
 
 #: The ``[components.stoicheia_restorer.settings]`` block: the class itself, so that its

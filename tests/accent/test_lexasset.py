@@ -137,11 +137,19 @@ def test_every_file_the_data_package_holds_is_declared_package_data(tmp_path) ->
     lex = FormLexicon.from_forms([("λόγος", 3)], sources='{"licenses": {"test": "GPL-3.0"}}')
     lex.to_disk(tmp_path / "lex.npz")
     np.savez(tmp_path / "table.npz", forms=np.array(["λόγος"]))
+    domain = tmp_path / "inscription"  # a domain's sources folder (Run 14): files and the index folder
+    (domain / "parallels").mkdir(parents=True)
+    for name in ("kn.npz", "kn.json", "vocabulary.npy", "parallels/sa.npy", "parallels/docs.json"):
+        (domain / name).write_bytes(b"x")
     root = lexasset.write_data_package(tmp_path / "lex.npz", tmp_path / "out", "GPL TEXT",
-                                       form_table=tmp_path / "table.npz")
+                                       form_table=tmp_path / "table.npz", domain_sources={"inscription": domain})
     text = (root / "pyproject.toml").read_text()
     declared = re.findall(r'"([^"]+)"', text.split("[tool.setuptools.package-data]", 1)[1])
     pkg = root / lexasset.DATA_PACKAGE
     files = [p.relative_to(pkg).as_posix() for p in pkg.rglob("*") if p.is_file() and p.name != "__init__.py"]
     assert lexasset.FORM_TABLE_FILE in files
+    assert "domains/inscription/parallels/sa.npy" in files and "domains/inscription/kn.npz" in files
+    # setuptools' package-data globs do not cross a folder: each level is declared
+    assert [f for f in files if f.startswith("domains/")
+            and not any(fnmatch.fnmatch(f, p) and p.count("/") == f.count("/") for p in declared)] == []
     assert [f for f in files if not any(fnmatch.fnmatch(f, pattern) for pattern in declared)] == []

@@ -150,9 +150,13 @@ def _overlay_restores_the_greeting(nlp, restorer) -> None:  # type: ignore[no-un
     assert len(restorer.cfg["width_log_prior"]) == restorer.cfg["max_letters"]
     # the default decodes with the Kneser-Ney 8-gram alone (RESULTS.md Run 11): no bucket weighs the backbone
     assert restorer.cfg["kn_weights"] and all(w[0] == 0 for w in restorer.cfg["kn_weights"].values())
-    # inscriptions weigh the backbone at known widths (Run 12); their hidden widths do not
+    # inscriptions (Run 14): no longer the backbone, their own sources (the data package's
+    # domains/inscription) and their own calibration instead
     inscription = restorer.settings.domain_weights("inscription")
-    assert inscription["7-10"][0] > 0 and inscription["default"][0] == 0 and restorer.cfg["domain"] == "auto"
+    assert all(w[0] == 0 for w in inscription.values()) and restorer.cfg["domain"] == "auto"
+    assert restorer.cfg["domain_sources"] == {"inscription": "inscription"}
+    assert set(restorer.cfg["domain_source_weights"]["inscription"]) == {"default", "1-3", "4-6", "7-10"}
+    assert restorer.settings.confident_above_for("inscription") != restorer.cfg["confident_above"]
     tensors, meta = restorer.overlay
     assert meta["top_layers"] == "4" and any(name.startswith("blocks.11.") for name in tensors)
     tuned = restorer.backbone()  # the fingerprint of the shipped backbone matches

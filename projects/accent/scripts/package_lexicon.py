@@ -1,7 +1,7 @@
 """Lay out (and build a wheel of) the separately installable accent-lexicon data package.
 
 usage: package_lexicon.py MIRROR LEXICON.npz OUT_DIR [--macron-lexicon FILE] [--restore-lm FILE] [--restore-kn FILE]
-                          [--parallels DIR]
+                          [--parallels DIR] [--domain-sources DOMAIN=DIR ...]
                           [--form-table FILE]
                           [--version V] [--no-wheel]
 
@@ -34,6 +34,8 @@ def main(argv: list[str]) -> int:
                     help="the restorer's Kneser-Ney 8-gram (make restore-lm), shipped in the same package")
     ap.add_argument("--parallels", default=None,
                     help="the parallels index folder (make parallels-index), shipped in the same package")
+    ap.add_argument("--domain-sources", action="append", default=[], metavar="DOMAIN=DIR",
+                    help="a domain's restoration sources folder (projects/restore inscriptions-lm), shipped as domains/DOMAIN")
     ap.add_argument("--form-table", default=None,
                     help="the morphosyntax form table (projects/parse/scripts/build_form_table.py), shipped in the same package")
     ap.add_argument("--version", default="0.1.0")
@@ -45,8 +47,10 @@ def main(argv: list[str]) -> int:
     kn = a.restore_kn if a.restore_kn and Path(a.restore_kn).is_file() else None
     par = a.parallels if a.parallels and Path(a.parallels).is_dir() else None
     table = a.form_table if a.form_table and Path(a.form_table).is_file() else None
+    domains = {name: folder for name, _, folder in (x.partition("=") for x in a.domain_sources)
+               if Path(folder).is_dir()}
     root = write_data_package(a.lexicon, a.out, licence, version=a.version, macron_lexicon=macron, restore_lm=lm,
-                              restore_kn=kn, parallels=par, form_table=table)
+                              restore_kn=kn, parallels=par, form_table=table, domain_sources=domains)
     print(f"data package laid out in {root}")
     if not a.no_wheel:
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",

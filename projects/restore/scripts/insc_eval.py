@@ -256,14 +256,62 @@ def slices(insc: ParallelIndex, records: list[dict], rows: list[dict], arms_w: d
               "iip_other": lambda r: r["id"].startswith("iip:") and not r["id"].startswith("iip:zoor"),
               "train_share_below_0.5": lambda r: share[r["id"]] < 0.5,
               "train_share_0.5_or_more": lambda r: share[r["id"]] >= 0.5}
+    first = {i for L in range(1, 11) for i in [j for j, r in enumerate(records) if r["L"] == L][:15]}
     out = {}
-    for name, keep in groups.items():
-        sel = [i for i, r in enumerate(records) if keep(r)]
+    for name, keep in [*groups.items(), ("first_15_per_L", None)]:  # the last: Run 12's 150 gaps of the split
+        sel = sorted(first) if keep is None else [i for i, r in enumerate(records) if keep(r)]
         if sel:
             ev = evaluate([records[i] for i in sel], [rows[i] for i in sel], arms_w)
             out[name] = {"gaps": len(sel), **{a: ev[a]["overall"] for a in arms_w},
                          "mcnemar_top1": ev["mcnemar_top1"]}
     return out
+
+
+def settings_tables(weights: dict[str, dict[str, float]]) -> dict[str, dict[str, list[float]]]:
+    """The fitted weights as the restorer's settings tables of the inscription domain:
+    ``kn_domain_weights`` ``[backbone 0, fwd 1, rev, length 0]``, ``infgram_weights`` ``[ctx, ldocs]``
+    and ``domain_source_weights`` ``[ifwd, irev, ictx, lidocs, oov, known]``."""
+    r = lambda x: round(float(x), 4)  # noqa: E731
+    return {"kn_domain_weights": {b: [0.0, 1.0, r(w["rev"]), 0.0] for b, w in weights.items()},
+            "infgram_weights": {b: [r(w["ctx"]), r(w["ldocs"])] for b, w in weights.items()},
+            "domain_source_weights": {b: [r(w[k]) for k in ("ifwd", "irev", "ictx", "lidocs", "oov", "known")]
+                                      for b, w in weights.items()}}
+
+
+def restorer_check(records: list[dict], tops: list[list[str]], config: Path, sources: Path,
+                   index: ParallelIndex, lm) -> dict:
+    """The restorer's own code path (``restore_combined`` with :class:`Evidence` and
+    :class:`DomainSources`, the settings of ``config``) on ``records``: its CER / top-1 / top-20
+    and how often its top-1 agrees with this script's (``tops``)."""
+    import dataclasses
+
+    from thinc.api import Config
+
+    from stoicheia_spacy.restore.combine import restore_combined
+    from stoicheia_spacy.restore.domain_sources import load_domain_sources
+    from stoicheia_spacy.restore.infgram import Evidence
+    from stoicheia_spacy.restore.settings import RestorerSettings
+    from stoicheia_spacy.restore.widths import WidthPrior
+
+    block = dict(Config().from_disk(config, interpolate=False)["components"]["stoicheia_restorer"]["settings"])
+    block.pop("@misc", None)
+    c = RestorerSettings.from_dict(block)
+    src = load_domain_sources(sources, c.domain_source_weights["inscription"])
+    t0 = time.process_time()
+    queries = [query(r, "known", 2) for r in records]
+    evidence = []
+    for r in records:
+        lost = lost_letters(r["text"])
+        evidence.append(Evidence(index, c.infgram_weights["inscription"], leave_out(index, lost, r["id"], min_letters=0),
+                                 domain=dataclasses.replace(src, exclude=leave_out(src.index, lost, r["id"], min_letters=0))))
+    temps = {"default": float(c.temperature), **dict(c.temperatures or {})}
+    found = restore_combined(None, queries, c, lm, prior=WidthPrior(c.rank, float(c.length_bonus), tuple(c.width_log_prior)),
+                             temperature=temps, domains=["inscription"] * len(records), evidence=evidence)
+    cpu = (time.process_time() - t0) / max(1, len(records))
+    ours = [[x.text for x in cs] for cs in found]
+    agree = float(np.mean([bool(a) and bool(b) and bare(a[0]) == bare(b[0]) for a, b in zip(ours, tops, strict=True)]))
+    return {"gaps": len(records), "config": str(config), "restorer": score(records, ours)["overall"],
+            "script": score(records, tops)["overall"], "top1_agreement": 100 * agree, "cpu_s_per_gap": cpu}
 
 
 def ablations(weights: dict, drop: tuple[str, ...]) -> dict:
@@ -284,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit", choices=tuple(FIT), default="grid",
                     help="grid: coordinate ascent on dev CER; risk: the expected CER minimised (L-BFGS)")
     ap.add_argument("--cache", default=None, help="folder for the per-gap features")
+    ap.add_argument("--check-config", default=None,
+                    help="a pipeline config.cfg with the fitted tables: also run the restorer's code path on the test gaps")
+    ap.add_argument("--sources", default="training/domains/inscription", help="the domain's sources folder (--check-config)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     cpu0 = time.process_time()
@@ -305,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
             "run14_no_insc_index": (ablations(weights, ("ictx", "lidocs")), None)}
     out: dict = {"command": "python scripts/insc_eval.py " + " ".join(argv if argv is not None else sys.argv[1:]),
                  "features": FEATURES, "grid": {k: list(v) for k, v in GRID.items()}, "weights": weights,
-                 "run13_weights": r13, "index": index.info, "insc_index": insc.info,
+                 "settings_tables": settings_tables(weights), "run13_weights": r13, "index": index.info, "insc_index": insc.info,
                  "vocabulary_words": len(vocab), "vocabulary_cpu_s": vocab_s,
                  "dev": {"gaps": len(dev), **evaluate(dev, fd["rows"], arms), "cpu_s_per_gap": fd["cpu_s_per_gap"]}}
     halves = []  # the fit's honesty on dev: fitted on one half, scored on the other
@@ -328,6 +379,9 @@ def main(argv: list[str] | None = None) -> int:
         out["test"] = {"gaps": len(test), **evaluate(test, ft["rows"], arms), "cpu_s_per_gap": ft["cpu_s_per_gap"],
                        "slices": slices(insc, test, ft["rows"], main_arms)}
         out["calibration"] = calibration(dev, fd["rows"], test, ft["rows"], weights)
+        if a.check_config:
+            out["test"]["restorer_check"] = restorer_check(test, arm_tops(test, ft["rows"], weights), Path(a.check_config),
+                                                           Path(a.sources), index, lm)
     out["cpu_s"] = time.process_time() - cpu0
     Path(a.out).write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
     brief = {k: out[k] for k in ("weights", "dev", "test") if k in out}
