@@ -94,14 +94,14 @@ def settings_use_backbone(settings: Any) -> bool:
 
 
 def with_evidence(lm: KneserNeyLM, query: Any, ngram: Sequence[KnCandidate], evidence: Evidence | None,
-                  far: int) -> tuple[list[KnCandidate], dict[str, InfFeatures]]:
+                  far: int, max_letters: int = 10) -> tuple[list[KnCandidate], dict[str, InfFeatures]]:
     """The n-gram's candidates of one gap with the parallels index's own (``evidence``:
     :func:`~.infgram.gap_evidence`, the best ``evidence.extra`` by their context match not
     already proposed, scored by both n-gram directions), and every candidate's evidence by its
-    folded text (empty without ``evidence``)."""
+    folded text (empty without ``evidence``). A hidden width reads widths ``1..max_letters``."""
     if evidence is None:
         return list(ngram), {}
-    found = gap_evidence(evidence, query)
+    found = gap_evidence(evidence, query, max_letters)
     feats = {fold(t): f for t, f in found.items()}
     shown = {fold(t): t for t in found}
     have = {fold(c.text) for c in ngram}
@@ -145,7 +145,7 @@ def restore_combined(scorer: Any, queries: Sequence[GapQuery], settings: Any, lm
     per_gap = list(evidence) if evidence is not None else [None] * len(queries)
     for q, b, g, w, ev in zip(queries, backbone, ngram, weights, per_gap, strict=True):
         bucket = width_bucket((q.letters,) if q.letters else q.widths)
-        g, feats = with_evidence(lm, q, g, ev, int(c.kn_far))
+        g, feats = with_evidence(lm, q, g, ev, int(c.kn_far), int(c.max_letters))
         merged = combine(lm, q, b, g, w, far=int(c.kn_far))
         if ev is not None:  # the index's evidence for each candidate (Run 13)
             wi = infgram_weights_for(ev.weights, bucket)

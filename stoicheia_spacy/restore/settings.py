@@ -60,7 +60,8 @@ Options (defaults in brackets):
   evidence (:mod:`.infgram`, Run 13): with the index installed (the ``parallels`` block's data
   package) every known-width gap of a domain listed here also gets the index's candidates (the
   letters between the longest matches of its context), and each candidate's combined score
-  ``+ a · context letters matched + b · log(1 + documents)``; fitted on dev per domain.
+  ``+ a · context letters matched + b · log(1 + documents)``; fitted on dev per domain. A hidden (``unknown``)
+  or range (``range``) bucket named here also gets the index's candidates, of every width (Run 15).
 """
 
 from __future__ import annotations

@@ -43,9 +43,18 @@ from stoicheia_lab.scoring import mcnemar_exact
 
 from stoicheia_spacy.parallels.index import ParallelIndex, letters_of
 from stoicheia_spacy.parallels.search import attest, leave_out
-from stoicheia_spacy.restore.infgram import final_sigma, infgram_features, occurrences
+from stoicheia_spacy.restore.calibration import (
+    fit_confidence,
+    fit_temperatures,
+    top_confidence,
+    top_probability,
+)
+from stoicheia_spacy.restore.combine import restore_combined
+from stoicheia_spacy.restore.infgram import Evidence, final_sigma, infgram_features, occurrences
 from stoicheia_spacy.restore.kn_beam import gap_symbols, kn_restore, score_texts, text_to_symbols
 from stoicheia_spacy.restore.kneser_ney import load_kn
+from stoicheia_spacy.restore.settings import RestorerSettings
+from stoicheia_spacy.restore.widths import WidthPrior
 
 MAX_LETTERS = 10
 REV = (0.5, 1.0, 1.5, 2.0)
@@ -131,7 +140,7 @@ class Table:
 
 
 def fit(table: Table) -> tuple[dict, list]:
-    """``rev, a, b, n`` on the grid, then the per-width bias by coordinate ascent (best CER, then top-1)."""
+    """``rev, a, b, n`` on the grid (best CER, then top-1; ties to the smaller weights)."""
     grid = []
     best = None
     for rev, a, b, n in itertools.product(REV, A, B, N):
@@ -142,6 +151,12 @@ def fit(table: Table) -> tuple[dict, list]:
             best = (cand, [rev, a, b, n])
     assert best is not None
     rev, a, b, n = best[1]
+    return {"rev": rev, "a": a, "b": b, "n": n, "bias": [0.0] * MAX_LETTERS}, grid
+
+
+def fit_bias(table: Table, wt: dict) -> dict:
+    """``wt`` with a per-width log prior fitted by coordinate ascent over ``BIAS`` (from 0)."""
+    rev, a, b, n = wt["rev"], wt["a"], wt["b"], wt["n"]
     bias = np.zeros(MAX_LETTERS)
     current = table.top1(table.keys(rev, a, b, n, bias))
     for _ in range(3):
@@ -156,7 +171,7 @@ def fit(table: Table) -> tuple[dict, list]:
         if not moved:
             break
     bias -= bias.max()  # a log prior: the likeliest width at 0
-    return {"rev": rev, "a": a, "b": b, "n": n, "bias": [float(x) for x in bias]}, grid
+    return {**wt, "bias": [float(x) for x in bias]}
 
 
 def with_counts(index: ParallelIndex, rows: list[dict], tops: list[list[str]], scores: list[list[float]]) -> list:
@@ -192,7 +207,8 @@ def after_scores(table: Table, wt: dict) -> tuple[list[list[str]], list[list[flo
     return tops, scores
 
 
-def evaluate(index: ParallelIndex, records: list[dict], rows: list[dict], wt: dict, rerank: bool) -> dict:
+def evaluate(index: ParallelIndex, records: list[dict], rows: list[dict], wt: dict, rerank: bool,
+             bias: dict | None = None) -> dict:
     table, beam_only = Table(rows), Table(rows, union=False)
     arms: dict[str, list[list[str]]] = {}
     bt, bs = before_arm(beam_only)
@@ -203,8 +219,8 @@ def evaluate(index: ParallelIndex, records: list[dict], rows: list[dict], wt: di
     arms["after"] = at
     if rerank:
         arms["after_rerank"] = reranked(with_counts(index, rows, at, as_), BEFORE["rerank"])
-    no_bias = {**wt, "bias": [0.0] * MAX_LETTERS}
-    arms["after_no_bias"] = after_scores(table, no_bias)[0]
+    if bias is not None:
+        arms["after_width_bias"] = after_scores(table, bias)[0]
     arms["union_before_weights"] = before_arm(table)[0]
     out: dict = {name: score(records, tops) for name, tops in arms.items()}
     ok = {name: correct_top1(records, tops) for name, tops in arms.items()}
@@ -221,6 +237,65 @@ def evaluate(index: ParallelIndex, records: list[dict], rows: list[dict], wt: di
     out["after_width_right_share"] = 100 * float((pred_w == gold_w).mean())
     out["before_width_right_share"] = 100 * float((np.array([len(t[0]) if t else 0 for t in arms[base]]) == gold_w).mean())
     return out
+
+
+def calibration(dev: Table, wt: dict, test: Table | None = None) -> dict:
+    """The ``unknown`` bucket's temperature and Platt confidence fitted on the dev gaps' new keys
+    (the top 20, as the restorer's softmax); ECE on dev and test."""
+    def table(t: Table) -> tuple[list[np.ndarray], np.ndarray]:
+        keys = t.keys(wt["rev"], wt["a"], wt["b"], wt["n"])
+        order = np.argsort(-keys, axis=1, kind="stable")[:, :20]
+        ks = [keys[g, [j for j in order[g] if t.valid[g, j]]] for g in range(len(order))]
+        return ks, t.ok[np.arange(len(order)), order[:, 0]]
+
+    def ece(c: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
+        edges = np.linspace(0, 1, bins + 1)
+        idx = np.clip(np.digitize(c, edges) - 1, 0, bins - 1)
+        return float(sum(abs(c[idx == i].mean() - y[idx == i].mean()) * (idx == i).mean()
+                         for i in range(bins) if (idx == i).any()))
+
+    keys, ok = table(dev)
+    temp = fit_temperatures(keys, ok, ["unknown"] * len(keys))["unknown"]
+    probs = np.array([top_probability(k, temp) for k in keys])
+    slope, bias = fit_confidence(probs, ok)
+    out = {"temperature": temp, "confidence_slope": slope, "confidence_bias": bias,
+           "dev_ece": ece(np.asarray(top_confidence(probs, slope, bias)), ok.astype(float))}
+    if test is not None:
+        tk, tok = table(test)
+        tp = np.array([top_probability(k, temp) for k in tk])
+        out["test_ece"] = ece(np.asarray(top_confidence(tp, slope, bias)), tok.astype(float))
+    return out
+
+
+def restorer_path(index: ParallelIndex, lm, records: list[dict], rows: list[dict], wt: dict, cal: dict,
+                  extra: int, doc_gaps: int) -> dict:
+    """The first test gaps through the restorer's code path (``restore_combined`` with the
+    settings this fit ships and the index's ``Evidence``): CPU seconds a gap (the n-gram's beam, the
+    index's candidates, the scoring) and per document of ``doc_gaps`` hidden gaps, and how often its
+    top candidate is the script's."""
+    settings = RestorerSettings(max_letters=MAX_LETTERS, kn_weights={"default": [0.0, 1.0, 1.0, 0.0]},
+                                kn_domain_weights={"papyrus": {"unknown": shipped_kn(wt)}},
+                                infgram_weights={"papyrus": {"unknown": [wt["a"], wt["b"]]}})
+    prior = WidthPrior("total", BEFORE["length_bonus"], tuple([math.log(0.1)] * MAX_LETTERS))
+    queries = [query(r, "hidden", 2) for r in records]
+    evidence = [Evidence(index, settings.infgram_weights["papyrus"], frozenset(x["exclude"]), extra) for x in rows]
+    t0 = time.process_time()
+    found = restore_combined(None, queries, settings, lm, prior=prior, temperature={"unknown": cal["temperature"]},
+                             domains=["papyrus"] * len(queries), evidence=evidence)
+    cpu = time.process_time() - t0
+    table = Table(rows)
+    script = [t[0] for t in after_scores(table, wt)[0]]
+    tops = [[c.text for c in cands] for cands in found]
+    same = float(np.mean([bool(t) and bare(t[0]) == bare(s) for t, s in zip(tops, script, strict=True)]))
+    return {"gaps": len(records), "cpu_s_per_gap": cpu / max(1, len(records)),
+            "cpu_s_per_document": doc_gaps * cpu / max(1, len(records)), "document_gaps": doc_gaps,
+            "top1_agrees_with_script": 100 * same, **score(records, tops)["overall"]}
+
+
+def shipped_kn(wt: dict) -> list[float]:
+    """The ``unknown`` bucket's ``[backbone, fwd, rev, length]`` in ``kn_domain_weights``: the
+    length weight less the config's ``length_bonus`` (which the ranking adds back)."""
+    return [0.0, 1.0, float(wt["rev"]), round(float(wt["n"]) - BEFORE["length_bonus"], 6)]
 
 
 def cached(path: Path | None, make):
@@ -252,6 +327,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-test", action="store_true", help="fit and score on dev only")
     ap.add_argument("--rerank", action="store_true", help="score the parallels rerank (before and on top of after)")
     ap.add_argument("--cache", default=None)
+    ap.add_argument("--pipeline-gaps", type=int, default=200,
+                    help="test gaps decoded through the restorer's code path (restore_combined): CPU and agreement")
+    ap.add_argument("--doc-gaps", type=int, default=50, help="hidden-width gaps of the document CPU-s is given for")
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     cpu0 = time.process_time()
@@ -261,33 +339,43 @@ def main(argv: list[str] | None = None) -> int:
     dev = load_split(Path(a.samples), "dev", a.dev_per_length)
     fd = cached(cache / f"{tag}_dev_{a.dev_per_length}.pkl" if cache else None, lambda: features(index, lm, dev, a.extra))
     wt, grid = fit(Table(fd["rows"]))
+    wb = fit_bias(Table(fd["rows"]), wt)  # the per-width log prior, reported (not shipped unless it generalises)
     out: dict = {"command": "python scripts/hidden_eval.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-                 "domain": a.domain, "index": index.info, "extra": a.extra, "weights": wt,
+                 "domain": a.domain, "index": index.info, "extra": a.extra, "weights": wt, "weights_width_bias": wb,
                  "weights_order": "fwd + rev * rev + a * context + b * log(1 + docs) + n * width + bias[width]",
                  "before": BEFORE}
-    out["dev"] = {"gaps": len(dev), **evaluate(index, dev, fd["rows"], wt, a.rerank),
+    out["dev"] = {"gaps": len(dev), **evaluate(index, dev, fd["rows"], wt, a.rerank, wb),
                   "grid_best": sorted(grid, key=lambda g: (g["cer"], -g["top1"]))[:10],
                   **{k: v for k, v in fd.items() if k != "rows"}}
-    halves = []
+    halves = []  # the fit's honesty: fitted on one half of the dev gaps, scored on the other
     for k in (0, 1):
         fit_i = [i for i in range(len(dev)) if i % 2 == k]
         held = [i for i in range(len(dev)) if i % 2 != k]
-        wk, _ = fit(Table([fd["rows"][i] for i in fit_i]))
-        ev = evaluate(index, [dev[i] for i in held], [fd["rows"][i] for i in held], wk, False)
+        t_fit = Table([fd["rows"][i] for i in fit_i])
+        wk, _ = fit(t_fit)
+        ev = evaluate(index, [dev[i] for i in held], [fd["rows"][i] for i in held], wk, False, fit_bias(t_fit, wk))
         halves.append({"fitted_on": f"dev gaps i % 2 == {k}", "weights": wk, **overall(ev)})
     out["dev"]["held_out_halves"] = halves
+    out["calibration"] = calibration(Table(fd["rows"]), wt)
     if not a.no_test:
         test = load_split(Path(a.samples), "test", a.test_per_length)
         ft = cached(cache / f"{tag}_test_{a.test_per_length}.pkl" if cache else None,
                     lambda: features(index, lm, test, a.extra))
-        out["test"] = {"gaps": len(test), **evaluate(index, test, ft["rows"], wt, a.rerank),
+        out["test"] = {"gaps": len(test), **evaluate(index, test, ft["rows"], wt, a.rerank, wb),
                        **{k: v for k, v in ft.items() if k != "rows"}}
+        out["calibration"] = calibration(Table(fd["rows"]), wt, Table(ft["rows"]))
         if a.known:
             known = json.loads(Path(a.known).read_text(encoding="utf-8"))
             k_cer = known["test"]["infgram"]["overall"]["cer"]
-            out["test"]["known_cer"] = {"source": a.known, "arm": "test.infgram.overall", "cer": k_cer}
+            out["test"]["known_cer"] = {"source": a.known, "arm": "test.infgram.overall", "cer": k_cer,
+                                        "dev_cer": known["dev"]["infgram"]["overall"]["cer"]}
             out["test"]["ratio_to_known"] = {arm: out["test"][arm]["overall"]["cer"] / k_cer
                                              for arm in overall(out["test"])}
+            out["dev"]["ratio_to_known"] = {arm: out["dev"][arm]["overall"]["cer"] / known["dev"]["infgram"]["overall"]["cer"]
+                                            for arm in overall(out["dev"])}
+        if a.pipeline_gaps:
+            out["test"]["restorer_path"] = restorer_path(index, lm, test[: a.pipeline_gaps], ft["rows"][: a.pipeline_gaps],
+                                                         wt, out["calibration"], a.extra, a.doc_gaps)
     out["cpu_s"] = time.process_time() - cpu0
     Path(a.out).write_text(json.dumps(out, indent=1), encoding="utf-8")
     brief = {k: v for k, v in out.items() if k != "index"}
