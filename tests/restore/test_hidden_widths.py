@@ -27,7 +27,7 @@ from stoicheia_spacy.restore.widths import WidthPrior
 # a camel sale (the perfect infinitive πεπρακέναι of every sale), its width hidden: [...]
 SALE = "Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι Ὥρου χαίρειν. ὁμολογῶ πεπρα[...] σοι κάμηλον θήλειαν"
 KNOWN = {"default": [0.8, 8.0], "1-3": [0.3, 8.0], "4-6": [1.6, 4.0], "7-10": [1.2, 4.0]}
-#: Run 15's papyrus weights for hidden widths (metrics_run15_hidden_papyri_dev.json, ``weights``)
+#: Run 15's papyrus weights for hidden widths (metrics_run15_hidden_papyri.json, ``weights``; the default config)
 HIDDEN = {**KNOWN, "unknown": [1.6, 0.0]}
 
 
