@@ -95,14 +95,14 @@ def settings_use_backbone(settings: Any) -> bool:
 
 
 def with_evidence(lm: KneserNeyLM, query: Any, ngram: Sequence[KnCandidate], evidence: Evidence | None,
-                  far: int) -> tuple[list[KnCandidate], dict[str, InfFeatures]]:
+                  far: int, max_letters: int = 10) -> tuple[list[KnCandidate], dict[str, InfFeatures]]:
     """The n-gram's candidates of one gap with the parallels index's own (``evidence``:
     :func:`~.infgram.gap_evidence`, the best ``evidence.extra`` by their context match not
     already proposed, scored by both n-gram directions), and every candidate's evidence by its
-    folded text (empty without ``evidence``)."""
+    folded text (empty without ``evidence``). A hidden width reads widths ``1..max_letters``."""
     if evidence is None:
         return list(ngram), {}
-    found = gap_evidence(evidence, query)
+    found = gap_evidence(evidence, query, max_letters)
     feats = {fold(t): f for t, f in found.items()}
     shown = {fold(t): t for t in found}
     have = {fold(c.text) for c in ngram}
@@ -148,7 +148,7 @@ def restore_combined(scorer: Any, queries: Sequence[GapQuery], settings: Any, lm
     for q, b, g, w, ev, d in zip(queries, backbone, ngram, weights, per_gap, per_domain, strict=True):
         bucket = width_bucket((q.letters,) if q.letters else q.widths)
         temp = c.temperatures_for(d) if d in calibrated else temperature  # the domain's own calibration
-        g, feats = with_evidence(lm, q, g, ev, int(c.kn_far))
+        g, feats = with_evidence(lm, q, g, ev, int(c.kn_far), int(c.max_letters))
         src = ev.domain if ev is not None and known_width(q) else None
         dfeats: dict[str, InfFeatures] = {}
         if src is not None:  # the domain's own 8-gram and index propose too (Run 14)

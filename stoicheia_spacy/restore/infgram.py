@@ -1,4 +1,4 @@
-"""Unbounded-context ("∞-gram") candidates for a gap of known width, read from the parallels index.
+"""Unbounded-context ("∞-gram") candidates for a gap, read from the parallels index.
 
 A fixed-order n-gram sees at most 7 letters of context; formulaic documents repeat whole
 phrases. For a gap of ``width`` characters between ``left`` and ``right`` (the gap's own text,
@@ -10,7 +10,9 @@ proportion to the continuations) until a range is small enough to take whole. Ea
 forward (left anchors) or backward (right anchors) over 1…``width`` letters, gives the letters
 of a candidate; a candidate is kept where its letters with the index's word division (and a
 word break at an edge where the gap's neighbour is not a space) make exactly ``width``
-characters, no letter is lost, and the match does not leave its document. Its left and right
+characters, no letter is lost, and the match does not leave its document. A gap of hidden or
+range width (several ``width`` s) is searched once: the anchors serve every width, each kept text
+as wide as its own characters (Run 15). Its left and right
 match lengths (how many letters of the gap's context agree on each side, up to :data:`SPAN`)
 are counted on the index itself, so an anchor found from the left also measures its right side.
 
@@ -25,7 +27,7 @@ width bucket and domain, ``projects/restore/RESULTS.md``, Run 13).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,8 +37,8 @@ from ..alphabet import ALPHABET
 from ..parallels.index import DEPTH, SEP, ParallelIndex
 from ..parallels.search import side
 
-__all__ = ["SPAN", "Evidence", "InfFeatures", "final_sigma", "fold", "gap_evidence", "infgram_features", "occurrences",
-           "query_sides", "rescore", "weights_for"]
+__all__ = ["SPAN", "Evidence", "InfFeatures", "evidence_widths", "final_sigma", "fold", "gap_evidence", "infgram_features",
+           "occurrences", "query_sides", "rescore", "weights_for"]
 
 #: context letters compared on each side of an occurrence
 SPAN = 32
@@ -91,18 +93,22 @@ def _match(index: ParallelIndex, at: np.ndarray, context: np.ndarray, backward: 
     return np.where(eq.all(axis=1), n, np.argmin(eq, axis=1))
 
 
-def occurrences(index: ParallelIndex, left: np.ndarray, right: np.ndarray, width: int, *,
+def occurrences(index: ParallelIndex, left: np.ndarray, right: np.ndarray, width: int | Collection[int], *,
                 space_before: bool, space_after: bool, exclude: Iterable[int] = (),
                 per_level: int = 64) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
     """Candidate texts of the index's occurrences for one gap (module doc): ``(texts, left
-    match, right match, document)`` per occurrence. ``space_before`` / ``space_after``: the
-    gap's neighbour on that side is a letter or mark, so a word break there is a character of
-    the gap."""
+    match, right match, document)`` per occurrence. ``width``: the gap's characters, or every
+    width it may have (a hidden or range width: one search of the context serves them all, each
+    text as wide as its own characters). ``space_before`` / ``space_after``: the gap's neighbour
+    on that side is a letter or mark, so a word break there is a character of the gap."""
     lf = side(np.asarray(left, np.uint8), SPAN, True)
     rt = side(np.asarray(right, np.uint8), SPAN, False)
-    width = int(width)
-    if width < 1:
+    allowed = np.array(sorted({int(w) for w in ([width] if isinstance(width, (int, np.integer)) else width)}),
+                       np.int64)
+    allowed = allowed[allowed >= 1]
+    if not len(allowed):
         return [], np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    width = int(allowed[-1])  # the widest: the letters read and the layout of the keys
     m = np.arange(1, width + 1)
     starts: list[np.ndarray] = []
     ends: list[np.ndarray] = []
@@ -129,7 +135,7 @@ def occurrences(index: ParallelIndex, left: np.ndarray, right: np.ndarray, width
     inner = (spaces & (np.arange(width)[None, :] < (k - 1)[:, None])).sum(axis=1)
     lead = _bits(index._spaces, q - 1) & space_before
     trail = _bits(index._spaces, e - 1) & space_after
-    ok &= (k + inner + lead + trail) == width
+    ok &= np.isin(k + inner + lead + trail, allowed)
     docs = index.doc_of(q)
     banned = np.asarray(sorted(set(exclude)), np.int64)
     ok &= ~np.isin(docs, banned)
@@ -217,15 +223,30 @@ def final_sigma(text: str, word_ends: bool) -> str:
     return text[:-1] + "ς" if word_ends and text.endswith("σ") else text
 
 
-def gap_evidence(evidence: Evidence, query: object) -> dict[str, InfFeatures]:
-    """The index's candidates of one known-width gap and their evidence (keys: their texts with
-    the final sigma of :func:`final_sigma`); empty for a gap of no single known width."""
+def evidence_widths(evidence: Evidence, query: object, max_letters: int = 10) -> tuple[int, ...]:
+    """The widths the index reads candidates of for ``query``: its known width; every width of a
+    hidden (``1..max_letters``) or range width only where ``evidence.weights`` names that bucket
+    (``unknown`` / ``range``: fitted for it, Run 15); none for a gap counted in letters."""
     widths = getattr(query, "widths", None)
-    if getattr(query, "letters", None) is not None or widths is None or len(widths) != 1:
+    if getattr(query, "letters", None) is not None:
+        return ()
+    if widths is not None and len(widths) == 1:
+        return (int(widths[0]),)
+    bucket = "unknown" if widths is None else "range"
+    if bucket not in (evidence.weights or {}):
+        return ()
+    return tuple(range(1, int(max_letters) + 1)) if widths is None else tuple(int(w) for w in widths)
+
+
+def gap_evidence(evidence: Evidence, query: object, max_letters: int = 10) -> dict[str, InfFeatures]:
+    """The index's candidates of one gap and their evidence (keys: their texts with the final
+    sigma of :func:`final_sigma`), over the widths of :func:`evidence_widths` (empty: none)."""
+    widths = evidence_widths(evidence, query, max_letters)
+    if not widths:
         return {}
     left, right = query_sides(query)
     before, after = bool(query.left_open), bool(query.right_open)  # type: ignore[attr-defined]
-    texts, lm, rm, docs = occurrences(evidence.index, left, right, int(widths[0]), space_before=before,
+    texts, lm, rm, docs = occurrences(evidence.index, left, right, widths, space_before=before,
                                       space_after=after, exclude=evidence.exclude)
     feats = infgram_features(texts, lm, rm, docs)
     return {final_sigma(t, not after): f for t, f in feats.items()}

@@ -107,11 +107,13 @@ class CandidateParallels:
 
     def __call__(self, docs: Sequence[Any], restorations: Sequence[Sequence[Restoration]],
                  ids: Sequence[str | None] | None = None,
-                 scored: Sequence[bool] | None = None) -> list[list[Restoration]]:
+                 scored: Sequence[bool] | None = None,
+                 scored_hidden: Sequence[bool] | None = None) -> list[list[Restoration]]:
         """``restorations`` (one list per Doc of ``docs``) with their candidates' parallels;
         ``ids``: each Doc's own document id, left out with its duplicates; ``scored``: per Doc,
         whether the restorer already scored its known-width gaps by the index's evidence
-        (:mod:`.infgram`), which the rerank then leaves in their order."""
+        (:mod:`.infgram`), which the rerank then leaves in their order; ``scored_hidden``: the
+        same for its gaps of hidden width (Run 15)."""
         if not self.active or not any(items for items in restorations):
             return [list(items) for items in restorations]
         try:
@@ -131,8 +133,10 @@ class CandidateParallels:
                 continue
             exclude = leave_out(index, query_letters(text), ids[d] if ids else None)
             done = bool(scored[d]) if scored is not None else False
+            hidden = bool(scored_hidden[d]) if scored_hidden is not None else False
             out.append([self.apply(index, item, self.attestations(index, text, item, exclude),
-                                   reorder=not (done and item.max_width is not None and item.min_width == item.max_width))
+                                   reorder=not ((done and item.max_width is not None and item.min_width == item.max_width)
+                                                or (hidden and item.max_width is None)))
                         for item in items])
         return out
 

@@ -392,6 +392,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             flags.append(from_spans)
         decoding = any(p.decode for p in plans)
         scored: list[bool] | None = None  # per Doc: its known-width gaps scored by the index's evidence
+        scored_hidden: list[bool] | None = None  # per Doc: its hidden-width gaps too (weights for "unknown")
         kn = self.kn() if decoding and c.scoring == "beam" and c.kn_weights else None
         from .combine import settings_use_backbone
 
@@ -412,6 +413,8 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
                 domains = [doc_domain(doc, c.domain) for doc in docs]  # the weights of each text's domain
                 evidence = self.evidence(docs, plans, domains)
                 scored = [e is not None for e in evidence] if evidence is not None else None
+                scored_hidden = ([e is not None and "unknown" in e.weights for e in evidence]
+                                 if evidence is not None else None)
                 results, forwards = restore_targets(backbone, plans, c, from_spans=flags, kn=kn, domains=domains,
                                                     evidence=evidence)
             else:
@@ -422,7 +425,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
             self.forwards += forwards
         # parallels first: their rerank settles the order, so the accenter's top candidates are the ones shown
         if self.parallels is not None and self.parallels.active and decoding:
-            results = self.parallels(docs, results, scored=scored)
+            results = self.parallels(docs, results, scored=scored, scored_hidden=scored_hidden)
         if self.accenter is not None and decoding:
             results = self.accenter(self.nlp, self.reference.upstream_name, docs, results)
         for doc, items in zip(docs, results, strict=True):

@@ -69,6 +69,8 @@ Options (defaults in brackets):
 * ``domain_calibration`` [{}]: per domain, its own ``temperatures``, ``confidence_slopes`` /
   ``confidence_biases`` (per width bucket) and ``confident_above``, fitted on that domain's dev
   scores; a bucket or value a domain does not set is the global one.
+  ``+ a · context letters matched + b · log(1 + documents)``; fitted on dev per domain. A hidden (``unknown``)
+  or range (``range``) bucket named here also gets the index's candidates, of every width (Run 15).
 """
 
 from __future__ import annotations
