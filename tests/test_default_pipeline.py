@@ -58,7 +58,8 @@ def annotations(doc: Doc) -> dict[str, Any]:
     data = doc._.stoicheia
     verses = [(v._.scansion, v._.meter) for v in doc._.verses or []]
     return {
-        "hidden": np.asarray(data.hidden).round(5).tolist(),
+        "hidden": (np.asarray(data.hidden).round(5).tolist() if data.hidden is not None
+                   else {k: np.asarray(v).round(5).tolist() for k, v in sorted(data.states.items())}),
         "logits": {k: np.asarray(v).round(4).tolist() for k, v in data.logits.items()},
         "gaps": [(g.start, g.width, g.markup) for g in data.gaps],
         "tokens": [(t.tag_, t.pos_, str(t.morph), t.lemma_, t.head.i, t.dep_, t.norm_, t._.macronized) for t in doc],
@@ -178,3 +179,41 @@ def test_a_saved_pipeline_answers_the_same_in_a_fresh_process(small_default: Lan
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == here
     assert here[0]["restorations"] and here[2]["verses"]
+
+
+def test_the_encoder_keeps_only_what_the_components_read(small_default: Language, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``states = "used"`` (the default): a Doc keeps each pooler's token vectors and the scanner's
+    per-letter mix instead of the (depth + 1, letters, d) stack, computed chunk by chunk in the
+    forward (one 48-letter row per chunk here), and every component's output is the same as
+    from the whole stack, bit for bit."""
+    from stoicheia_spacy.encoder import model as encoder_model
+    from stoicheia_spacy.scan.model import torch_heads
+
+    nlp = small_default
+    encoder: Any = nlp.get_pipe("stoicheia_encoder")
+    texts = [*TEXTS, " ".join(TEXTS[2:] * 5), "...", ""]  # long: several windows; no letter; empty
+    encoder.configure(states="all")
+    try:
+        full = list(nlp.pipe(texts, batch_size=3))
+    finally:
+        encoder.configure(states="used")
+    monkeypatch.setattr(encoder_model, "STATE_POSITIONS", 48)
+    used = list(nlp.pipe(texts, batch_size=3))
+    keys = ("tokens", "accent", "restorations", "macrons", "verses", "logits")
+    assert [{k: annotations(d)[k] for k in keys} for d in used] == [{k: annotations(d)[k] for k in keys} for d in full]
+    pipes: dict[str, Any] = dict(nlp.pipeline)
+    poolers = [node for name in ("stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
+               for node in pipes[name].model.walk() if node.name == "stoicheia_word_pooler"]
+    heads = torch_heads(pipes["stoicheia_scanner"].model)
+    assert len(poolers) == 3
+    for doc, ref in zip(used, full, strict=True):
+        data, whole = doc._.stoicheia, ref._.stoicheia
+        assert data.hidden is None and whole.hidden.shape == (5, data.n_letters, 64)
+        assert sorted(v.shape for v in data.states.values()) == sorted(
+            [(len(doc), 64)] * 3 + [(data.n_letters, 64)])  # 3 poolers' token vectors, the scanner's mix
+        for pooler in poolers:  # what the pooler computes from the whole stack
+            [expected] = pooler.predict([whole])
+            assert any(v.shape == expected.shape and np.array_equal(v, expected) for v in data.states.values())
+        with torch.no_grad():
+            mix = heads.mix_states(torch.from_numpy(np.asarray(whole.hidden))).numpy()
+        assert np.array_equal(data.states[heads.state_key()], mix)

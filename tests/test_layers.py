@@ -34,6 +34,7 @@ SERVICES: dict[str, str] = {
     "encoder.reference": "components that run the backbone themselves reach it through a reference",
     "encoder.pooler": "word vectors pooled from the encoder's letter states",
     "encoder.types": "the encoder's per-Doc data (doc._.stoicheia)",
+    "encoder.states": "what a component reads of the encoder's letter states, kept once per forward (its need)",
     "encoder.metadata": "the region / century a Doc carries into the backbone",
     "encoder.token_planes": "per-token planes of the encoder's parse and the sentences the heads read",
     "encoder.gaps": "the one route from a Doc's text (gaps included) to the planes the backbone reads",

@@ -35,8 +35,9 @@ from spacy.util import registry
 
 from ..assets import default_model_dir
 from ..component import DATA_FILE, SerializedPipe, read_json, write_json
+from ..encoder.states import StateNeed
 from ..errors import ConfigError
-from .dating import DEFAULT_LAYERS, DateModel, doc_vector
+from .dating import DEFAULT_LAYERS, DateModel, doc_vector, layers_need
 from .text import TextDateModel, load_date_model
 
 if not Doc.has_extension("date"):
@@ -167,6 +168,17 @@ class StoicheiaDater(SerializedPipe, Pipe):
         if vector is None:
             return None
         return self.date_model.estimate(vector, self.settings.level)
+
+    def state_needs(self) -> list[StateNeed]:
+        """What the dater reads of the encoder's stack (:mod:`stoicheia_spacy.encoder.states`):
+        its ``layers`` (of the letters before ``max_chars`` for a text model), nothing without
+        weights or for a text model that reads no states."""
+        layers = tuple(self.settings.layers)
+        if self.date_model is None:
+            return []
+        if isinstance(self.date_model, TextDateModel):
+            return [layers_need(layers, self.settings.max_chars)] if self.date_model.uses_states else []
+        return [layers_need(layers)]
 
     def shared_states(self, doc: Doc) -> Any:
         """Pooled states of the shared forward (``doc._.stoicheia``), or None where the Doc has

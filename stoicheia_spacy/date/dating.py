@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..encoder.states import StateNeed, missing, prefix_letters, state_key
 from ..errors import ConfigError
 from .results import DateEstimate
 
@@ -44,6 +45,15 @@ def doc_vector(doc: Any, component: str, layers: tuple[int, ...] = DEFAULT_LAYER
     ``max_chars`` characters of the text (None: every letter). None: no letters there, or
     (``required=False``) no states to read (no encoder before it, ``store_hidden = false``)."""
     data = getattr(doc._, "stoicheia", None)  # None also where no encoder registered the extension
+    need = layers_need(tuple(layers), max_chars)
+    if data is not None and data.hidden is None and data.states:  # the layers the encoder's forward kept
+        wanted = prefix_letters(data.planes.offsets, max_chars)
+        family = need.key.rsplit("/", 1)[0] + "/"  # the same layers of a letter span at least as long
+        for key, kept in data.states.items():
+            if key.startswith(family) and kept.shape[1] >= wanted:
+                kept = np.asarray(kept)[:, :wanted]
+                return pool_states(kept, tuple(range(len(layers)))) if wanted else None
+        missing([data], need.key)
     if data is None or data.hidden is None:
         if not required:
             return None
@@ -53,6 +63,18 @@ def doc_vector(doc: Any, component: str, layers: tuple[int, ...] = DEFAULT_LAYER
         beyond = np.flatnonzero(np.asarray(data.planes.offsets) >= max_chars)
         hidden = hidden[:, : int(beyond[0]) if len(beyond) else hidden.shape[1]]
     return pool_states(hidden, tuple(layers)) if hidden.shape[1] else None
+
+
+def layers_need(layers: tuple[int, ...], max_chars: int | None = None) -> StateNeed:
+    """What :func:`doc_vector` reads of the encoder's stack (:mod:`stoicheia_spacy.encoder.states`):
+    the ``layers`` of the letters before character ``max_chars``, ``(len(layers), k, d)``."""
+    index = list(layers)
+
+    def letters(stack: np.ndarray) -> np.ndarray:
+        return stack[index]
+
+    key = f"{state_key('layers', np.asarray(index, dtype=np.int64))}/{max_chars}"
+    return StateNeed(key, letters, max_chars=max_chars)
 
 
 def as_features(x: np.ndarray, n_in: int, what: str) -> np.ndarray:

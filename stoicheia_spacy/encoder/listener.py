@@ -8,6 +8,7 @@ At prediction time listeners read ``doc._.stoicheia``.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from thinc.types import Floats2d
 
 from ..errors import ConfigError, StoicheiaError
 from .model import doc_inputs
+from .states import LISTENER
 from .types import StoicheiaDocData
 
 Backprop = Callable[[Sequence[Any]], Any]
@@ -26,7 +28,7 @@ Backprop = Callable[[Sequence[Any]], Any]
 class StoicheiaListener(Model):
     """A layer that stands for the upstream ``stoicheia_encoder`` pipe inside another component."""
 
-    name = "stoicheia_listener"
+    name = LISTENER
 
     def __init__(self, upstream_name: str = "*", grad_factor: float = 1.0) -> None:
         Model.__init__(
@@ -37,6 +39,13 @@ class StoicheiaListener(Model):
         self._batch_id: int | None = None
         self._outputs: list[StoicheiaDocData] | None = None
         self._backprop: Backprop | None = None
+        #: the encoder pipe this listener is registered with (a weak reference), which gives a
+        #: training forward the whole stack of a Doc that kept only the components' needs
+        self._upstream: weakref.ReferenceType[Any] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the weak reference to the encoder pipe (re-set when it is linked)."""
+        return {**self.__dict__, "_upstream": None}
 
     @property
     def upstream_name(self) -> str:
@@ -71,8 +80,8 @@ class StoicheiaListener(Model):
 
 def _stored(docs: Sequence[Doc]) -> list[StoicheiaDocData] | None:
     data = [doc._.stoicheia for doc in docs]
-    if all(d is not None and d.hidden is not None for d in data):
-        return data
+    if all(d is not None and (d.hidden is not None or d.states) for d in data):
+        return data  # the whole stack, or what the pipeline's components read of it (.states)
     return None
 
 
@@ -94,10 +103,28 @@ def _listener_forward(
         return outputs, backprop
     stored = _stored(docs)
     if stored is not None:
+        if is_train:
+            _whole_stacks(model, docs, stored)
         return stored, lambda d: []
     if any(doc._.stoicheia is not None for doc in docs):
         raise ConfigError("doc._.stoicheia holds no hidden states: set store_hidden = true in [components.stoicheia_encoder.settings]")
     return _zeros(model, docs), lambda d: []
+
+
+def _whole_stacks(model: StoicheiaListener, docs: Sequence[Doc], stored: list[StoicheiaDocData]) -> None:
+    """Training reads the whole stack (the heads' mixes are trained): a Doc whose encoder kept
+    only the components' needs (``states = "used"``, :mod:`.states`) gets it from one more
+    forward of the encoder this listener is registered with, kept on the Doc for later updates."""
+    lacking = [i for i, d in enumerate(stored) if d.hidden is None]
+    if not lacking:
+        return
+    pipe = model._upstream() if model._upstream is not None else None
+    if pipe is None:
+        raise ConfigError("doc._.stoicheia holds only what the components read at inference, not the whole stack "
+                          "that training reads: set states = \"all\" in [components.stoicheia_encoder.settings]")
+    fresh = pipe.model.predict([docs[i] for i in lacking])  # no needs set: the whole stack
+    for i, data in zip(lacking, fresh, strict=True):
+        stored[i].hidden = data.hidden
 
 
 def _zeros(model: StoicheiaListener, docs: Sequence[Doc]) -> list[StoicheiaDocData]:

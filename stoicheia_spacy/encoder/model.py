@@ -37,12 +37,16 @@ from .gaps import (
     hide_unmarked,
 )
 from .metadata import doc_metadata
+from .states import StatePlan, apply_chunk, split_states
 from .token_planes import token_doc_inputs
 from .types import LOGIT_HEADS, StoicheiaDocData
 
 HEADS: tuple[str, ...] = tuple(LOGIT_HEADS)
 #: Positions per inference forward: rows beyond this run in further forwards (same results).
 INFER_POSITIONS = 16384
+#: The same when only the components' needs are kept (:mod:`.states`): a chunk's letters hold
+#: every layer until the needs are applied, so a smaller chunk (same results) bounds that.
+STATE_POSITIONS = 8192
 
 #: Config keys that fix the weights or the computation; a checkpoint must agree on all of them.
 SHAPE_KEYS: tuple[str, ...] = (
@@ -79,12 +83,14 @@ class HiddenStack(torch.nn.Module):
         region: torch.Tensor | None = None,
         century: torch.Tensor | None = None,
         owned: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """(hidden states, logits); ``owned`` (inference only): see :meth:`infer`."""
+        plan: StatePlan | None = None,
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor], list[np.ndarray | None]]:
+        """(hidden states, logits, the results of ``plan``'s needs); ``owned`` and ``plan``
+        (inference only): see :meth:`infer`."""
         if not torch.is_grad_enabled():
             planes = {"boundary": boundary, "dia": dia, "punct": punct, "seg_id": seg_id, "positions": positions,
                       "cap": cap, "region": region, "century": century}
-            return self.infer(input_ids, planes, with_logits, owned)
+            return self.infer(input_ids, planes, with_logits, owned, plan)
         out = self.encoder(
             input_ids, boundary, dia, punct, seg_id=seg_id, positions=positions, cap=cap,
             region=region, century=century, output_hidden_states=True,
@@ -93,31 +99,40 @@ class HiddenStack(torch.nn.Module):
         if owned is not None:
             hidden = hidden[:, owned.to(hidden.device)]
         logits = {name: getattr(out, name).flatten(0, 1) for name in HEADS} if with_logits else {}
-        return hidden, logits
+        return hidden, logits, []
 
     def infer(
         self, input_ids: torch.Tensor, planes: dict[str, torch.Tensor | None], with_logits: bool = False,
-        owned: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        owned: torch.Tensor | None = None, plan: StatePlan | None = None,
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor], list[np.ndarray | None]]:
         """The inference forward (no gradient): rows in chunks of at most
         :data:`INFER_POSITIONS` positions, every layer written straight into one float32
         array, so that working memory beyond the output is one chunk's, whatever the number
         of rows (a long document's windows). The array is ``(layers, B*T, d)``, or with
         ``owned`` (flat batch positions) ``(layers, len(owned), d)``: only the states of
         those positions, in that order (the letters' own positions, without the overlap of
-        long-document windows or the padding)."""
+        long-document windows or the padding).
+
+        With ``plan`` (and ``owned``) no such array is kept: each chunk's letters get their
+        layers in a chunk-sized array, the plan's needs are applied to it
+        (:func:`~stoicheia_spacy.encoder.states.apply_chunk`) and only their results come
+        back (the third item; the states array is empty)."""
         encoder = self.runtime()
         B, T = input_ids.shape
         width = self.encoder.config.d_model
+        n_layers = len(self.encoder.blocks) + 1
         device = input_ids.device
         n_out = B * T if owned is None else int(owned.numel())
-        hidden = torch.empty(len(self.encoder.blocks) + 1, n_out, width, dtype=torch.float32, device=device)
+        if owned is None:
+            plan = None  # needs read letters, and only ``owned`` says which positions are letters
+        hidden = torch.empty(n_layers, n_out if plan is None else 0, width, dtype=torch.float32, device=device)
+        reduced: list[np.ndarray | None] = [None] * (len(plan.needs) if plan is not None else 0)
         where = None
         if owned is not None:  # where[p]: the output row of flat position p, -1 if none
             where = torch.full((B * T,), -1, dtype=torch.long, device=device)
             where[owned.to(device)] = torch.arange(n_out, device=device)
         chunks: dict[str, list[torch.Tensor]] = {name: [] for name in HEADS}
-        step = max(1, INFER_POSITIONS // max(T, 1))
+        step = max(1, (INFER_POSITIONS if plan is None else STATE_POSITIONS) // max(T, 1))
         for first in range(0, B, step):
             rows = slice(first, min(first + step, B))
             flat = slice(rows.start * T, rows.stop * T)
@@ -126,10 +141,17 @@ class HiddenStack(torch.nn.Module):
             if where is not None:
                 src = torch.nonzero(where[flat] >= 0).flatten()
                 dest = where[flat][src]
+            if plan is not None:  # this chunk's letters, every layer (needs are applied below)
+                letters = int(dest.numel()) if plan.needs and isinstance(dest, torch.Tensor) else 0
+                target = torch.empty(n_layers, letters, width, dtype=torch.float32, device=device)
+                dest_out: slice | torch.Tensor = slice(None)
+            else:
+                target, dest_out = hidden, dest
 
-            def keep(i: int, h: torch.Tensor, dest: slice | torch.Tensor = dest,
-                     src: slice | torch.Tensor = src) -> None:
-                hidden[i, dest] = h.flatten(0, 1)[src]
+            def keep(i: int, h: torch.Tensor, dest: slice | torch.Tensor = dest_out,
+                     src: slice | torch.Tensor = src, target: torch.Tensor = target) -> None:
+                if target.shape[1]:
+                    target[i, dest] = h.flatten(0, 1)[src]
 
             part = {name: x[rows] if x is not None and x.dim() > 0 else x for name, x in planes.items()}
             out = encoder(input_ids[rows], part.pop("boundary"), part.pop("dia"), part.pop("punct"),
@@ -138,8 +160,11 @@ class HiddenStack(torch.nn.Module):
                 for name in HEADS:
                     chunks[name].append(getattr(out, name).flatten(0, 1))
             del out
+            if plan is not None and target.shape[1] and isinstance(dest, torch.Tensor):
+                apply_chunk(plan, reduced, target.cpu().numpy(), dest.cpu().numpy())
+            del target
         logits = {name: torch.cat(parts, 0) for name, parts in chunks.items()} if with_logits else {}
-        return hidden, logits
+        return hidden, logits, reduced
 
 
 def config_from_args(**kwargs: Any) -> StoicheiaConfig:
@@ -242,22 +267,30 @@ def _forward(
                       for k, ids in meta.items()}
     n_layers, width = model.get_dim("n_layers"), model.get_dim("nO")
     with_logits = bool(model.attrs["with_logits"])
+    needs = None if is_train else model.attrs.get("state_needs")
+    plan = StatePlan.build(needs, [d.planes.offsets for d in data]) if needs is not None else None
     if batch.n_rows == 0:
         for d in data:
-            d.hidden = model.ops.alloc3f(n_layers, 0, width)
+            d.hidden = model.ops.alloc3f(n_layers, 0, width) if plan is None else None
             if with_logits:
                 d.logits = {k: np.zeros((0, c), np.float32) for k, c in LOGIT_HEADS.items()}
+        if plan is not None:
+            split_states(plan, [None] * len(plan.needs), data, n_layers, width)
         return data, lambda d_hidden: []
-    (hidden, logits), bp_hidden = model.layers[0]((batch, with_logits), is_train)
+    (hidden, logits, reduced), bp_hidden = model.layers[0]((batch, with_logits, plan), is_train)
     start = 0
     for d, idx in zip(data, batch.doc_index, strict=True):
-        if is_train:
+        if plan is not None:  # only the needs' results (below)
+            d.hidden = None
+        elif is_train:
             d.hidden = hidden[:, _positions(idx)]
         else:  # the inference forward returned the letters' own states, Doc after Doc
             d.hidden = hidden[:, start:start + idx.size]
             start += idx.size
         if logits:
             d.logits = {k: model.ops.to_numpy(v[idx]).astype(np.float32, copy=False) for k, v in logits.items()}
+    if plan is not None:
+        split_states(plan, reduced, data, n_layers, width)
 
     def backprop(d_hidden: Sequence[Any]) -> list[Any]:
         d_flat: Any = model.ops.alloc3f(*hidden.shape)
@@ -279,9 +312,9 @@ def _positions(idx: np.ndarray) -> slice | np.ndarray:
 
 
 def _convert_inputs(
-    model: Model, inputs: tuple[PackedBatch, bool], is_train: bool
+    model: Model, inputs: tuple[PackedBatch, bool, StatePlan | None], is_train: bool
 ) -> tuple[ArgsKwargs, Callable[[Any], Any]]:
-    batch, with_logits = inputs
+    batch, with_logits, plan = inputs
     device = cast(PyTorchShim, model.shims[0]).device
     tensors = {
         name: torch.from_numpy(getattr(batch, name)).to(device)
@@ -295,13 +328,16 @@ def _convert_inputs(
     if not is_train:  # only the letters' own states come back (HiddenStack.infer)
         owned = np.concatenate(batch.doc_index) if batch.doc_index else np.zeros(0, np.int64)
         tensors["owned"] = torch.from_numpy(owned.astype(np.int64, copy=False)).to(device)
-    return ArgsKwargs(args=(), kwargs={**tensors, "with_logits": with_logits}), lambda d: []
+    extra: dict[str, Any] = {"with_logits": with_logits}
+    if plan is not None and not is_train:
+        extra["plan"] = plan  # the needs of the components after the encoder (HiddenStack.infer)
+    return ArgsKwargs(args=(), kwargs={**tensors, **extra}), lambda d: []
 
 
 def _convert_outputs(
     model: Model, inputs_outputs: Any, is_train: bool
 ) -> tuple[Any, Callable[[Any], ArgsKwargs]]:
-    _, (hidden_t, logits_t) = inputs_outputs
+    _, (hidden_t, logits_t, reduced) = inputs_outputs
     hidden = torch2xp(hidden_t)
     logits = {k: torch2xp(v) for k, v in logits_t.items()}
 
@@ -309,7 +345,7 @@ def _convert_outputs(
         grad = xp2torch(d_hidden, device=cast(PyTorchShim, model.shims[0]).device)
         return ArgsKwargs(args=((hidden_t,),), kwargs={"grad_tensors": (grad,)})
 
-    return (hidden, logits), backprop
+    return (hidden, logits, reduced), backprop
 
 
 def _serialize_torch(module: HiddenStack) -> bytes:

@@ -24,7 +24,13 @@ Settings: how text becomes planes and windows (``notation``, ``unknown_gap_width
 of the ``[model]`` architecture (``stoicheia.CharEncoder.v1``, validated when it is built);
 what the pipe keeps on each Doc is one frozen :class:`EncoderSettings`, the
 ``[components.stoicheia_encoder.settings]`` block (``stoicheia.EncoderSettings.v1``):
-``store_hidden`` [true], ``store_logits`` [true] and ``precision`` [float32 | bfloat16 | int8]:
+``store_hidden`` [true], ``store_logits`` [true], ``states`` [used | all] and ``precision``
+[float32 | bfloat16 | int8]. ``states = "used"`` keeps on each Doc only what the components
+after the encoder declare they read of the per-letter stack (each pooler's token vectors, the
+scanner's scalar mix, the dater's layers: :mod:`stoicheia_spacy.encoder.states`), computed
+chunk by chunk in the forward, instead of ``(depth + 1) x d_model`` float32 per letter;
+``"all"`` keeps the whole stack as ``hidden`` (so does a pipeline without such components,
+e.g. the encoder alone). ``precision`` is
 the precision of inference forwards (:mod:`stoicheia_spacy.backbone.precision`; the stored
 weights and training stay float32, the restorer's beam follows it; only float32 keeps the
 golden decisions, ``int8`` is 1.2-1.4x faster on CPU and approximate, see ``docs/benchmarks.md``). Adding an option touches that class and
@@ -41,6 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -65,6 +72,7 @@ from .listener import StoicheiaListener
 from .loader import create_backbone_loader
 from .model import SHAPE_KEYS, set_backbone_weights, set_precision, torch_backbone
 from .reference import BackboneReference
+from .states import STATE_MODES, StateNeed, pipeline_needs
 from .types import StoicheiaDocData
 
 if not Doc.has_extension("stoicheia"):
@@ -102,12 +110,15 @@ class EncoderSettings:
     store_hidden: bool = True
     store_logits: bool = True
     precision: str = "float32"
+    states: str = "used"
 
     def __post_init__(self) -> None:
         for name in ("store_hidden", "store_logits"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"stoicheia_encoder {name} must be true or false, got {getattr(self, name)!r}")
         check_precision(self.precision)
+        if self.states not in STATE_MODES:
+            raise ConfigError(f"stoicheia_encoder states must be one of {list(STATE_MODES)}, got {self.states!r}")
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -194,6 +205,8 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
         self.listener_map.setdefault(component_name, [])
         if listener not in self.listener_map[component_name]:
             self.listener_map[component_name].append(listener)
+        if isinstance(listener, StoicheiaListener):
+            listener._upstream = weakref.ref(self)
         for dim in ("nO", "n_layers"):
             if self.model.has_dim(dim) and not listener.has_dim(dim):
                 listener.set_dim(dim, self.model.get_dim(dim))
@@ -245,16 +258,34 @@ class StoicheiaEncoderPipe(StoicheiaPipe):
         self._require_weights()
         trim_heap()
         self.model.attrs["with_logits"] = self.settings.store_logits
+        self.model.attrs["state_needs"] = self.state_needs()
         try:
             return self.model.predict(docs)
         finally:
             self.model.attrs["with_logits"] = False
+            self.model.attrs.pop("state_needs", None)
+
+    def state_needs(self) -> tuple[StateNeed, ...] | None:
+        """What the Docs keep of the per-letter stack (:mod:`stoicheia_spacy.encoder.states`):
+        None, the whole stack (``states = "all"``, a pipeline whose components declare no need
+        or one that needs the whole stack, a pipe not bound to a pipeline); else the needs of
+        the components after this pipe, disabled ones included (empty with ``store_hidden =
+        false``: nothing)."""
+        if not self.settings.store_hidden:
+            return ()
+        nlp = self._pipeline() if self._pipeline is not None else None
+        if self.settings.states == "all" or nlp is None or self.name not in nlp.component_names:
+            return None
+        # disabled components too (nlp.select_pipes): they may read these Docs afterwards
+        after = nlp.components[nlp.component_names.index(self.name) + 1:]
+        return pipeline_needs((proc for _, proc in after), self.name)
 
     def set_annotations(self, docs: Iterable[Doc], outputs: Sequence[StoicheiaDocData]) -> None:
         """Store each Doc's output as ``doc._.stoicheia``."""
         for doc, data in zip(docs, outputs, strict=True):
             if not self.settings.store_hidden:
                 data.hidden = None
+                data.states = {}
             doc._.stoicheia = data
 
     # ------------------------------------------------------------- training

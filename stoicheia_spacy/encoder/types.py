@@ -35,7 +35,11 @@ class StoicheiaDocData:
     (depth + 1, n_letters, d_model) stack of the embedding sum and every block output;
     ``logits`` maps head names (:data:`LOGIT_HEADS`: char, boundary, dia, cap, punct)
     to raw (n_letters, C) float32 logits of the same forward (None when the pipe's
-    ``store_logits`` is false).
+    ``store_logits`` is false). ``states`` holds, by key, what the components after the
+    encoder read of the stack (:mod:`stoicheia_spacy.encoder.states`: a pooler's token
+    vectors, the scanner's per-letter mix, the dater's layers); with the encoder's default
+    ``states = "used"`` they replace ``hidden`` (None then) in a pipeline whose components
+    declare what they read.
     """
 
     planes: CharPlanes
@@ -46,6 +50,7 @@ class StoicheiaDocData:
     gaps: list[GapRun] = field(default_factory=list)
     inputs: CharPlanes | None = None
     markup_error: str | None = None
+    states: dict[str, Any] = field(default_factory=dict)
 
     @property
     def gap_letters(self) -> np.ndarray:

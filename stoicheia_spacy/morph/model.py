@@ -57,24 +57,37 @@ def _parser_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> tuple[
     return (torch2xp(arcs), torch2xp(labels)), reverse
 
 
-def pad_sentences(
-    vectors: Sequence[np.ndarray], sent_lengths: Sequence[Sequence[int]]
-) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
-    """Cut per-Doc token vectors into sentences and pad them: ``(S, n_max, d)``, mask
-    ``(S, n_max)`` and ``(doc index, start, length)`` per sentence."""
+def sentence_index(sent_lengths: Sequence[Sequence[int]]) -> list[tuple[int, int, int]]:
+    """``(doc index, start, length)`` of every sentence of every Doc, in order."""
     index = []
     for i, lengths in enumerate(sent_lengths):
         start = 0
         for n in lengths:
             index.append((i, start, int(n)))
             start += int(n)
+    return index
+
+
+def pad_index(vectors: Sequence[np.ndarray], index: Sequence[tuple[int, int, int]],
+              n_max: int) -> tuple[np.ndarray, np.ndarray]:
+    """The sentences ``index`` (:func:`sentence_index`) of per-Doc token vectors, padded to
+    ``n_max``: ``(S, n_max, d)`` and the mask ``(S, n_max)``."""
     width = vectors[0].shape[1] if len(vectors) else 0
-    n_max = max((n for _, _, n in index), default=0)
     padded = np.zeros((len(index), n_max, width), dtype=np.float32)
     mask = np.zeros((len(index), n_max), dtype=bool)
     for s, (i, start, n) in enumerate(index):
         padded[s, :n] = vectors[i][start:start + n]
         mask[s, :n] = True
+    return padded, mask
+
+
+def pad_sentences(
+    vectors: Sequence[np.ndarray], sent_lengths: Sequence[Sequence[int]]
+) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
+    """Cut per-Doc token vectors into sentences and pad them: ``(S, n_max, d)``, mask
+    ``(S, n_max)`` and ``(doc index, start, length)`` per sentence."""
+    index = sentence_index(sent_lengths)
+    padded, mask = pad_index(vectors, index, max((n for _, _, n in index), default=0))
     return padded, mask, index
 
 

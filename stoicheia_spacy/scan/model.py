@@ -28,6 +28,7 @@ from thinc.api import ArgsKwargs, Model, chain
 from ..codec import CharPlanes
 from ..encoder.listener import StoicheiaListener
 from ..encoder.pooler import set_state_dims
+from ..encoder.states import StateNeed, missing, register_node_need, state_key
 from ..encoder.types import StoicheiaDocData
 from ..heads import build_torch_head, ensure_torch_head, torch_module
 from .syllabify import HEAVY, LIGHT, dichrona_mask, syllabify
@@ -67,19 +68,30 @@ class ScannerHeads(torch.nn.Module):
         self.macron = torch.nn.Linear(hidden, N_MACRON)
         self.scan = torch.nn.Linear(hidden, N_SCAN)
 
-    def forward(self, hidden: torch.Tensor, feats: torch.Tensor) -> torch.Tensor:
-        """``hidden`` (L, N, d), ``feats`` (N,) -> logits (N, 6)."""
+    def mix_states(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The scalar mix of ``hidden`` (L, N, d): (N, d), letter by letter."""
         w = torch.softmax(self.mix, dim=0)
+        h = hidden.float()
         if self.config["hidden"] <= 0:
-            h = hidden.float()
             last = h[-1] * torch.rsqrt(h[-1].pow(2).mean(-1, keepdim=True) + 1e-6) * self.final_norm
-            mixed = torch.einsum("l,lnd->nd", w, torch.cat([h[1:], last[None]], 0))
-            mixed = self.drop(mixed)
-            return torch.cat([self.macron(mixed), self.scan(mixed)], dim=-1)
-        mixed = torch.einsum("l,lnd->nd", w, hidden.float())
-        h = torch.nn.functional.gelu(self.proj(self.norm(mixed)) + self.feat(feats))
+            return torch.einsum("l,lnd->nd", w, torch.cat([h[1:], last[None]], 0))
+        return torch.einsum("l,lnd->nd", w, h)
+
+    def forward(self, hidden: torch.Tensor, feats: torch.Tensor, mixed: bool = False) -> torch.Tensor:
+        """``hidden`` (L, N, d), or with ``mixed`` its :meth:`mix_states` (N, d); ``feats``
+        (N,) -> logits (N, 6)."""
+        mix = hidden.float() if mixed else self.mix_states(hidden)
+        if self.config["hidden"] <= 0:
+            mix = self.drop(mix)
+            return torch.cat([self.macron(mix), self.scan(mix)], dim=-1)
+        h = torch.nn.functional.gelu(self.proj(self.norm(mix)) + self.feat(feats))
         h = self.drop(h)
         return torch.cat([self.macron(h), self.scan(h)], dim=-1)
+
+    def state_key(self) -> str:
+        """The key of :meth:`mix_states` in ``StoicheiaDocData.states`` (:mod:`~stoicheia_spacy.encoder.states`)."""
+        params = [self.mix] + ([self.final_norm] if self.config["hidden"] <= 0 else [])
+        return state_key(f"scanner_mix/{int(self.config['hidden'] <= 0)}", *(p.detach().cpu().numpy() for p in params))
 
 
 def _features_of(doc: StoicheiaDocData) -> np.ndarray:
@@ -147,14 +159,41 @@ def torch_heads(model: Model) -> ScannerHeads:
     return module
 
 
+def mix_need(node: Model) -> StateNeed | None:
+    """What the scanner heads read (:mod:`stoicheia_spacy.encoder.states`): their mix of every letter."""
+    if not node.layers:
+        return None
+    module: ScannerHeads = torch_module(node)  # type: ignore[assignment]
+
+    def letters(stack: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return module.mix_states(torch.from_numpy(stack)).numpy()
+
+    return StateNeed(module.state_key(), letters)
+
+
+def _n_letters(doc: StoicheiaDocData) -> int:
+    return int(doc.hidden.shape[1]) if doc.hidden is not None else int(doc.letter_token.shape[0])
+
+
 def _convert_inputs(model: Model, docs: list[StoicheiaDocData], is_train: bool
                     ) -> tuple[ArgsKwargs, Callable[[ArgsKwargs], list[Any]]]:
-    lengths = [int(d.hidden.shape[1]) for d in docs]
-    hid = [np.asarray(model.ops.to_numpy(d.hidden), dtype=np.float32) for d in docs]
+    lengths = [_n_letters(d) for d in docs]
+    module: ScannerHeads = model.shims[0]._model
+    key = None if is_train else module.state_key()
+    mixed = key is not None and bool(docs) and all(key in d.states for d in docs)
+    if key is not None and not mixed:
+        missing(docs, key)
+    if mixed and key is not None:  # mixed once in the encoder's forward
+        hid = [np.asarray(d.states[key], dtype=np.float32) for d in docs]
+        axis = 0
+    else:
+        hid = [np.asarray(model.ops.to_numpy(d.hidden), dtype=np.float32) for d in docs]
+        axis = 1
     if len(hid) == 1:  # one Doc (annotate's long pieces): its states as they are, not a copy
         stacked = hid[0]
     else:
-        stacked = np.concatenate(hid, axis=1) if hid else np.zeros((1, 0, 1), np.float32)
+        stacked = np.concatenate(hid, axis=axis) if hid else np.zeros((1, 0, 1), np.float32)
     hidden = torch.as_tensor(stacked)
     hidden.requires_grad_(is_train)
     feats = torch.as_tensor(np.concatenate([_features_of(d) for d in docs]) if docs else np.zeros(0, np.int64))
@@ -165,13 +204,13 @@ def _convert_inputs(model: Model, docs: list[StoicheiaDocData], is_train: bool
         d_hidden = grad.detach().cpu().numpy() if grad is not None else np.zeros(hidden.shape, np.float32)
         return [model.ops.asarray3f(cast(Any, d)) for d in np.split(d_hidden, splits, axis=1)]
 
-    return ArgsKwargs(args=(hidden, feats), kwargs={}), reverse
+    return ArgsKwargs(args=(hidden, feats), kwargs={"mixed": True} if mixed else {}), reverse
 
 
 def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool
                      ) -> tuple[list[np.ndarray], Callable[[list[np.ndarray]], ArgsKwargs]]:
     docs, out = inputs_outputs
-    lengths = [int(d.hidden.shape[1]) for d in docs]
+    lengths = [_n_letters(d) for d in docs]
     arr = out.detach().cpu().numpy()
     outputs = list(np.split(arr, np.cumsum(lengths)[:-1], axis=0))
 
@@ -180,3 +219,6 @@ def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool
         return ArgsKwargs(args=(out,), kwargs={"grad_tensors": (grad,)})
 
     return outputs, reverse
+
+
+register_node_need("stoicheia_scanner_heads", mix_need)

@@ -46,7 +46,7 @@ def test_default_package_installs_and_loads_offline_by_name(sdist: Path, tmp_pat
     code = (
         "import json, spacy; nlp = spacy.load('grc_stoicheia_doc_clean'); "
         f"doc = nlp({PASSAGE!r}); "
-        "print(json.dumps([doc.text, len(doc), doc._.stoicheia.n_letters, list(doc._.stoicheia.hidden.shape), "
+        "print(json.dumps([doc.text, len(doc), doc._.stoicheia.n_letters, [doc._.stoicheia.hidden is None, sorted(list(v.shape) for v in doc._.stoicheia.states.values())], "
         "nlp.pipe_names, doc._.accent_text, doc._.date.to_dict()]))"
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
@@ -65,7 +65,9 @@ def test_default_package_installs_and_loads_offline_by_name(sdist: Path, tmp_pat
     assert "stoicheia_attributor" not in pipes  # ships beside the model, not in its default pipeline
     assert date["low"] < date["weighted_median"] < date["high"] and date["level"] == 0.9  # an Attic decree, dated
     assert accented.startswith("ἔδοξε")
-    assert n_letters == len(encode_planes(PASSAGE)) and shape == [13, n_letters, 384]
+    assert n_letters == len(encode_planes(PASSAGE))
+    # states = "used": the scanner's mix and the dater's two layers per letter, 3 poolers' token vectors
+    assert shape == [True, sorted([[n_letters, 384], [2, n_letters, 384]] + [[n_tokens, 384]] * 3)]
 
 
 def test_default_backbone_restores_hidden_letters_of_held_out_text() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,6 +37,16 @@ def nlp(default_parts) -> spacy.Language:  # type: ignore[no-untyped-def]
     return default_parts("stoicheia_dater")
 
 
+def whole_stack(nlp: spacy.Language, texts: list[str]) -> list[spacy.tokens.Doc]:
+    """``texts`` through ``nlp`` with the encoder keeping its whole stack of states (``states = "all"``)."""
+    encoder: Any = nlp.get_pipe(ENCODER)
+    encoder.configure(states="all")
+    try:
+        return list(nlp.pipe(texts))
+    finally:
+        encoder.configure(states="used")
+
+
 def test_dater_dates_real_papyri_in_order_with_a_proper_distribution(nlp: spacy.Language) -> None:
     early, late = (doc._.date for doc in nlp.pipe([PTOLEMAIC, BYZANTINE]))
     for estimate in (early, late):
@@ -55,8 +66,10 @@ def test_dater_reads_the_shared_forward_round_trips_and_falls_back_to_the_text(
     # the shipped weights: the word n-gram kernel with the prior its leave-one-out chose from the pooled states
     assert isinstance(model, TextDateModel) and model.uses_states and dater.cfg["max_chars"] == 800
     doc = nlp(PTOLEMAIC)
-    states = pool_states(doc._.stoicheia.hidden, DEFAULT_LAYERS)  # a short letter: every letter pooled
-    assert dater.shared_states(doc) == pytest.approx(states)
+    [full] = whole_stack(nlp, [PTOLEMAIC])
+    states = pool_states(full._.stoicheia.hidden, DEFAULT_LAYERS)  # a short letter: every letter pooled
+    assert np.array_equal(dater.shared_states(doc), states)  # what the encoder kept for the dater
+    assert doc._.stoicheia.hidden is None
     expected = model.estimate(PTOLEMAIC, states=states)
     assert doc._.date == expected
     blank = spacy.blank("grc")  # no encoder, no backbone: the documented word-only fallback
@@ -100,8 +113,11 @@ def test_dater_pools_only_the_span_its_states_were_fitted_on(nlp: spacy.Language
     inside = int(np.sum(np.asarray(data.planes.offsets) < 800))
     assert 0 < inside < data.n_letters
     pooled = nlp.get_pipe("stoicheia_dater").shared_states(doc)
-    assert pooled == pytest.approx(pool_states(np.asarray(data.hidden)[:, :inside], DEFAULT_LAYERS))
-    assert not np.allclose(pooled, pool_states(data.hidden, DEFAULT_LAYERS))
+    # the encoder kept only the dater's two layers of the letters it pools, not the whole stack
+    assert data.hidden is None and [v.shape for v in data.states.values()] == [(2, inside, 384)]
+    hidden = whole_stack(nlp, [text])[0]._.stoicheia.hidden
+    assert np.array_equal(pooled, pool_states(np.asarray(hidden)[:, :inside], DEFAULT_LAYERS))
+    assert not np.allclose(pooled, pool_states(hidden, DEFAULT_LAYERS))
 
 
 def dater_config(weights: Path, name: str = "stoicheia_dater") -> dict:
@@ -166,7 +182,7 @@ def test_text_model_reads_the_shared_forward_states_and_falls_back_without_the_e
         nlp: spacy.Language, tmp_path: Path) -> None:
     texts = [FORMULAE["ptolemaic"], PTOLEMAIC, FORMULAE["roman"], FORMULAE["byzantine"], BYZANTINE]
     years = np.array([-243.0, -225.0, 139.0, 541.0, 625.0])
-    states = np.stack([pool_states(doc._.stoicheia.hidden, DEFAULT_LAYERS) for doc in nlp.pipe(texts)])
+    states = np.stack([pool_states(doc._.stoicheia.hidden, DEFAULT_LAYERS) for doc in whole_stack(nlp, texts)])
     vocab, idf = fit_vocabulary(texts, min_df=1)
     x = vectorize(texts, vocab, idf)
     # k = 0: the prior alone, so the estimate shows which prior was read: the word ridge (all zero

@@ -240,8 +240,9 @@ def run_storage(model: str | None) -> dict[str, Any]:
         if store.nbytes() >= 4096:
             storages.setdefault(store.data_ptr(), (store.nbytes(), f"{tuple(obj.shape)} {obj.dtype}"))
     total = sum(size for size, _ in storages.values())
-    largest = sorted(storages.values(), reverse=True)[:8]
     owners = storage_owners(nlp, backbone)
+    names = storage_names(nlp, backbone)
+    largest = sorted(((size, what, ptr) for ptr, (size, what) in storages.items()), reverse=True)[:16]
     by_owner: dict[str, int] = {}
     for ptr, (size, _) in storages.items():
         owner = owners.get(ptr, "other (not a module tensor of a pipe)")
@@ -254,7 +255,9 @@ def run_storage(model: str | None) -> dict[str, Any]:
             "rss_loaded_minus_start_over_weight_files": round((rss_loaded - rss_start) * 2**20 / weights, 3),
             "distinct_storages": len(storages), "distinct_storage_mb": round(total / 2**20, 1),
             "distinct_storage_over_backbone": round(total / backbone_bytes, 3),
-            "largest_storages": [{"mb": round(size / 2**20, 2), "tensor": what} for size, what in largest],
+            "largest_storages": [{"mb": round(size / 2**20, 2), "tensor": what,
+                                  "owner": owners.get(ptr, "other (not a module tensor of a pipe)"),
+                                  "names": names.get(ptr, [])[:3]} for size, what, ptr in largest],
             "storage_mb_by_owner": {k: round(v / 2**20, 1) for k, v in sorted(by_owner.items(), key=lambda kv: -kv[1])},
             "backbone_storage_over_backbone": round(backbone_like / backbone_bytes, 3),
             "backbone_storage_counts": ("tensors of the encoder's backbone and of every other StoicheiaEncoder "
@@ -285,6 +288,35 @@ def storage_owners(nlp: Any, backbone: Any) -> dict[int, str]:
                 for t in module.state_dict().values() if module is not None else []:
                     owners.setdefault(ptr(t), f"heads of {name}")
     return owners
+
+
+def storage_names(nlp: Any, backbone: Any) -> dict[int, list[str]]:
+    """Storage pointer -> the tensor names that hold it (``PIPE:param`` for the pipes' torch
+    modules, ``backbone:param`` for the encoder's, ``copy:param`` for another StoicheiaEncoder)."""
+    import gc
+
+    from stoicheia_spacy.backbone import StoicheiaEncoder
+
+    names: dict[int, list[str]] = {}
+
+    def add(tensor: Any, name: str) -> None:
+        if hasattr(tensor, "untyped_storage"):
+            names.setdefault(int(tensor.untyped_storage().data_ptr()), []).append(name)
+
+    for key, t in backbone.state_dict().items():
+        add(t, f"backbone:{key}")
+    for obj in gc.get_objects():
+        if isinstance(obj, StoicheiaEncoder) and obj is not backbone:
+            for key, t in obj.state_dict().items():
+                add(t, f"copy:{key}")
+    for name, proc in nlp.pipeline:
+        model = getattr(proc, "model", None)
+        for node in model.walk() if model is not None else []:
+            for shim in node.shims:
+                module = getattr(shim, "_model", None)
+                for key, t in module.state_dict().items() if module is not None else []:
+                    add(t, f"{name}:{key}")
+    return names
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -319,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
         result = {"benchmark": "memory storage", **run_storage(args.model)}
         print(f"backbone tensors (the encoder's, overlays, copies) {result['backbone_storage_over_backbone']}x the "
               f"float32 backbone; by owner (MB): {result['storage_mb_by_owner']}")
+        for row in result["largest_storages"]:
+            print(f"  {row['mb']:6.2f} MB {row['tensor']:30s} {row['owner']}: {', '.join(row['names'])}")
         print(f"distinct tensor storage {result['distinct_storage_over_backbone']}x the float32 backbone "
               f"({result['distinct_storage_mb']} MB / {result['backbone_float32_mb']} MB); RSS loaded "
               f"{result['rss_loaded_mb']} MB for {result['weight_files_mb']} MB of weight files")
@@ -335,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{result['rss_last_mb']} MB; slope MB / 1,000 docs: total {slopes['total']}, "
               f"parent {slopes['parent']}, workers {slopes['workers']}")
     result["model"] = args.model or "default pipeline"
+    result["command"] = "python -m stoicheia_lab.bench memory " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.random_init:
         randomize_backbone(nlp)
     encoder = nlp.get_pipe("stoicheia_encoder")
-    encoder.configure(store_logits=False, store_hidden=True)
+    encoder.configure(store_logits=False, store_hidden=True, states="all")  # it pools the whole stack itself
     n_layers, _width = hidden_shape(nlp)
     mixes = head_mixes(heads, n_layers)
     del heads
