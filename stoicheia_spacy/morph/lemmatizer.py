@@ -50,6 +50,8 @@ from .training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
 
 #: Forms ranked at once by :meth:`StoicheiaLemmatizer.lemmatize_flagged` (bounds its working memory).
 BLOCK = 512
+#: Most (form, script) lemmas :meth:`StoicheiaLemmatizer._apply` remembers before it starts afresh.
+APPLIED_CACHE = 200_000
 #: The lemmatizer's own decoder (``decode`` setting); see the module doc for the others.
 LEMMA_DECODERS = LemmatizerSettings.OWN_DECODERS
 
@@ -140,6 +142,8 @@ class StoicheiaLemmatizer(HeadPipe):
         self._index: dict[EditScript, int] | None = None
         self._lexicon: frozenset[str] | None = None
         self._scripts: tuple[Any, list[EditScript]] | None = None
+        self._applied: dict[tuple[str, int], str] = {}
+        self._applied_for: list[EditScript] | None = None
 
     @property
     def decode_mode(self) -> str:
@@ -223,27 +227,44 @@ class StoicheiaLemmatizer(HeadPipe):
         prior = self.settings.table_prior if prior is None else prior
         scripts = self.scripts
         k = min(self.settings.top_k, len(scripts))
-        for i, form in enumerate(forms):
-            rows = table.analyses(form)
-            if not rows:
-                continue
+        found = [(i, rows) for i, rows in enumerate(table.analyses(form) for form in forms) if rows]
+        if not found:
+            return out, flags
+        # the attested forms' rows ranked at once (row by row the same values as one at a time)
+        block = np.asarray(logits)[[i for i, _ in found]].astype(np.float64)
+        tops = np.argpartition(-block, k - 1, axis=1)[:, :k] if k < block.shape[1] \
+            else np.broadcast_to(np.arange(block.shape[1]), block.shape)
+        peak = block.max(axis=1)
+        norm = peak + np.log(np.exp(block - peak[:, None]).sum(axis=1))
+        for (i, rows), row, top, lse in zip(found, block, tops, norm.tolist(), strict=True):
+            form = forms[i]
             share: dict[str, int] = {}
             for lemma, _, n in rows:
                 share[lemma] = share.get(lemma, 0) + n
-            row = logits[i].astype(np.float64)
-            top = np.argpartition(-row, k - 1)[:k] if k < len(row) else np.arange(len(row))
-            logp = row[top] - (row.max() + np.log(np.exp(row - row.max()).sum()))
+            logp = row[top] - lse
             score = dict.fromkeys(share, float(logp.min()) - 1.0)
             for c, lp in zip(top.tolist(), logp.tolist(), strict=True):
                 script = scripts[c]
                 if script.prefix_cut + script.suffix_cut <= len(form):
-                    lemma = apply_script(form, script)
+                    lemma = self._apply(form, c)
                     if lemma in score and lp > score[lemma]:
                         score[lemma] = lp
             total = sum(share.values())
             out[i] = max(score, key=lambda lem: score[lem] + prior * np.log(share[lem] / total))
             flags[i] = False
         return out, flags
+
+    def _apply(self, form: str, c: int) -> str:
+        """``apply_script(form, scripts[c])``, remembered per (form, script) for the current
+        script vocabulary (a pipe lemmatizes the same frequent forms over and over)."""
+        scripts = self.scripts
+        if self._applied_for is not scripts or len(self._applied) > APPLIED_CACHE:
+            self._applied, self._applied_for = {}, scripts
+        key = (form, c)
+        lemma = self._applied.get(key)
+        if lemma is None:
+            lemma = self._applied[key] = apply_script(form, scripts[c])
+        return lemma
 
     def _lemmatize(self, forms: Sequence[str], logits: np.ndarray) -> tuple[list[str], list[bool]]:
         """The scripts' lemmas in blocks of :data:`BLOCK` forms, so that the ranking's arrays
@@ -280,7 +301,7 @@ class StoicheiaLemmatizer(HeadPipe):
                     best = row[c]
                 elif best - row[c] > drop:
                     break
-                lemma = apply_script(form, script)
+                lemma = self._apply(form, int(c))
                 if not lexicon:
                     first = lemma
                     break
