@@ -221,15 +221,23 @@ class StoicheiaLemmatizer(HeadPipe):
         log-probability of the best of the ``top_k`` scripts that gives it (a lemma no such
         script gives: the lowest of theirs, minus one), plus ``prior`` (default: the
         ``table_prior`` setting) times the log of its share of the form's analyses."""
-        out, flags = self._lemmatize(forms, logits)
         if table is None or not len(forms):
-            return out, flags
+            return self._lemmatize(forms, logits)
+        found = [(i, rows) for i, rows in enumerate(table.analyses(form) for form in forms) if rows]
+        if not found:
+            return self._lemmatize(forms, logits)
+        # the scripts' own decode only for the forms the table does not attest (each row is
+        # decoded on its own, so leaving the others out changes none of these)
+        out, flags = list(forms), [False] * len(forms)
+        attested = {i for i, _ in found}
+        rest = [i for i in range(len(forms)) if i not in attested]
+        if rest:
+            got, flagged = self._lemmatize([forms[i] for i in rest], np.asarray(logits)[rest])
+            for i, lemma, flag in zip(rest, got, flagged, strict=True):
+                out[i], flags[i] = lemma, flag
         prior = self.settings.table_prior if prior is None else prior
         scripts = self.scripts
         k = min(self.settings.top_k, len(scripts))
-        found = [(i, rows) for i, rows in enumerate(table.analyses(form) for form in forms) if rows]
-        if not found:
-            return out, flags
         # the attested forms' rows ranked at once (row by row the same values as one at a time)
         block = np.asarray(logits)[[i for i, _ in found]].astype(np.float64)
         tops = np.argpartition(-block, k - 1, axis=1)[:, :k] if k < block.shape[1] \

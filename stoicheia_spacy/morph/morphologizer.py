@@ -170,18 +170,26 @@ class StoicheiaMorphologizer(HeadPipe):
         (with its UPOS) that maximises the position log-probabilities plus the UPOS head's
         log-probability plus ``prior`` (default: the ``table_prior`` setting) times the log
         of the tag's share of the form's analyses."""
-        upos, tags = self.decode(logits)
         if table is None or not len(logits):
+            return self.decode(logits)
+        found = [(i, got) for i, got in enumerate(self._table_candidates(table, form) for form in forms)
+                 if got is not None]
+        # the joint decode only for the forms the table does not attest (each row is decoded on
+        # its own, so leaving the others out changes none of these)
+        attested = {i for i, _ in found}
+        rest = [i for i in range(len(logits)) if i not in attested]
+        upos, tags = [""] * len(logits), [""] * len(logits)
+        if rest:
+            got_upos, got_tags = self.decode(np.asarray(logits)[rest])
+            for i, u, t in zip(rest, got_upos, got_tags, strict=True):
+                upos[i], tags[i] = u, t
+        if not found:
             return upos, tags
         prior = self.settings.table_prior if prior is None else prior
         n_upos = len(UPOS_TAGS)
         upos_lp = log_softmax(logits[:, :n_upos].astype(np.float64))
         lps = position_logprobs(logits[:, n_upos:], XPOS_GROUPS)
-        for i, form in enumerate(forms):
-            found = self._table_candidates(table, form)
-            if found is None:
-                continue
-            cands, ids, cand_upos, upos_ids, log_share = found
+        for i, (cands, ids, cand_upos, upos_ids, log_share) in found:
             score = sum(lp[i, ids[:, p]] for p, lp in enumerate(lps))
             score = score + upos_lp[i, upos_ids]
             score = score + prior * log_share

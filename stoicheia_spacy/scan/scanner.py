@@ -490,9 +490,13 @@ class ScannerPipe(StoicheiaPipe):
         doc._.macrons = [Macron(offset=int(offsets[i]), p_long=float(p_long[i]),
                                 length=None if lengths[i] < 0 else int(lengths[i]), metre=int(metre_vote[i]),
                                 metre_margin=float(metre_margin[i])) for i in np.nonzero(dich)[0]]
+        ends = p.token_ends.tolist()
+        marked = np.concatenate([[0], np.cumsum(lengths >= 0)]).tolist()  # marked letters before each
         for tok in doc:
-            sl = slice(int(p.token_ends[tok.i - 1]) if tok.i else 0, int(p.token_ends[tok.i]))
-            tok._.macronized = macronize_offsets(tok.text, offsets[sl] - tok.idx, lengths[sl])
+            a, b = ends[tok.i - 1] if tok.i else 0, ends[tok.i]
+            word = tok.text  # a token without a marked letter is its text (as macronize_offsets gives it)
+            tok._.macronized = word if marked[b] == marked[a] else \
+                macronize_offsets(word, offsets[a:b] - tok.idx, lengths[a:b])
 
     def _forced_meters(self, grammar: str) -> dict[str, Any]:
         """The loaded metres that realise ``grammar`` (a research grammar name)."""

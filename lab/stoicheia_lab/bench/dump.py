@@ -45,7 +45,7 @@ def plain(value: Any) -> Any:
     return repr(value)
 
 
-def annotations(doc: Any) -> dict[str, Any]:
+def doc_annotations(doc: Any) -> dict[str, Any]:
     """Every annotation the default pipeline writes on ``doc`` (see the module doc)."""
     tokens = [[t.text, t.tag_, t.pos_, str(t.morph), t.lemma_, bool(t._.lemma_backoff), t.head.i, t.dep_,
                t.norm_, t._.macronized] for t in doc]
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"pipes": nlp.pipe_names, "docs": {}}
     start = time.process_time()
     for kind, items in texts(args.data, args.n).items():
-        result["docs"][kind] = [annotations(doc) for doc in nlp.pipe(items, batch_size=args.batch_size)]
+        result["docs"][kind] = [doc_annotations(doc) for doc in nlp.pipe(items, batch_size=args.batch_size)]
     print(f"{sum(len(v) for v in result['docs'].values())} docs in {time.process_time() - start:.1f} CPU-s")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
