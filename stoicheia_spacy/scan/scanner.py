@@ -454,7 +454,10 @@ class ScannerPipe(StoicheiaPipe):
         cuts: list[tuple[Span, int, int, np.ndarray, np.ndarray]] = []  # span, lo, hi, syllable ends, weights
         for (span, lo, hi, sub, syl, _, _), res, weights in zip(p.lines, p.decoded, p.line_weights, strict=True):
             merged = res.merged if res is not None else ()
-            disp = syllabify(sub, text=text, weights=weights)
+            # the decoded weights move a boundary only where a light syllable keeps a mute +
+            # liquid onset; elsewhere the display syllables are the ones decoded
+            moved = (syl.muta_cum_liquida & (np.asarray(weights)[: len(syl)] == LIGHT)).any()
+            disp = syllabify(sub, text=text, weights=weights) if moved else syl
             sub_off = np.asarray(sub.offsets)
             keep = np.ones(len(disp), dtype=bool)
             if merged:
