@@ -50,7 +50,7 @@ from .training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
 
 #: Forms ranked at once by :meth:`StoicheiaLemmatizer.lemmatize_flagged` (bounds its working memory).
 BLOCK = 512
-#: Most (form, script) lemmas :meth:`StoicheiaLemmatizer._apply` remembers before it starts afresh.
+#: Most (form, script) lemmas :meth:`StoicheiaLemmatizer._applied_cache` holds before it starts afresh.
 APPLIED_CACHE = 200_000
 #: The lemmatizer's own decoder (``decode`` setting); see the module doc for the others.
 LEMMA_DECODERS = LemmatizerSettings.OWN_DECODERS
@@ -144,6 +144,7 @@ class StoicheiaLemmatizer(HeadPipe):
         self._scripts: tuple[Any, list[EditScript]] | None = None
         self._applied: dict[tuple[str, int], str] = {}
         self._applied_for: list[EditScript] | None = None
+        self._cuts = np.zeros(0, dtype=np.int64)
 
     @property
     def decode_mode(self) -> str:
@@ -236,7 +237,7 @@ class StoicheiaLemmatizer(HeadPipe):
             for i, lemma, flag in zip(rest, got, flagged, strict=True):
                 out[i], flags[i] = lemma, flag
         prior = self.settings.table_prior if prior is None else prior
-        scripts = self.scripts
+        scripts, applied, cuts = self.scripts, self._applied_cache(), self._script_cuts()
         k = min(self.settings.top_k, len(scripts))
         # the attested forms' rows ranked at once (row by row the same values as one at a time)
         block = np.asarray(logits)[[i for i, _ in found]].astype(np.float64)
@@ -251,28 +252,33 @@ class StoicheiaLemmatizer(HeadPipe):
                 share[lemma] = share.get(lemma, 0) + n
             logp = row[top] - lse
             score = dict.fromkeys(share, float(logp.min()) - 1.0)
-            for c, lp in zip(top.tolist(), logp.tolist(), strict=True):
-                script = scripts[c]
-                if script.prefix_cut + script.suffix_cut <= len(form):
-                    lemma = self._apply(form, c)
-                    if lemma in score and lp > score[lemma]:
-                        score[lemma] = lp
+            fits = cuts[top] <= len(form)  # a script that cuts more than the form has is never chosen
+            for c, lp in zip(top[fits].tolist(), logp[fits].tolist(), strict=True):
+                key = (form, c)
+                lemma = applied.get(key)
+                if lemma is None:
+                    lemma = applied[key] = apply_script(form, scripts[c])
+                if lemma in score and lp > score[lemma]:
+                    score[lemma] = lp
             total = sum(share.values())
             out[i] = max(score, key=lambda lem: score[lem] + prior * np.log(share[lem] / total))
             flags[i] = False
         return out, flags
 
-    def _apply(self, form: str, c: int) -> str:
-        """``apply_script(form, scripts[c])``, remembered per (form, script) for the current
-        script vocabulary (a pipe lemmatizes the same frequent forms over and over)."""
+    def _applied_cache(self) -> dict[tuple[str, int], str]:
+        """``apply_script(form, scripts[c])`` by ``(form, c)`` for the current script vocabulary
+        (a pipe lemmatizes the same frequent forms over and over); started afresh when the
+        vocabulary changes or :data:`APPLIED_CACHE` lemmas are held."""
         scripts = self.scripts
         if self._applied_for is not scripts or len(self._applied) > APPLIED_CACHE:
             self._applied, self._applied_for = {}, scripts
-        key = (form, c)
-        lemma = self._applied.get(key)
-        if lemma is None:
-            lemma = self._applied[key] = apply_script(form, scripts[c])
-        return lemma
+            self._cuts = np.array([sc.prefix_cut + sc.suffix_cut for sc in scripts], dtype=np.int64)
+        return self._applied
+
+    def _script_cuts(self) -> np.ndarray:
+        """Letters each script cuts (prefix + suffix), as one array for the current vocabulary."""
+        self._applied_cache()
+        return self._cuts
 
     def _lemmatize(self, forms: Sequence[str], logits: np.ndarray) -> tuple[list[str], list[bool]]:
         """The scripts' lemmas in blocks of :data:`BLOCK` forms, so that the ranking's arrays
@@ -298,18 +304,19 @@ class StoicheiaLemmatizer(HeadPipe):
         out, flags = [], []
         drop = self.settings.max_drop
         prefer = self.settings.prefer_form
+        applied, cuts = self._applied_cache(), self._script_cuts()
         for form, cands, row in zip(forms, top, logits, strict=True):
             first, best = None, None
             own = form.lower()
-            for c in cands:
-                script = scripts[c]
-                if script.prefix_cut + script.suffix_cut > len(form):
-                    continue
+            for c in cands[cuts[cands] <= len(form)].tolist():  # a script must not cut more than the form has
                 if best is None:
                     best = row[c]
                 elif best - row[c] > drop:
                     break
-                lemma = self._apply(form, int(c))
+                key = (form, c)
+                lemma = applied.get(key)
+                if lemma is None:
+                    lemma = applied[key] = apply_script(form, scripts[c])
                 if not lexicon:
                     first = lemma
                     break
