@@ -399,29 +399,30 @@ def _viterbi(tab: dict[str, _ArcTable], n: int, W: int) -> tuple[list[tuple[int,
             out[k + 1:, k] = a[: n - k, k]
         return out
 
-    fe, ee, ge, he = (by_end(tab[k].score) for k in ("free", "encl", "eligible", "host"))
+    # the four arc kinds by word end, in the order they are scored below: free and enclitic
+    # arcs into state 0, host arcs into 1, eligible arcs into 2
+    ends = np.stack([by_end(tab[k].score) for k in ("free", "encl", "host", "eligible")], axis=1)  # (n+1, 4, W)
     s = np.full((3, n + 1), NEG)
     s[0, 0] = 0.0
     back = np.zeros((3, n + 1, 3), np.int64)  # (length, from state, arc table index)
+    rows = np.arange(4)
     for j in range(1, n + 1):
         m = min(W, j)
-        p0, p1, p2 = s[0, j - 1::-1][:m], s[1, j - 1::-1][:m], s[2, j - 1::-1][:m]
-        p02 = np.maximum(p0, p2)
-        from02 = np.where(p2 > p0, 2, 0)
-        p01 = np.maximum(p0, p1)
-        from01 = np.where(p1 > p0, 1, 0)
-        a, b = p02 + fe[j, :m], p01 + ee[j, :m]
-        ka, kb = int(a.argmax()), int(b.argmax())
-        if b[kb] > a[ka]:
-            s[0, j], back[0, j] = b[kb], (kb + 1, from01[kb], 1)
+        p0, p1, p2 = s[:, j - 1::-1][:, :m]
+        best = np.empty((4, m))  # the previous state's best score per arc kind, then + the arc
+        best[0] = np.maximum(p0, p2)
+        best[1] = np.maximum(p0, p1)
+        best[2] = best[0]
+        best[3] = best[0]
+        best += ends[j, :, :m]
+        k = best.argmax(axis=1)  # per kind, the first of equal maxima (as one argmax each)
+        (a, b, c, g), (ka, kb, kc, kg) = best[rows, k].tolist(), k.tolist()
+        if b > a:
+            s[0, j], back[0, j] = b, (kb + 1, 1 if p1[kb] > p0[kb] else 0, 1)
         else:
-            s[0, j], back[0, j] = a[ka], (ka + 1, from02[ka], 0)
-        c = p02 + he[j, :m]
-        kc = int(c.argmax())
-        s[1, j], back[1, j] = c[kc], (kc + 1, from02[kc], 3)
-        g = p02 + ge[j, :m]
-        kg = int(g.argmax())
-        s[2, j], back[2, j] = g[kg], (kg + 1, from02[kg], 2)
+            s[0, j], back[0, j] = a, (ka + 1, 2 if p2[ka] > p0[ka] else 0, 0)
+        s[1, j], back[1, j] = c, (kc + 1, 2 if p2[kc] > p0[kc] else 0, 3)
+        s[2, j], back[2, j] = g, (kg + 1, 2 if p2[kg] > p0[kg] else 0, 2)
     names = ("free", "encl", "eligible", "host")
     state = 2 if s[2, n] > s[0, n] else 0
     total = float(s[state, n])

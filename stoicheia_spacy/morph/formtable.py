@@ -28,6 +28,8 @@ from ..accent.lexasset import FORM_TABLE_FILE, find_lexicon
 from ..errors import ConfigError
 
 _GRAVE, _ACUTE = "\u0300", "\u0301"
+#: Forms whose analyses a :class:`FormTable` remembers before it starts afresh.
+SEEN_FORMS = 100_000
 
 
 def _blob(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -63,6 +65,7 @@ class FormTable:
         self.runs = arrays["runs"].tolist()
         self.lemma_ids, self.tag_ids, self.counts = arrays["lemma_ids"], arrays["tag_ids"], arrays["counts"]
         self.sources = [str(s) for s in arrays["sources"]] if "sources" in arrays else []
+        self._seen: dict[str, tuple[tuple[str, str, int], ...]] = {}  # analyses by form, see analyses()
 
     @classmethod
     def build(cls, analyses: Iterable[tuple[str, str, str, int]], sources: Iterable[str] = ()) -> FormTable:
@@ -131,7 +134,17 @@ class FormTable:
         return None
 
     def analyses(self, form: str) -> list[tuple[str, str, int]]:
-        """``(lemma, xpos, count)`` of ``form``, most frequent first (empty when unattested)."""
+        """``(lemma, xpos, count)`` of ``form``, most frequent first (empty when unattested).
+        Remembered per form (up to :data:`SEEN_FORMS` forms): the morphologizer and the
+        lemmatizer both look up every token."""
+        seen = self._seen.get(form)
+        if seen is None:
+            if len(self._seen) >= SEEN_FORMS:
+                self._seen.clear()
+            seen = self._seen[form] = tuple(self._analyses(form))
+        return list(seen)
+
+    def _analyses(self, form: str) -> list[tuple[str, str, int]]:
         i = self.find(form)
         if i is None:
             return []

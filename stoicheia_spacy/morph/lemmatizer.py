@@ -50,6 +50,8 @@ from .training import DEFAULT_TOKEN_HEADS_MODEL, grouped_softmax_loss
 
 #: Forms ranked at once by :meth:`StoicheiaLemmatizer.lemmatize_flagged` (bounds its working memory).
 BLOCK = 512
+#: Most (form, script) lemmas :meth:`StoicheiaLemmatizer._applied_cache` holds before it starts afresh.
+APPLIED_CACHE = 200_000
 #: The lemmatizer's own decoder (``decode`` setting); see the module doc for the others.
 LEMMA_DECODERS = LemmatizerSettings.OWN_DECODERS
 
@@ -140,6 +142,9 @@ class StoicheiaLemmatizer(HeadPipe):
         self._index: dict[EditScript, int] | None = None
         self._lexicon: frozenset[str] | None = None
         self._scripts: tuple[Any, list[EditScript]] | None = None
+        self._applied: dict[tuple[str, int], str] = {}
+        self._applied_for: list[EditScript] | None = None
+        self._cuts = np.zeros(0, dtype=np.int64)
 
     @property
     def decode_mode(self) -> str:
@@ -217,33 +222,63 @@ class StoicheiaLemmatizer(HeadPipe):
         log-probability of the best of the ``top_k`` scripts that gives it (a lemma no such
         script gives: the lowest of theirs, minus one), plus ``prior`` (default: the
         ``table_prior`` setting) times the log of its share of the form's analyses."""
-        out, flags = self._lemmatize(forms, logits)
         if table is None or not len(forms):
-            return out, flags
+            return self._lemmatize(forms, logits)
+        found = [(i, rows) for i, rows in enumerate(table.analyses(form) for form in forms) if rows]
+        if not found:
+            return self._lemmatize(forms, logits)
+        # the scripts' own decode only for the forms the table does not attest (each row is
+        # decoded on its own, so leaving the others out changes none of these)
+        out, flags = list(forms), [False] * len(forms)
+        attested = {i for i, _ in found}
+        rest = [i for i in range(len(forms)) if i not in attested]
+        if rest:
+            got, flagged = self._lemmatize([forms[i] for i in rest], np.asarray(logits)[rest])
+            for i, lemma, flag in zip(rest, got, flagged, strict=True):
+                out[i], flags[i] = lemma, flag
         prior = self.settings.table_prior if prior is None else prior
-        scripts = self.scripts
+        scripts, applied, cuts = self.scripts, self._applied_cache(), self._script_cuts()
         k = min(self.settings.top_k, len(scripts))
-        for i, form in enumerate(forms):
-            rows = table.analyses(form)
-            if not rows:
-                continue
+        # the attested forms' rows ranked at once (row by row the same values as one at a time)
+        block = np.asarray(logits)[[i for i, _ in found]].astype(np.float64)
+        tops = np.argpartition(-block, k - 1, axis=1)[:, :k] if k < block.shape[1] \
+            else np.broadcast_to(np.arange(block.shape[1]), block.shape)
+        peak = block.max(axis=1)
+        norm = peak + np.log(np.exp(block - peak[:, None]).sum(axis=1))
+        for (i, rows), row, top, lse in zip(found, block, tops, norm.tolist(), strict=True):
+            form = forms[i]
             share: dict[str, int] = {}
             for lemma, _, n in rows:
                 share[lemma] = share.get(lemma, 0) + n
-            row = logits[i].astype(np.float64)
-            top = np.argpartition(-row, k - 1)[:k] if k < len(row) else np.arange(len(row))
-            logp = row[top] - (row.max() + np.log(np.exp(row - row.max()).sum()))
+            logp = row[top] - lse
             score = dict.fromkeys(share, float(logp.min()) - 1.0)
-            for c, lp in zip(top.tolist(), logp.tolist(), strict=True):
-                script = scripts[c]
-                if script.prefix_cut + script.suffix_cut <= len(form):
-                    lemma = apply_script(form, script)
-                    if lemma in score and lp > score[lemma]:
-                        score[lemma] = lp
+            fits = cuts[top] <= len(form)  # a script that cuts more than the form has is never chosen
+            for c, lp in zip(top[fits].tolist(), logp[fits].tolist(), strict=True):
+                key = (form, c)
+                lemma = applied.get(key)
+                if lemma is None:
+                    lemma = applied[key] = apply_script(form, scripts[c])
+                if lemma in score and lp > score[lemma]:
+                    score[lemma] = lp
             total = sum(share.values())
             out[i] = max(score, key=lambda lem: score[lem] + prior * np.log(share[lem] / total))
             flags[i] = False
         return out, flags
+
+    def _applied_cache(self) -> dict[tuple[str, int], str]:
+        """``apply_script(form, scripts[c])`` by ``(form, c)`` for the current script vocabulary
+        (a pipe lemmatizes the same frequent forms over and over); started afresh when the
+        vocabulary changes or :data:`APPLIED_CACHE` lemmas are held."""
+        scripts = self.scripts
+        if self._applied_for is not scripts or len(self._applied) > APPLIED_CACHE:
+            self._applied, self._applied_for = {}, scripts
+            self._cuts = np.array([sc.prefix_cut + sc.suffix_cut for sc in scripts], dtype=np.int64)
+        return self._applied
+
+    def _script_cuts(self) -> np.ndarray:
+        """Letters each script cuts (prefix + suffix), as one array for the current vocabulary."""
+        self._applied_cache()
+        return self._cuts
 
     def _lemmatize(self, forms: Sequence[str], logits: np.ndarray) -> tuple[list[str], list[bool]]:
         """The scripts' lemmas in blocks of :data:`BLOCK` forms, so that the ranking's arrays
@@ -269,18 +304,19 @@ class StoicheiaLemmatizer(HeadPipe):
         out, flags = [], []
         drop = self.settings.max_drop
         prefer = self.settings.prefer_form
+        applied, cuts = self._applied_cache(), self._script_cuts()
         for form, cands, row in zip(forms, top, logits, strict=True):
             first, best = None, None
             own = form.lower()
-            for c in cands:
-                script = scripts[c]
-                if script.prefix_cut + script.suffix_cut > len(form):
-                    continue
+            for c in cands[cuts[cands] <= len(form)].tolist():  # a script must not cut more than the form has
                 if best is None:
                     best = row[c]
                 elif best - row[c] > drop:
                     break
-                lemma = apply_script(form, script)
+                key = (form, c)
+                lemma = applied.get(key)
+                if lemma is None:
+                    lemma = applied[key] = apply_script(form, scripts[c])
                 if not lexicon:
                     first = lemma
                     break

@@ -56,6 +56,8 @@ MORPH_DECODERS = MorphologizerSettings.OWN_DECODERS
 DEFAULT_MORPH_MODEL = DEFAULT_TOKEN_HEADS_MODEL
 
 _UPOS_ID = {u: i for i, u in enumerate(UPOS_TAGS)}
+#: Forms whose table candidates the morphologizer remembers before it starts afresh.
+CANDIDATE_CACHE = 100_000
 
 
 @registry.scorers("stoicheia.morph_scorer.v1")
@@ -104,6 +106,8 @@ class StoicheiaMorphologizer(HeadPipe):
         base = settings if settings is not None else MorphologizerSettings()
         super().__init__(vocab, model, name, settings=base.replace(**options) if options else base, attested=[])
         self.scorer = scorer
+        self._candidates: dict[str, Any] = {}  # form -> _table_candidates(), for _candidates_of
+        self._candidates_of: FormTable | None = None
 
     @property
     def decode_mode(self) -> str:
@@ -166,31 +170,55 @@ class StoicheiaMorphologizer(HeadPipe):
         (with its UPOS) that maximises the position log-probabilities plus the UPOS head's
         log-probability plus ``prior`` (default: the ``table_prior`` setting) times the log
         of the tag's share of the form's analyses."""
-        upos, tags = self.decode(logits)
         if table is None or not len(logits):
+            return self.decode(logits)
+        found = [(i, got) for i, got in enumerate(self._table_candidates(table, form) for form in forms)
+                 if got is not None]
+        # the joint decode only for the forms the table does not attest (each row is decoded on
+        # its own, so leaving the others out changes none of these)
+        attested = {i for i, _ in found}
+        rest = [i for i in range(len(logits)) if i not in attested]
+        upos, tags = [""] * len(logits), [""] * len(logits)
+        if rest:
+            got_upos, got_tags = self.decode(np.asarray(logits)[rest])
+            for i, u, t in zip(rest, got_upos, got_tags, strict=True):
+                upos[i], tags[i] = u, t
+        if not found:
             return upos, tags
         prior = self.settings.table_prior if prior is None else prior
         n_upos = len(UPOS_TAGS)
         upos_lp = log_softmax(logits[:, :n_upos].astype(np.float64))
         lps = position_logprobs(logits[:, n_upos:], XPOS_GROUPS)
-        upos_index = {u: k for k, u in enumerate(UPOS_TAGS)}
-        for i, form in enumerate(forms):
-            counts: dict[str, tuple[int, str]] = {}
-            for lemma, tag, n in table.analyses(form):
-                if is_valid_tag(tag):  # most frequent analysis first: its lemma names the tag's UPOS
-                    counts[tag] = (counts[tag][0] + n, counts[tag][1]) if tag in counts else (n, lemma)
-            if not counts:
-                continue
-            cands = list(counts)
-            ids = tags_to_ids(cands)
+        for i, (cands, ids, cand_upos, upos_ids, log_share) in found:
             score = sum(lp[i, ids[:, p]] for p, lp in enumerate(lps))
-            total = sum(n for n, _ in counts.values())
-            cand_upos = [agdt_to_upos(t, counts[t][1]) for t in cands]
-            score = score + upos_lp[i, [upos_index.get(u, upos_index["X"]) for u in cand_upos]]
-            score = score + prior * np.log([counts[t][0] / total for t in cands])
+            score = score + upos_lp[i, upos_ids]
+            score = score + prior * log_share
             k = int(np.argmax(score))
             upos[i], tags[i] = cand_upos[k], cands[k]
         return upos, tags
+
+    def _table_candidates(self, table: FormTable, form: str) -> tuple[list[str], np.ndarray, list[str], list[int],
+                                                                      np.ndarray] | None:
+        """What :meth:`table_decode` reads of the table for ``form``: its valid tags (most frequent
+        analysis first), their class ids, UPOS and UPOS ids, and the log of each tag's share of the
+        form's analyses; None when the table has no valid tag for it. Remembered per form and table."""
+        if self._candidates_of is not table or len(self._candidates) > CANDIDATE_CACHE:
+            self._candidates, self._candidates_of = {}, table
+        if form in self._candidates:
+            return self._candidates[form]
+        counts: dict[str, tuple[int, str]] = {}
+        for lemma, tag, n in table.analyses(form):
+            if is_valid_tag(tag):  # most frequent analysis first: its lemma names the tag's UPOS
+                counts[tag] = (counts[tag][0] + n, counts[tag][1]) if tag in counts else (n, lemma)
+        found = None
+        if counts:
+            cands = list(counts)
+            total = sum(n for n, _ in counts.values())
+            cand_upos = [agdt_to_upos(t, counts[t][1]) for t in cands]
+            found = (cands, tags_to_ids(cands), cand_upos, [_UPOS_ID.get(u, _UPOS_ID["X"]) for u in cand_upos],
+                     np.log([counts[t][0] / total for t in cands]))
+        self._candidates[form] = found
+        return found
 
     def release_decode(self, doc: Doc, logits: np.ndarray) -> tuple[list[str], list[str]]:
         """(UPOS, tag) per token with the ``research`` or ``paper`` decoder (module doc)."""

@@ -53,7 +53,7 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from ..component import HeadPipe
 from ..encoder.token_planes import sentence_lengths
 from ..heads import torch_module
-from ..tokenizer import GAP_DEP, gap_flags, is_gap_token, placeholder_head, word_text
+from ..tokenizer import _GAP_OPENERS, GAP_DEP, gap_flags, placeholder_head, word_text
 from .agdt_ud_tree import convert_tree
 from .biaffine import BiaffineScorer
 from .conllu import RELEASE_PARSE
@@ -165,7 +165,7 @@ class StoicheiaParser(HeadPipe):
         if self.decode_mode in ("research", "paper"):
             return self.release_predict(docs)
         sents = [self.sentences(d) for d in docs]
-        gaps = [gap_flags(d) for d in docs]
+        gaps = [_gap_flags(d) for d in docs]
         if not any(len(d) for d in docs):
             return [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in docs]
         vectors = [self.model.ops.to_numpy(v) for v in self.model.get_ref("tok2vec").predict(docs)]
@@ -288,9 +288,9 @@ class StoicheiaParser(HeadPipe):
             doc.from_array([HEAD, DEP], cast(Any, arr))
             if self.settings.scheme == "ud" and len(decoded) == 2:
                 self._write_ud(doc)
-            for tok in doc:
-                if is_gap_token(tok.text):
-                    tok.dep_ = GAP_DEP
+            for i, gap in enumerate(_gap_flags(doc)):
+                if gap:
+                    doc[i].dep_ = GAP_DEP
 
     def _write_ud(self, doc: Doc) -> None:
         """Rewrite the AGDT trees just written to UD (``scheme = "ud"``), sentence by sentence,
@@ -395,6 +395,15 @@ def capped_lengths(lengths: Sequence[int], max_words: int) -> list[int]:
         base, extra = divmod(n, pieces)
         out.extend([base + 1] * extra + [base] * (pieces - extra))
     return out
+
+
+def _gap_flags(doc: Doc) -> list[bool]:
+    """:func:`~stoicheia_spacy.tokenizer.gap_flags`, without a Token per word when the text has
+    no character a gap token starts with (most texts)."""
+    text = doc.text
+    if not any(ch in text for ch in _GAP_OPENERS):
+        return [False] * len(doc)
+    return gap_flags(doc)
 
 
 def _tree_without_gaps(scores: np.ndarray, gaps: Sequence[bool]) -> np.ndarray:

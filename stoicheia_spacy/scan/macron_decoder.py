@@ -38,6 +38,7 @@ calibration is used. ``abstain_below`` in the scanner leaves a vowel unmarked wh
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -76,6 +77,7 @@ MARGIN_CAP = 20.0
 
 
 _ID_EPSILON, _ID_OMICRON = ALPHABET.index("ε"), ALPHABET.index("ο")
+_LONG_IDS = frozenset(LONG_VOWELS.tolist())
 
 
 def _is_vowel(ch: str) -> bool:
@@ -237,30 +239,33 @@ def accent_votes(text: str, planes: CharPlanes, dich: np.ndarray) -> np.ndarray:
     out[dich & inside & (feats[:, 1] > 0)] = 1.0  # crasis
     offsets = np.asarray(planes.offsets)
     ends = np.nonzero(word_ends(planes))[0]
-    word_of = np.searchsorted(ends, syl.nucleus)
-    for w in np.unique(word_of).tolist():
-        ks = np.nonzero(word_of == w)[0]
-        end = int(ends[w]) if w < len(ends) else n - 1
-        after = int(offsets[end]) + 1
+    word_of = np.searchsorted(ends, syl.nucleus)  # non-decreasing: each word's syllables are a run
+    nuc_end = syl.nucleus + second[np.minimum(syl.nucleus + 1, n - 1)] * (syl.nucleus + 1 < n)
+    accents = np.maximum(accent[syl.nucleus], accent[nuc_end]).tolist()
+    nuc_l, nuc_end_l, words_l = syl.nucleus.tolist(), nuc_end.tolist(), word_of.tolist()
+    second_l, letters_l, dich_l = second.tolist(), letters.tolist(), dich.tolist()
+    ends_l, offsets_l = ends.tolist(), offsets.tolist()
+    cuts = [0, *(np.flatnonzero(np.diff(word_of)) + 1).tolist(), len(words_l)]
+    for lo, hi in itertools.pairwise(cuts):  # one word's syllables lo..hi-1, in Python scalars
+        w = words_l[lo]
+        end = ends_l[w] if w < len(ends_l) else n - 1
+        after = offsets_l[end] + 1
         if after < len(text) and text[after] in ELISION_MARKS:
             continue  # elided: the written ultima is not the word's
-        nuc = syl.nucleus[ks]
-        nuc_end = nuc + second[np.minimum(nuc + 1, n - 1)] * (nuc + 1 < n)
-        acc = np.maximum(accent[nuc], accent[nuc_end])
-        marked = np.nonzero(acc > 0)[0]
-        if marked.size == 0:
+        acc = accents[lo:hi]
+        first = next((i for i, a in enumerate(acc) if a > 0), None)
+        if first is None:
             continue
-        first = int(marked[0])
-        k = len(ks) - 1 - first  # 0 ultima, 1 penult, 2 antepenult
-        ult, pen = int(nuc[-1]), int(nuc[-2]) if len(ks) > 1 else -1
-        pen_long = pen >= 0 and (bool(second[min(pen + 1, n - 1)]) or letters[pen] in LONG_VOWELS)
-        ult_short = not second[min(ult + 1, n - 1)] and letters[ult] in (_ID_EPSILON, _ID_OMICRON)
-        if dich[ult] and ult == int(nuc_end[-1]):
+        k = hi - lo - 1 - first  # 0 ultima, 1 penult, 2 antepenult
+        ult, pen = nuc_l[hi - 1], nuc_l[hi - 2] if hi - lo > 1 else -1
+        pen_long = pen >= 0 and (second_l[min(pen + 1, n - 1)] or letters_l[pen] in _LONG_IDS)
+        ult_short = not second_l[min(ult + 1, n - 1)] and letters_l[ult] in (_ID_EPSILON, _ID_OMICRON)
+        if dich_l[ult] and ult == nuc_end_l[hi - 1]:
             if k == 2 and acc[first] == ACCENT_ACUTE or k == 1 and acc[first] == ACCENT_CIRCUMFLEX:
                 out[ult] = -1.0
             elif k == 1 and acc[first] == ACCENT_ACUTE and pen_long:
                 out[ult] = 1.0
-        if k == 1 and pen >= 0 and dich[pen] and acc[first] == ACCENT_ACUTE and ult_short:
+        if k == 1 and pen >= 0 and dich_l[pen] and acc[first] == ACCENT_ACUTE and ult_short:
             out[pen] = -1.0
     return out
 

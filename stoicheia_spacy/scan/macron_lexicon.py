@@ -33,6 +33,7 @@ import tempfile
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
 
@@ -43,6 +44,8 @@ from .mapped_table import read_keys, read_table, write_table
 
 FORMAT = "stoicheia-macron-lexicon/1"
 _T = TypeVar("_T")
+#: Lookups a :class:`MacronLexicon` remembers before it starts afresh (:meth:`MacronLexicon._memo`).
+MEMO_WORDS = 200_000
 SOURCES = {"hypotactic": 1, "lsj": 2, "wiktionary": 4}
 LICENCE = ("Derived from grc-macronizer 1.3.0 (GPL-3.0): Hypotactic word markup (hypotactic.com, "
            "CC BY 4.0), LSJ markup (Perseus, CC BY-SA), Wiktionary paradigm forms (CC BY-SA 4.0); "
@@ -59,6 +62,7 @@ def _is_greek_letter(ch: str) -> bool:
     return ch.isalpha() and ("\u0370" <= ch <= "\u03ff" or "\u1f00" <= ch <= "\u1fff")
 
 
+@lru_cache(maxsize=1 << 16)
 def form_key(word: str) -> str:
     """Lookup form: NFC, lowercase, grave -> acute, ς -> σ, Greek letters (with diacritics) only."""
     decomposed = unicodedata.normalize("NFD", word.lower()).replace("\u0300", "\u0301")
@@ -111,6 +115,19 @@ class MacronLexicon:
     suffixes: Mapping[str, Sequence[int]] = field(default_factory=dict)  # [long, short]
     eta_forms: Set[str] = field(default_factory=set)
     corpus: Mapping[str, Sequence[int]] = field(default_factory=dict)  # [j, long, short, ...]
+    #: answers of the lookups below per word (see :meth:`_memo`)
+    _answers: dict[tuple, object] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _answers_for: tuple[int, ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def _memo(self) -> dict[tuple, object]:
+        """The remembered lookups: a scanner asks for the same words' candidates, η-variants,
+        suffix votes and corpus counts several times per Doc (memory-mapped tables, one binary
+        search each). Started afresh when a table is replaced, :meth:`add` changes the
+        entries, or :data:`MEMO_WORDS` answers are held."""
+        tables = (id(self.entries), id(self.suffixes), id(self.eta_forms), id(self.corpus))
+        if self._answers_for != tables or len(self._answers) >= MEMO_WORDS:
+            self._answers, self._answers_for = {}, tables
+        return self._answers
 
     def build_suffixes(self, min_count: int = 3, max_tail: int = 6) -> None:
         """Count long/short per unaccented suffix that starts 1-3 letters before a marked dichronon."""
@@ -130,6 +147,12 @@ class MacronLexicon:
 
     def suffix_vote(self, word: str, j: int, min_count: int = 5) -> tuple[float, int]:
         """((long - short) / n, n) at letter ``j`` of ``word`` from the longest known suffix; (0, 0) if none."""
+        memo, key = self._memo(), ("suffix", word, j, min_count)
+        if key not in memo:
+            memo[key] = self._suffix_vote(word, j, min_count)
+        return memo[key]  # type: ignore[return-value]
+
+    def _suffix_vote(self, word: str, j: int, min_count: int) -> tuple[float, int]:
         bare = strip_diacritics(form_key(word))
         for back in (3, 2, 1):
             if j - back < 0:
@@ -142,6 +165,12 @@ class MacronLexicon:
 
     def eta_variant_attested(self, word: str, j: int) -> bool:
         """Letter ``j`` of ``word`` is α and the form with η there is attested."""
+        memo, key = self._memo(), ("eta", word, j)
+        if key not in memo:
+            memo[key] = self._eta_variant_attested(word, j)
+        return memo[key]  # type: ignore[return-value]
+
+    def _eta_variant_attested(self, word: str, j: int) -> bool:
         key = form_key(word)
         if not 0 <= j < len(key):
             return False
@@ -154,6 +183,12 @@ class MacronLexicon:
     def corpus_counts(self, word: str, j: int) -> tuple[int, int]:
         """(long, short): how often letter ``j`` of ``word`` scanned long / short in the corpus
         table (a second enclitic accent is dropped as in :meth:`candidates`); (0, 0) if unseen."""
+        memo, key = self._memo(), ("corpus", word, j)
+        if key not in memo:
+            memo[key] = self._corpus_counts(word, j)
+        return memo[key]  # type: ignore[return-value]
+
+    def _corpus_counts(self, word: str, j: int) -> tuple[int, int]:
         flat = _lookup(self.corpus, form_key(word))
         if flat:
             for k in range(0, len(flat), 3):
@@ -164,6 +199,7 @@ class MacronLexicon:
     def add(self, key: str, pattern: str, source: int) -> None:
         if not key or set(pattern) <= {"."}:
             return
+        self._answers = {}
         if not isinstance(self.entries, dict):  # a mapped table read from disk: copy on first write
             self.entries = dict(self.entries.items())
         cands = self.entries.setdefault(key, [])
@@ -177,9 +213,12 @@ class MacronLexicon:
         """(pattern, source bits, count) for ``word`` (any case, accents as written).
 
         A form with a second accent from a following enclitic (``ἄλγεά``) is also looked
-        up without it.
+        up without it. The list is the lexicon's own (remembered per word): read it, do not change it.
         """
-        return _lookup(self.entries, form_key(word)) or []
+        memo, key = self._memo(), ("candidates", word)
+        if key not in memo:
+            memo[key] = _lookup(self.entries, form_key(word)) or []
+        return memo[key]  # type: ignore[return-value]
 
     def __len__(self) -> int:
         return len(self.entries)

@@ -176,6 +176,23 @@ def _n_letters(doc: StoicheiaDocData) -> int:
     return int(doc.hidden.shape[1]) if doc.hidden is not None else int(doc.letter_token.shape[0])
 
 
+def _batch_array(hidden: list[np.ndarray]) -> np.ndarray | None:
+    """The encoder's own ``(layers, letters, width)`` array of the batch when ``hidden`` are its
+    consecutive slices, first to last (the encoder pipe stores one Doc's states as a view of its
+    batch's array): the concatenation of ``hidden`` without a copy. None otherwise."""
+    base = hidden[0].base
+    if not isinstance(base, np.ndarray) or base.ndim != 3 or base.dtype != np.float32 or not base.flags.c_contiguous:
+        return None
+    if base.shape[1] != sum(h.shape[1] for h in hidden) or base.shape[::2] != hidden[0].shape[::2]:
+        return None
+    at, step = base.__array_interface__["data"][0], base.strides[1]
+    for h in hidden:
+        if h.base is not base or h.strides != base.strides or h.__array_interface__["data"][0] != at:
+            return None
+        at += h.shape[1] * step
+    return base
+
+
 def _convert_inputs(model: Model, docs: list[StoicheiaDocData], is_train: bool
                     ) -> tuple[ArgsKwargs, Callable[[ArgsKwargs], list[Any]]]:
     lengths = [_n_letters(d) for d in docs]
@@ -193,7 +210,9 @@ def _convert_inputs(model: Model, docs: list[StoicheiaDocData], is_train: bool
     if len(hid) == 1:  # one Doc (annotate's long pieces): its states as they are, not a copy
         stacked = hid[0]
     else:
-        stacked = np.concatenate(hid, axis=axis) if hid else np.zeros((1, 0, 1), np.float32)
+        joined = _batch_array(hid) if axis == 1 else None  # the encoder's batch array, no copy
+        stacked = joined if joined is not None else \
+            np.concatenate(hid, axis=axis) if hid else np.zeros((1, 0, 1), np.float32)
     hidden = torch.as_tensor(stacked)
     hidden.requires_grad_(is_train)
     feats = torch.as_tensor(np.concatenate([_features_of(d) for d in docs]) if docs else np.zeros(0, np.int64))

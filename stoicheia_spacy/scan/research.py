@@ -290,7 +290,8 @@ def metrical_pattern(labels: Labels) -> str:
 
 
 def _letter_positions(text: str, offsets: Labels) -> dict[int, int]:
-    return {int(off): k for k, off in enumerate(offsets) if 0 <= int(off) < len(text)}
+    n = len(text)
+    return {off: k for k, off in enumerate(np.asarray(offsets, dtype=np.int64).tolist()) if 0 <= off < n}
 
 
 def insert_marks(text: str, offsets: Labels, marks: dict[int, int]) -> str:

@@ -454,7 +454,10 @@ class ScannerPipe(StoicheiaPipe):
         cuts: list[tuple[Span, int, int, np.ndarray, np.ndarray]] = []  # span, lo, hi, syllable ends, weights
         for (span, lo, hi, sub, syl, _, _), res, weights in zip(p.lines, p.decoded, p.line_weights, strict=True):
             merged = res.merged if res is not None else ()
-            disp = syllabify(sub, text=text, weights=weights)
+            # the decoded weights move a boundary only where a light syllable keeps a mute +
+            # liquid onset; elsewhere the display syllables are the ones decoded
+            moved = (syl.muta_cum_liquida & (np.asarray(weights)[: len(syl)] == LIGHT)).any()
+            disp = syllabify(sub, text=text, weights=weights) if moved else syl
             sub_off = np.asarray(sub.offsets)
             keep = np.ones(len(disp), dtype=bool)
             if merged:
@@ -490,9 +493,13 @@ class ScannerPipe(StoicheiaPipe):
         doc._.macrons = [Macron(offset=int(offsets[i]), p_long=float(p_long[i]),
                                 length=None if lengths[i] < 0 else int(lengths[i]), metre=int(metre_vote[i]),
                                 metre_margin=float(metre_margin[i])) for i in np.nonzero(dich)[0]]
+        ends = p.token_ends.tolist()
+        marked = np.concatenate([[0], np.cumsum(lengths >= 0)]).tolist()  # marked letters before each
         for tok in doc:
-            sl = slice(int(p.token_ends[tok.i - 1]) if tok.i else 0, int(p.token_ends[tok.i]))
-            tok._.macronized = macronize_offsets(tok.text, offsets[sl] - tok.idx, lengths[sl])
+            a, b = ends[tok.i - 1] if tok.i else 0, ends[tok.i]
+            word = tok.text  # a token without a marked letter is its text (as macronize_offsets gives it)
+            tok._.macronized = word if marked[b] == marked[a] else \
+                macronize_offsets(word, offsets[a:b] - tok.idx, lengths[a:b])
 
     def _forced_meters(self, grammar: str) -> dict[str, Any]:
         """The loaded metres that realise ``grammar`` (a research grammar name)."""

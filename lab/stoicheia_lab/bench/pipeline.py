@@ -12,7 +12,10 @@ the same run (:func:`~stoicheia_lab.bench.backbone.gemm_flops`).  Printed: words
 each arm, full ÷ encoder (the target is ≥ 0.8), each ÷ roofline, and the CPU seconds and
 share of time of every component (:func:`component_seconds`, one more pass in the same run).  Times are CPU
 seconds of the process (``time.process_time``, all its threads), so that other jobs on a
-shared machine do not skew the ratios; wall-clock figures are in the JSON too.
+shared machine do not skew the ratios; wall-clock figures are in the JSON too. ``--threads``
+holds for every thread pool of the process: torch's and, through ``threadpoolctl``, numpy's
+BLAS and OpenMP (the components' numpy matrix products would otherwise run on every core,
+and on a loaded machine their waiting threads' CPU time counts against the full pipeline).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from .backbone import forward_flops, gemm_flops
 from .roundtrip import UD_TEST_SETS, ud_texts
@@ -94,11 +98,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--data", type=Path, default=Path(mirror) if mirror else None,
                         help="open-data mirror with UD Perseus (default: $STOICHEIA_ASSET_MIRROR, else the test fixture)")
     parser.add_argument("--n", type=int, default=200, help="sentences")
-    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    parser.add_argument("--threads", type=int, default=1, help="threads of torch and of numpy's BLAS/OpenMP")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=1, help="timed passes per arm (best is kept)")
     parser.add_argument("--out", type=Path, default=None, help="write the metrics JSON here")
     args = parser.parse_args(argv)
+    with threadpool_limits(limits=args.threads):  # numpy's BLAS / OpenMP, for this run only
+        return run(args, argv)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """The benchmark of :func:`main`'s parsed ``args``."""
     torch.set_num_threads(args.threads)
 
     from stoicheia_spacy.assembly import build_pipeline
@@ -120,6 +130,7 @@ def main(argv: list[str]) -> int:
         "command": "python -m stoicheia_lab.bench pipeline " + " ".join(argv),
         "source": args.source, "sentences": len(texts), "sentences_from": origin, "words": words,
         "threads": torch.get_num_threads(), "batch_size": args.batch_size, "repeats": args.repeats,
+        "thread_pools": {f"{p['internal_api']}:{p['prefix']}": p["num_threads"] for p in threadpool_info()},
         "machine": platform.processor() or platform.machine(), "torch": torch.__version__,
         "pipes": nlp.pipe_names,
         "full_words_per_s": full_wps, "encoder_words_per_s": enc_wps,
