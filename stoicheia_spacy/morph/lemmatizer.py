@@ -216,7 +216,9 @@ class StoicheiaLemmatizer(HeadPipe):
         With a form ``table``, a form it attests takes the table lemma with the best score: the
         log-probability of the best of the ``top_k`` scripts that gives it (a lemma no such
         script gives: the lowest of theirs, minus one), plus ``prior`` (default: the
-        ``table_prior`` setting) times the log of its share of the form's analyses."""
+        ``table_prior`` setting; the pipe passes the weight of the Doc's text domain,
+        :meth:`~.settings.LemmatizerSettings.table_weight`) times the log of its share of the
+        form's analyses."""
         out, flags = self._lemmatize(forms, logits)
         if table is None or not len(forms):
             return out, flags
@@ -306,11 +308,12 @@ class StoicheiaLemmatizer(HeadPipe):
                 lemmas, flags = self.release_lemmas(doc, np.asarray(logits)), [False] * len(doc)
             else:  # block by block: a long Doc's rows are computed as they are decoded
                 forms, table = word_texts(doc), self.form_table()
+                prior = self.settings.table_weight(doc) if table is not None else None
                 lemmas, flags = [], []
                 for first in range(0, len(forms), BLOCK):
                     rows = (logits.rows(first, first + BLOCK) if isinstance(logits, ScriptLogits)
                             else np.asarray(logits)[first:first + BLOCK])
-                    got, flagged = self.lemmatize_flagged(forms[first:first + BLOCK], rows, table)
+                    got, flagged = self.lemmatize_flagged(forms[first:first + BLOCK], rows, table, prior)
                     lemmas += got
                     flags += flagged
             for tok, lemma, flag in zip(doc, lemmas, flags, strict=True):

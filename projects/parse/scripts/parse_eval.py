@@ -2,7 +2,7 @@
 decoding and the lookup baseline scored from it, the lookup weights fitted on dev.
 
     python scripts/parse_eval.py cache SPLIT CACHE_DIR [--mirror M]      # one split (SPLITS), resumable
-    python scripts/parse_eval.py fit CACHE_DIR OUT.json [--dev fold0_dev --dev papygreek_dev]
+    python scripts/parse_eval.py fit CACHE_DIR OUT.json [--dev other=fold0_dev --dev papyrus=papygreek_dev]
     python scripts/parse_eval.py score CACHE_DIR OUT.json --fit FIT.json [--mirror M]
 
 ``cache`` runs the default pipeline's encoder, morphologizer, lemmatizer and parser (one torch
@@ -12,15 +12,21 @@ whole split would take over ten CPU minutes) and keeps the heads' scores (morpho
 the lemmatizer's best :data:`KEPT_SCRIPTS` script scores), the parser's AGDT tree (the parser
 reads no tag, so every decoding shares it) and the CPU seconds of each component.
 
-``fit`` decodes the dev splits (the AGDT fold-0 dev sample and PapyGreek dev, no test file)
-with every weight of :data:`TAG_WEIGHTS` / :data:`LEMMA_WEIGHTS` for the form table's analyses
-(``table_prior``: score = heads' log-probability + weight x log share of the analysis among the
-form's table counts, for a form the table attests; the heads alone elsewhere) and picks, per
-head, the weight with the best mean over the dev splits (tags: mean of UPOS and XPOS accuracy;
-lemmas: lemma accuracy; the smaller weight on a tie).
+``fit`` decodes the dev splits (no test file: the AGDT fold-0 dev sample for literary and any
+other text, PapyGreek dev for papyri) with every weight of :data:`TAG_WEIGHTS` /
+:data:`LEMMA_WEIGHTS` for the form table's analyses (score = heads' log-probability + weight x log
+share of the analysis among the form's table counts, for a form the table attests; the heads
+alone elsewhere) and picks, per domain and head, the weight with the best score on that domain's
+dev split (tags: mean of UPOS and XPOS accuracy; lemmas: lemma accuracy; the smaller weight on a
+tie): the morphologizer's and lemmatizer's ``table_prior`` (``other``) and ``table_prior_papyrus``
+(``papyrus``). The pipeline takes the papyrus weights for a Doc whose ``doc._.domain`` is
+``papyrus`` (``restore_epidoc`` sets it from a DDbDP file's header; a caller may set it, or the
+``domain`` setting), the others for any other Doc: the text itself is not read, since
+:func:`stoicheia_spacy.restore.domain.text_domain` reads most literary treebank sentences as papyri.
 
 ``score`` decodes every test split as the rows of :data:`ROWS` (the heads alone; the decoding
-main shipped, ``form_table`` on with tag weight 0 and lemma weight 4; the fitted weights; the
+main shipped, ``form_table`` on with tag weight 0 and lemma weight 4; the fitted weights of the
+split's domain, and on PapyGreek also without its domain; the
 lookup baseline: an attested form's most frequent lemma and XPOS, the heads elsewhere) and
 scores them with the CoNLL 2018 metrics (``stoicheia_lab.scoring.conll``, gold tokens): in the
 AGDT annotation where the split has it, in UD labels through the AGDT -> UD conversion with
@@ -40,20 +46,22 @@ import pickle
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 #: split -> where its gold comes from: ``docbin`` (AGDT annotation, relative to the project),
-#: ``conllu`` (UD gold, relative to the mirror), ``stride`` (every k-th sentence), ``role``
+#: ``conllu`` (UD gold, relative to the mirror), ``stride`` (every k-th sentence), ``role``,
+#: ``domain`` (``doc._.domain`` a user or ``restore_epidoc`` gives its texts; unset: none), ``xpos``
+#: (False: the gold XPOS are another tag set, PROIEL's, so no XPOS score is shown)
 SPLITS: dict[str, dict[str, Any]] = {
     "fold0_dev": {"docbin": "corpus/fold0/dev.spacy", "stride": 25, "role": "dev",
                   "name": "AGDT fold-0 dev (every 25th sentence)"},
-    "papygreek_dev": {"docbin": "corpus/papygreek_reg_dev.spacy", "role": "dev",
+    "papygreek_dev": {"docbin": "corpus/papygreek_reg_dev.spacy", "role": "dev", "domain": "papyrus",
                       "name": "PapyGreek dev (documents with id ending in 0/1)"},
     "agdt_test": {"docbin": "corpus/test.spacy", "stride": 10, "role": "test",
                   "name": "shared AGDT test (every 10th sentence)"},
@@ -61,8 +69,9 @@ SPLITS: dict[str, dict[str, Any]] = {
                         "conllu": "ud/UD_Ancient_Greek-Perseus/grc_perseus-ud-test.conllu.xz", "role": "test",
                         "name": "UD Perseus test"},
     "ud_proiel_test": {"conllu": "ud/UD_Ancient_Greek-PROIEL/grc_proiel-ud-test.conllu.xz", "role": "test",
+                       "xpos": False,
                        "name": "UD PROIEL test"},
-    "papygreek_test": {"docbin": "corpus/papygreek_reg_test.spacy", "role": "test",
+    "papygreek_test": {"docbin": "corpus/papygreek_reg_test.spacy", "role": "test", "domain": "papyrus",
                        "name": "PapyGreek held out (test documents)"},
 }
 PIPES = ("stoicheia_encoder", "stoicheia_morphologizer", "stoicheia_lemmatizer", "stoicheia_parser")
@@ -70,12 +79,12 @@ TRAIN = "corpus/fold0/train.spacy"
 #: script scores kept per word (the lemmatizer reads its best 50)
 KEPT_SCRIPTS = 100
 #: the table weights ``fit`` tries (tags: the morphologizer's ``table_prior``; lemmas: the lemmatizer's)
-TAG_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0)
-LEMMA_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
+TAG_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0)
+LEMMA_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 #: the decoding main shipped (a35cc5f): form_table on, tag weight 0, lemma weight 4
 SHIPPED = (0.0, 4.0)
-#: rows of ``score``: name -> (tag weight, lemma weight); None = the heads alone, "lookup" the baseline
-ROWS = ("heads", "shipped", "fitted", "lookup")
+#: rows of ``score`` (``fitted_domain_unset`` only on a split with a domain: its texts without ``doc._.domain``)
+ROWS = ("heads", "shipped", "fitted", "fitted_domain_unset", "lookup")
 
 
 def nlp_and_pipes() -> tuple[Any, Any, Any, Any]:
@@ -103,7 +112,9 @@ def gold_sentences(project: Path, mirror: Path, split: str) -> tuple[list[list[d
     agdt = ud = None
     if "docbin" in spec:
         vocab = spacy.blank("grc").vocab
-        agdt = [span_words(s) for d in DocBin().from_disk(project / spec["docbin"]).get_docs(vocab) for s in d.sents]
+        # FORM = the token's text, as the pipeline reads it (span_words writes a bracket alone as '')
+        agdt = [[{**w, "form": t.text} for w, t in zip(span_words(s), s, strict=True)]
+                for d in DocBin().from_disk(project / spec["docbin"]).get_docs(vocab) for s in d.sents]
         agdt = agdt[::stride]
     if "conllu" in spec:
         ud = read_conllu(mirror / spec["conllu"])[::stride]
@@ -160,7 +171,7 @@ def cache(split: str, cache_dir: Path, project: Path, mirror: Path, batch: int =
     for b in range(0, len(words), batch):
         docs = [Doc(nlp.vocab, words=[w["form"] for w in s],
                     spaces=[not no_space_after(w) for w in s],
-                    sent_starts=[True] + [False] * (len(s) - 1)) for s in words[b:b + batch]]
+                    sent_starts=[True, *[False] * (len(s) - 1)]) for s in words[b:b + batch]]
         t0 = time.process_time()
         encoder.set_annotations(docs, encoder.predict(docs))
         t1 = time.process_time()
@@ -194,11 +205,13 @@ def cache(split: str, cache_dir: Path, project: Path, mirror: Path, batch: int =
 Decoded = tuple[list[list[str]], list[list[str]], list[list[str]]]  # UPOS, XPOS, lemma per sentence
 
 
-def decode(record: dict[str, Any], morph: Any, lem: Any, table: Any, row: str | tuple[float, float] | None) \
-        -> tuple[Decoded, float]:
-    """UPOS, XPOS and lemmas of every cached sentence, decoded as ``row``: None = the heads
-    alone, ``(tag weight, lemma weight)`` = the form-table decoding, ``"lookup"`` = the
-    baseline; and the CPU seconds the decoding took."""
+#: a decoding: None = the heads alone, "lookup" = the baseline, (tag weight, lemma weight)
+Row = str | tuple[float, float] | None
+
+
+def decode(record: dict[str, Any], morph: Any, lem: Any, table: Any, row: Row) -> tuple[Decoded, float]:
+    """UPOS, XPOS and lemmas of every cached sentence, decoded as ``row`` (:data:`Row`), and the
+    CPU seconds the decoding took."""
     from stoicheia_spacy.morph.agdt_to_ud import agdt_to_upos
 
     ups, xps, lems = [], [], []
@@ -214,7 +227,7 @@ def decode(record: dict[str, Any], morph: Any, lem: Any, table: Any, row: str | 
                 upos = [agdt_to_upos(b[1], b[0]) if b else upos[k] for k, b in enumerate(best)]
                 tags = [b[1] if b else tags[k] for k, b in enumerate(best)]
         else:
-            w_tag, w_lemma = row
+            w_tag, w_lemma = cast(tuple[float, float], row)
             upos, tags = morph.table_decode(m_logits, forms, table, prior=w_tag)
             lemmas = lem.lemmatize_flagged(forms, l_logits, table, prior=w_lemma)[0]
         ups.append(upos)
@@ -288,17 +301,14 @@ def in_vocabulary(record: dict[str, Any], train: frozenset[str]) -> np.ndarray:
     return np.array([f in train for s in record["forms"] for f in s])
 
 
-def fit(cache_dir: Path, out: Path, devs: Sequence[str], project: Path, table_path: Path | None) -> dict[str, Any]:
-    """Step ``fit`` (module doc)."""
+def fit(cache_dir: Path, out: Path, devs: dict[str, str], project: Path, table_path: Path | None) -> dict[str, Any]:
+    """Step ``fit`` (module doc): ``devs`` maps each domain weight (``other``, ``papyrus``) to
+    the dev split it is fitted on."""
     morph, lem, table, train = load_context(project, table_path)
-    result: dict[str, Any] = {"devs": list(devs), "objective": {
-        "tags": "mean over the dev splits of (UPOS + XPOS) / 2", "lemmas": "mean over the dev splits of lemma accuracy"},
-        "grid": {}}
-    per_dev: dict[str, dict[str, dict[str, Any]]] = {}
-    for dev in devs:
-        record = pickle.loads((cache_dir / f"{dev}.pkl").read_bytes())
-        gold = record["agdt_gold"]
-        iv = in_vocabulary(record, train)
+    per_dev: dict[str, dict[str, Any]] = {}
+    records = {dev: pickle.loads((cache_dir / f"{dev}.pkl").read_bytes()) for dev in devs.values()}
+    for dev, record in records.items():
+        gold, iv = record["agdt_gold"], in_vocabulary(record, train)
         rows: dict[str, dict[str, Any]] = {}
         for name, row in [("heads", None), ("lookup", "lookup"),
                           *((f"tags_w{w:g}", (w, SHIPPED[1])) for w in TAG_WEIGHTS),
@@ -308,21 +318,25 @@ def fit(cache_dir: Path, out: Path, devs: Sequence[str], project: Path, table_pa
         per_dev[dev] = {"words": record["words"], "sentences": record["sentences"], "rows": rows}
         print(dev, json.dumps({k: (v["upos"], v["xpos"], v["lemma"]) for k, v in rows.items()}), flush=True)
 
-    def mean(name: str, key: Callable[[dict[str, Any]], float]) -> float:
-        return float(np.mean([key(per_dev[d]["rows"][name]) for d in devs]))
+    def tag_score(r: dict[str, Any]) -> float:
+        return (r["upos"] + r["xpos"]) / 2
 
-    tag_obj = {w: mean(f"tags_w{w:g}", lambda r: (r["upos"] + r["xpos"]) / 2) for w in TAG_WEIGHTS}
-    lemma_obj = {w: mean(f"lemmas_w{w:g}", lambda r: r["lemma"]) for w in LEMMA_WEIGHTS}
-    w_tag = max(TAG_WEIGHTS, key=lambda w: (round(tag_obj[w], 6), -w))
-    w_lemma = max(LEMMA_WEIGHTS, key=lambda w: (round(lemma_obj[w], 6), -w))
-    result.update({"dev": per_dev, "tag_objective": {f"{w:g}": round(v, 3) for w, v in tag_obj.items()},
-                   "lemma_objective": {f"{w:g}": round(v, 3) for w, v in lemma_obj.items()},
-                   "tag_weight": w_tag, "lemma_weight": w_lemma, "shipped": {"tag_weight": SHIPPED[0],
-                                                                             "lemma_weight": SHIPPED[1]},
-                   "command": command_line()})
+    chosen: dict[str, tuple[float, float]] = {}
+    for domain, dev in devs.items():
+        rows = per_dev[dev]["rows"]
+        w_tag = max(TAG_WEIGHTS, key=lambda w: (round(tag_score(rows[f"tags_w{w:g}"]), 6), -w))
+        w_lemma = max(LEMMA_WEIGHTS, key=lambda w: (round(rows[f"lemmas_w{w:g}"]["lemma"], 6), -w))
+        chosen[domain] = (w_tag, w_lemma)
+    result = {"devs": devs, "objective": {"tags": "(UPOS + XPOS) / 2 on the domain's dev split",
+                                          "lemmas": "lemma accuracy on the domain's dev split",
+                                          "tie": "the smaller weight"},
+              "weights": {d: {"tag_weight": w[0], "lemma_weight": w[1]} for d, w in chosen.items()},
+              "shipped": {"tag_weight": SHIPPED[0], "lemma_weight": SHIPPED[1]},
+              "settings": {"table_prior": "weights.other", "table_prior_papyrus": "weights.papyrus"},
+              "dev": per_dev, "command": command_line()}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(f"fitted: tag weight {w_tag}, lemma weight {w_lemma}")
+    print("fitted:", json.dumps(result["weights"]))
     return result
 
 
@@ -343,16 +357,18 @@ def score(cache_dir: Path, out: Path, fit_json: Path, project: Path, mirror: Pat
     from ud_eval import score_split
 
     fitted = json.loads(fit_json.read_text(encoding="utf-8"))
-    weights: dict[str, Any] = {"heads": None, "shipped": SHIPPED,
-                               "fitted": (fitted["tag_weight"], fitted["lemma_weight"]), "lookup": "lookup"}
+    per_domain = {d: (w["tag_weight"], w["lemma_weight"]) for d, w in fitted["weights"].items()}
     morph, lem, table, train = load_context(project, table_path)
     result: dict[str, Any] = {
         "pipeline": "grc_stoicheia_doc_clean", "tokens": "gold", "sentences": "gold",
         "scorer": "stoicheia_lab.scoring.conll (CoNLL 2018 metrics, punctuation included, relation subtypes ignored)",
         "rows": {"heads": "the heads alone (form_table off)",
                  "shipped": f"form_table on, tag weight {SHIPPED[0]:g}, lemma weight {SHIPPED[1]:g} (main at a35cc5f)",
-                 "fitted": f"form_table on, tag weight {fitted['tag_weight']:g}, lemma weight "
-                           f"{fitted['lemma_weight']:g} (fitted on {', '.join(fitted['devs'])}: {fit_json.name})",
+                 "fitted": "form_table on, the weights of the split's domain (doc._.domain = 'papyrus' on "
+                           "PapyGreek, as restore_epidoc sets it for a DDbDP file or a user gives it; unset "
+                           f"elsewhere): {json.dumps(fitted['weights'])}, fitted on {json.dumps(fitted['devs'])} "
+                           f"({fit_json.name})",
+                 "fitted_domain_unset": "the same pipeline on PapyGreek without doc._.domain: the 'other' weights",
                  "lookup": "lookup baseline: an attested form's most frequent lemma and XPOS (UPOS from them), "
                            "the heads elsewhere"},
         "in_vocabulary": "form among fold 0's training words (the heads' training data)",
@@ -365,7 +381,7 @@ def score(cache_dir: Path, out: Path, fit_json: Path, project: Path, mirror: Pat
             print(f"{split}: no cache, skipped")
             continue
         record = pickle.loads(path.read_bytes())
-        spec = record["spec"]
+        spec = SPLITS[split]  # the current table (a cache keeps the spec it was made with)
         forward = sum(record["cpu_seconds"].values())
         entry: dict[str, Any] = {"name": spec["name"], "sentences": record["sentences"], "words": record["words"],
                                  "stride": spec.get("stride", 1), "cpu_seconds_forward": record["cpu_seconds"],
@@ -373,7 +389,12 @@ def score(cache_dir: Path, out: Path, fit_json: Path, project: Path, mirror: Pat
         iv = in_vocabulary(record, train)
         entry["in_vocabulary_words"] = int(iv.sum())
         row_hits: dict[str, dict[str, np.ndarray]] = {}
-        for name in ROWS:
+        domain = spec.get("domain", "other")
+        weights: dict[str, Row] = {"heads": None, "shipped": SHIPPED, "fitted": per_domain[domain],
+                                   "lookup": "lookup"}
+        if domain != "other":
+            weights["fitted_domain_unset"] = per_domain["other"]
+        for name in (r for r in ROWS if r in weights):
             decoded, seconds = decode(record, morph, lem, table, weights[name])
             pred = pred_words(record, decoded)
             row: dict[str, Any] = {"words_per_core_second": round(record["words"] / (forward + seconds), 1),
@@ -411,14 +432,15 @@ def markdown_table(result: dict[str, Any]) -> str:
     lines = ["| test set | labels | row | words | " + " | ".join(cols)
              + " | UPOS IV / OOV | Lemma IV / OOV | words/s per core |",
              "|---|---|---|---|" + "---|" * (len(cols) + 3)]
-    for entry in result["splits"].values():
+    for split, entry in result["splits"].items():
+        shown = [c for c in cols if c != "XPOS" or SPLITS.get(split, {}).get("xpos", True)]
         for scheme, label in (("agdt", "AGDT"), ("ud", "UD")):
             for name, row in entry["rows"].items():
                 if scheme not in row:
                     continue
                 acc = row["accuracy"]
                 lines.append(f"| {entry['name']} | {label} | {name} | {entry['words']} | "
-                             + " | ".join(f"{row[scheme][c]:.2f}" for c in cols)
+                             + " | ".join(f"{row[scheme][c]:.2f}" if c in shown else "–" for c in cols)
                              + f" | {acc['upos_iv']} / {acc['upos_oov']} | {acc['lemma_iv']} / {acc['lemma_oov']}"
                              + f" | {row['words_per_core_second']} |")
     lines += ["", "| test set | test | UPOS: row only / lookup only, p | Lemma: row only / lookup only, p |",
@@ -442,7 +464,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mirror", type=Path, default=Path(os.environ.get("STOICHEIA_ASSET_MIRROR", "")))
     ap.add_argument("--project", type=Path, default=Path("."))
     ap.add_argument("--table", type=Path, help="form table .npz (default: the lexicon data package's)")
-    ap.add_argument("--dev", action="append", help="fit: dev split (repeatable; default fold0_dev, papygreek_dev)")
+    ap.add_argument("--dev", action="append", help="fit: DOMAIN=SPLIT, the dev split of a domain weight "
+                    "(repeatable; default other=fold0_dev papyrus=papygreek_dev)")
     ap.add_argument("--fit", type=Path, help="score: the fit JSON")
     ap.add_argument("--splits", default=",".join(s for s, v in SPLITS.items() if v["role"] == "test"))
     a = ap.parse_args(argv)
@@ -453,7 +476,8 @@ def main(argv: list[str] | None = None) -> int:
         cache(split, Path(cache_dir), a.project, a.mirror)
     elif a.stage == "fit":
         cache_dir, out = a.args
-        fit(Path(cache_dir), Path(out), a.dev or ["fold0_dev", "papygreek_dev"], a.project, a.table)
+        devs = dict(d.split("=", 1) for d in a.dev) if a.dev else {"other": "fold0_dev", "papyrus": "papygreek_dev"}
+        fit(Path(cache_dir), Path(out), devs, a.project, a.table)
     else:
         cache_dir, out = a.args
         if a.fit is None:
