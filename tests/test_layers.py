@@ -39,6 +39,7 @@ SERVICES: dict[str, str] = {
     "encoder.token_planes": "per-token planes of the encoder's parse and the sentences the heads read",
     "encoder.gaps": "the one route from a Doc's text (gaps included) to the planes the backbone reads",
     "restore.accented": "accented restoration candidates (the accentuator's; #37 item 4 turns this around)",
+    "restore.domain": "a Doc's text domain (doc._.domain), whose own form-table weights the morphology takes too",
     "accent.lexasset": "the data-package pins (accent lexicon, macron lexicon, restoration LM, parallels index)",
     "parallels.index": "the parallels index of the open corpus, which the restorer's parallels service reads",
     "parallels.search": "the parallels searches (per candidate, leave-own-document-out) the restorer's service runs",

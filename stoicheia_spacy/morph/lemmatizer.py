@@ -221,7 +221,9 @@ class StoicheiaLemmatizer(HeadPipe):
         With a form ``table``, a form it attests takes the table lemma with the best score: the
         log-probability of the best of the ``top_k`` scripts that gives it (a lemma no such
         script gives: the lowest of theirs, minus one), plus ``prior`` (default: the
-        ``table_prior`` setting) times the log of its share of the form's analyses."""
+        ``table_prior`` setting; the pipe passes the weight of the Doc's text domain,
+        :meth:`~.settings.LemmatizerSettings.table_weight`) times the log of its share of the
+        form's analyses."""
         if table is None or not len(forms):
             return self._lemmatize(forms, logits)
         found = [(i, rows) for i, rows in enumerate(table.analyses(form) for form in forms) if rows]
@@ -255,11 +257,11 @@ class StoicheiaLemmatizer(HeadPipe):
             fits = cuts[top] <= len(form)  # a script that cuts more than the form has is never chosen
             for c, lp in zip(top[fits].tolist(), logp[fits].tolist(), strict=True):
                 key = (form, c)
-                lemma = applied.get(key)
-                if lemma is None:
-                    lemma = applied[key] = apply_script(form, scripts[c])
-                if lemma in score and lp > score[lemma]:
-                    score[lemma] = lp
+                made = applied.get(key)
+                if made is None:
+                    made = applied[key] = apply_script(form, scripts[c])
+                if made in score and lp > score[made]:
+                    score[made] = lp
             total = sum(share.values())
             out[i] = max(score, key=lambda lem: score[lem] + prior * np.log(share[lem] / total))
             flags[i] = False
@@ -342,11 +344,12 @@ class StoicheiaLemmatizer(HeadPipe):
                 lemmas, flags = self.release_lemmas(doc, np.asarray(logits)), [False] * len(doc)
             else:  # block by block: a long Doc's rows are computed as they are decoded
                 forms, table = word_texts(doc), self.form_table()
+                prior = self.settings.table_weight(doc) if table is not None else None
                 lemmas, flags = [], []
                 for first in range(0, len(forms), BLOCK):
                     rows = (logits.rows(first, first + BLOCK) if isinstance(logits, ScriptLogits)
                             else np.asarray(logits)[first:first + BLOCK])
-                    got, flagged = self.lemmatize_flagged(forms[first:first + BLOCK], rows, table)
+                    got, flagged = self.lemmatize_flagged(forms[first:first + BLOCK], rows, table, prior)
                     lemmas += got
                     flags += flagged
             for tok, lemma, flag in zip(doc, lemmas, flags, strict=True):

@@ -168,8 +168,9 @@ class StoicheiaMorphologizer(HeadPipe):
                      prior: float | None = None) -> tuple[list[str], list[str]]:
         """:meth:`decode`, except that a form the ``table`` attests takes the table's tag
         (with its UPOS) that maximises the position log-probabilities plus the UPOS head's
-        log-probability plus ``prior`` (default: the ``table_prior`` setting) times the log
-        of the tag's share of the form's analyses."""
+        log-probability plus ``prior`` (default: the ``table_prior`` setting; the pipe passes the
+        weight of the Doc's text domain, :meth:`~.settings.MorphologizerSettings.table_weight`)
+        times the log of the tag's share of the form's analyses."""
         if table is None or not len(logits):
             return self.decode(logits)
         found = [(i, got) for i, got in enumerate(self._table_candidates(table, form) for form in forms)
@@ -261,7 +262,8 @@ class StoicheiaMorphologizer(HeadPipe):
                 upos, tags = self.release_decode(doc, np.asarray(logits))
             else:
                 table = load_form_table() if self.settings.form_table else None
-                upos, tags = self.table_decode(np.asarray(logits)[:, :sum(MORPH_GROUPS)], word_texts(doc), table)
+                upos, tags = self.table_decode(np.asarray(logits)[:, :sum(MORPH_GROUPS)], word_texts(doc), table,
+                                               prior=self.settings.table_weight(doc) if table is not None else None)
             for tok, u, t in zip(doc, upos, tags, strict=True):
                 tok.tag_ = t
                 tok.pos_ = u

@@ -16,9 +16,14 @@ Options (defaults in brackets):
   ``topk_lexicon``, parser ``mst_single_root``] or, for a released tagger-parser
   checkpoint, ``research`` | ``paper`` (:mod:`stoicheia_spacy.morph.research_decode`);
 * morphologizer: ``form_table`` [false] (a form the lexicon data package's form table attests
-  takes one of the table's tags for it, chosen by the heads' scores plus ``table_prior`` [0]
-  times the log of the tag's share: 0 is best of 0 / 0.5 / 1 / 2 / 4 on UD Perseus dev, XPOS
-  84.52 -> 88.60 on its first 400 sentences, ``projects/parse/results_cpu/lexicon/ud_dev_agdt_400.json``;
+  takes one of the table's tags for it, chosen by the heads' scores plus a weight times the log of
+  the tag's share of the form's analyses: ``table_prior`` [0], or for a papyrus
+  ``table_prior_papyrus`` [12]; ``domain`` [auto | papyrus | inscription | literary]: whose weight,
+  with ``auto`` that of ``doc._.domain``, which ``restore_epidoc`` sets from a TEI header; a Doc
+  without one takes ``table_prior``. Each weight is the best of 0 … 64 on its domain's dev split,
+  mean of UPOS and XPOS accuracy: AGDT fold-0 dev and PapyGreek dev,
+  ``projects/parse/metrics/lookup_weight_fit.json``; PapyGreek dev UPOS 92.24 -> 93.43, XPOS
+  79.30 -> 79.36 against weight 0, the lookup baseline 93.35 / 79.22;
   :mod:`stoicheia_spacy.morph.formtable`);
 * lemmatizer: ``min_count`` [1] (scripts seen fewer times at ``initialize`` are dropped),
   ``use_lexicon`` [true] (the first of the ``top_k`` best scripts whose lemma is attested,
@@ -30,10 +35,10 @@ Options (defaults in brackets):
   lower-cased form, when it is an attested lemma, wins over a better-scored attested lemma
   this close to the best script: +0.10 points on UD Perseus dev; ``Ἐν`` is ``ἐν``, not ``εἰς``),
   ``form_table`` [false] (a form the lexicon data package's form table attests takes a lemma
-  the table gives it, scored by the scripts plus ``table_prior`` [4] times the log of its
-  share: lemma 93.21 -> 95.64 on the same dev sentences, the best of 0 / 0.5 / 1 / 2 / 4, with
-  1 / 2 / 4 within 0.01;
-  :mod:`stoicheia_spacy.morph.formtable`);
+  the table gives it, scored by the scripts plus a weight times the log of its share:
+  ``table_prior`` [2], for a papyrus ``table_prior_papyrus`` [1], ``domain`` as the
+  morphologizer's; the best of 0 … 16 on the same dev splits, fold-0 dev 91.40 -> 91.44 against 4,
+  PapyGreek dev 91.44 -> 91.63; :mod:`stoicheia_spacy.morph.formtable`);
 * parser: ``max_words`` [160], the longest sentence parsed as one tree: a longer one (a page
   without punctuation, a papyrus line run on) is cut into near-equal pieces of at most that
   many tokens, each its own tree, so that arc scoring and the maximum spanning tree (cubic in
@@ -52,10 +57,16 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
+from spacy.tokens import Doc
 from spacy.util import registry
 
 from ..errors import ConfigError
+from ..restore.domain import AUTO, check_domain
 
+#: Form-table weights of a papyrus (a documentary text), fitted on PapyGreek dev
+#: (``projects/parse/metrics/lookup_weight_fit.json``); other texts take ``table_prior``.
+TAG_PRIOR_PAPYRUS = 12.0
+LEMMA_PRIOR_PAPYRUS = 1.0
 #: The decoders of a released tagger-parser checkpoint (every component takes them).
 RELEASE_DECODERS = ("research", "paper")
 #: The parser's annotation schemes (``scheme`` setting): the heads' own AGDT trees, or UD.
@@ -102,8 +113,37 @@ class _MorphSettings:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
+def _check_table_options(settings: Any) -> None:
+    """``table_prior`` and ``table_prior_papyrus`` numbers >= 0, ``domain`` auto or a domain."""
+    for name in ("table_prior", "table_prior_papyrus"):
+        value = getattr(settings, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ConfigError(f"{settings.COMPONENT} {name} must be a number >= 0, got {value!r}")
+    try:
+        check_domain(str(settings.domain))
+    except ConfigError as err:
+        raise ConfigError(f"{settings.COMPONENT} {err}") from err
+
+
+class _TableWeights:
+    """The form-table weight of a Doc's text domain: ``table_prior_papyrus`` for a papyrus,
+    ``table_prior`` for any other text or an unknown one."""
+
+    table_prior: float
+    table_prior_papyrus: float
+    domain: str
+
+    def table_weight(self, doc: Doc | None = None) -> float:
+        """The weight of the ``domain`` setting's domain, or with ``auto`` of ``doc._.domain``
+        (set by ``restore_epidoc`` from a TEI header, or by the caller; the text itself is not
+        read: :func:`~stoicheia_spacy.restore.domain.text_domain` reads most literary sentences
+        of the treebanks as papyri)."""
+        domain = self.domain if self.domain != AUTO else (doc._.domain if doc is not None else None)
+        return float(self.table_prior_papyrus if domain == "papyrus" else self.table_prior)
+
+
 @dataclasses.dataclass(frozen=True)
-class MorphologizerSettings(_MorphSettings):
+class MorphologizerSettings(_TableWeights, _MorphSettings):
     """Every option of ``stoicheia_morphologizer`` (see the module doc), validated once."""
 
     COMPONENT: ClassVar[str] = "stoicheia_morphologizer"
@@ -112,18 +152,18 @@ class MorphologizerSettings(_MorphSettings):
     decode: str = "joint"
     form_table: bool = False
     table_prior: float = 0.0
+    table_prior_papyrus: float = TAG_PRIOR_PAPYRUS
+    domain: str = AUTO
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not isinstance(self.form_table, bool):
             raise ConfigError(f"{self.COMPONENT} form_table must be true or false, got {self.form_table!r}")
-        if isinstance(self.table_prior, bool) or not isinstance(self.table_prior, (int, float)) \
-                or not self.table_prior >= 0:
-            raise ConfigError(f"{self.COMPONENT} table_prior must be a number >= 0, got {self.table_prior!r}")
+        _check_table_options(self)
 
 
 @dataclasses.dataclass(frozen=True)
-class LemmatizerSettings(_MorphSettings):
+class LemmatizerSettings(_TableWeights, _MorphSettings):
     """Every option of ``stoicheia_lemmatizer`` (see the module doc), validated once."""
 
     COMPONENT: ClassVar[str] = "stoicheia_lemmatizer"
@@ -136,14 +176,17 @@ class LemmatizerSettings(_MorphSettings):
     max_drop: float = 6.0
     prefer_form: float = 1.0
     form_table: bool = False
-    table_prior: float = 4.0
+    table_prior: float = 2.0
+    table_prior_papyrus: float = LEMMA_PRIOR_PAPYRUS
+    domain: str = AUTO
 
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in ("use_lexicon", "form_table"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{self.COMPONENT} {name} must be true or false, got {getattr(self, name)!r}")
-        for name in ("max_drop", "prefer_form", "table_prior"):
+        _check_table_options(self)
+        for name in ("max_drop", "prefer_form"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
                 raise ConfigError(f"{self.COMPONENT} {name} must be a number >= 0, got {value!r}")

@@ -111,3 +111,66 @@ def test_pipeline_with_form_table_on_writes_the_table_analyses(default_morph: sp
     by_text = {t.text: t for t in doc}
     assert by_text["ἔννεπε"].lemma_ == "ἐνέπω" and by_text["ἔννεπε"].tag_ == "v2spma---"
     assert by_text["πλάγχθη"].lemma_ == "πλάζω" and by_text["πλάγχθη"].tag_ == "v3saip---"
+
+
+#: the real table's analyses (DDbDP + fold 0) of two words of a PapyGreek dev letter, "so you spend
+#: one litra and a stater of weight" (δαπανᾶς is not in the table)
+PAPYRUS_ROWS = [
+    ("μίαν", "εἷς", "m-s---fa-", 1078), ("μίαν", "εἷς", "a-s---fa-", 69),
+    ("ὁλκῆς", "ὁλκή", "n-s---fg-", 159), ("ὁλκῆς", "ὁλκή", "n-p---mn-", 19), ("ὁλκῆς", "ὁλκός", "a-s---fg-", 2),
+    ("λίτραν", "λίτρα", "n-s---fa-", 59), ("στατῆρα", "στατήρ", "n-s---ma-", 23),
+]
+PAPYRUS_WORDS = "διὸ δαπανᾶς λίτραν μίαν καὶ ὁλκῆς στατῆρα .".split()
+
+
+def test_settings_give_a_papyrus_its_own_table_weight() -> None:
+    """``table_prior_papyrus`` for a Doc whose domain is papyrus (``doc._.domain`` or the
+    ``domain`` setting), ``table_prior`` for any other Doc; the text itself is not read."""
+    nlp = spacy.blank("grc")
+    settings = MorphologizerSettings(table_prior=0.0, table_prior_papyrus=12.0)
+    doc = nlp("διὸ δαπανᾶς λίτραν μίαν")
+    assert settings.table_weight(doc) == 0.0 and settings.table_weight() == 0.0
+    doc._.domain = "papyrus"
+    assert settings.table_weight(doc) == 12.0
+    doc._.domain = "inscription"
+    assert settings.table_weight(doc) == 0.0
+    assert settings.replace(domain="papyrus").table_weight(nlp("ἄνδρα μοι ἔννεπε")) == 12.0
+    assert settings.replace(domain="literary").table_weight(doc) == 0.0
+    assert LemmatizerSettings(table_prior_papyrus=1.0, domain="papyrus").table_weight() == 1.0
+    with pytest.raises(ConfigError):
+        MorphologizerSettings(domain="koine")
+    with pytest.raises(ConfigError):
+        LemmatizerSettings(table_prior_papyrus=-1.0)
+
+
+def test_the_papyrus_weight_fixes_the_heads_xpos(default_morph: spacy.Language,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a PapyGreek dev letter the heads tag μίαν and ὁλκῆς as adjectives (the literary
+    treebanks' numeral convention; ὁλκός) and keep them under the literary weight, the table
+    allowing both; the papyrus weight takes the documentary analyses, numeral and noun (gold),
+    in decoding and in the pipeline for a Doc marked as a papyrus."""
+    import stoicheia_spacy.morph.morphologizer as morphologizer_module
+
+    table = FormTable.build(PAPYRUS_ROWS)
+    nlp = default_morph
+    morph = nlp.get_pipe("stoicheia_morphologizer")
+    with nlp.select_pipes(enable=["stoicheia_encoder"]):
+        doc = nlp(Doc(nlp.vocab, words=PAPYRUS_WORDS))
+    logits = np.asarray(morph.predict([doc])[0])[:, :sum(MORPH_GROUPS)]
+    defaults = MorphologizerSettings()
+    _, heads = morph.decode(logits)
+    _, literary = morph.table_decode(logits, PAPYRUS_WORDS, table, prior=defaults.table_prior)
+    upos, papyrus = morph.table_decode(logits, PAPYRUS_WORDS, table, prior=defaults.table_prior_papyrus)
+    assert (heads[3], heads[5]) == (literary[3], literary[5]) == ("a-s---fa-", "a-s---fg-")
+    assert (papyrus[3], papyrus[5]) == ("m-s---fa-", "n-s---fg-") and (upos[3], upos[5]) == ("NUM", "NOUN")
+    assert table.best("μίαν") == ("εἷς", "m-s---fa-")             # what the lookup baseline says
+
+    monkeypatch.setattr(morphologizer_module, "load_form_table", lambda: table)
+    monkeypatch.setattr(morph, "settings", defaults.replace(form_table=True))
+    with nlp.select_pipes(enable=["stoicheia_encoder", "stoicheia_morphologizer"]):
+        plain = nlp(Doc(nlp.vocab, words=PAPYRUS_WORDS))
+        marked = Doc(nlp.vocab, words=PAPYRUS_WORDS)
+        marked._.domain = "papyrus"
+        marked = nlp(marked)
+    assert (plain[3].tag_, plain[5].tag_) == ("a-s---fa-", "a-s---fg-")
+    assert (marked[3].tag_, marked[5].tag_, marked[3].pos_) == ("m-s---fa-", "n-s---fg-", "NUM")

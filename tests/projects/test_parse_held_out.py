@@ -42,6 +42,16 @@ def test_held_out_docbin_from_the_mirror(shared_data: Path, tmp_path: Path) -> N
     assert not any(set(t.text) & set("[]()<>{}|\u0323") for t in tokens)
     assert all(t.tag_ for t in tokens if not t.is_punct) and all(t.dep_ for t in tokens)
     assert {"Περικλῆς", "χαίρειν"} <= {t.text for t in tokens}
+    # split by document: ids ending in 0/1 are the dev part, the rest the test part, together the whole
+    parts = stats["parts"]
+    assert parts["dev"]["sentences"] + parts["test"]["sentences"] == stats["sentences"]
+    assert parts["dev"]["documents"] + parts["test"]["documents"] == stats["documents"]
+    assert 0.1 < parts["dev"]["words"] / stats["words"] < 0.35
+    for part in ("dev", "test"):
+        part_docs = list(DocBin().from_disk(tmp_path / f"papygreek_reg_{part}.spacy").get_docs(nlp.vocab))
+        assert sum(1 for d in part_docs for _ in d.sents) == parts[part]["sentences"]
+    assert convert.held_out_part("bgu.16.2600") == "dev" and convert.held_out_part("p.oxy.1.41") == "dev"
+    assert convert.held_out_part("bgu.16.2586") == "test" and convert.held_out_part("o.bodl") == "test"
 
     # a sentence the converted corpus already holds (here: a training fold) is not held out
     first = docs[0][:]

@@ -14,7 +14,11 @@ uncertain letter, interlinear and erasure marks; letters in braces, which the ed
 superfluous, go with them), and only sentences annotated throughout are kept: every word with a
 head, every word but punctuation with a tag, no gap marker (``[_.?]``) among the words. A sentence
 whose text is also in the converted corpus (folds, shared test; e.g. a papyrus Pedalion treebanked
-too, or a letter formula) is left out, so that no arm is scored on a sentence it trained on."""
+too, or a letter formula) is left out, so that no arm is scored on a sentence it trained on.
+The same step splits it by document for fitting decoding weights on documentary text (issue 42):
+``papygreek_reg_dev.spacy`` holds the documents whose id ends in a digit of :data:`HELD_OUT_DEV_DIGITS`
+(the papyri's split rule, as ``projects/restore``: the last digit of the document's id; about a fifth),
+``papygreek_reg_test.spacy`` the others, the held-out test from then on."""
 
 from __future__ import annotations
 
@@ -39,6 +43,8 @@ from stoicheia_spacy.morph.lemma_scripts import build_script_vocab
 
 UD = "ud/UD_Ancient_Greek-Perseus/grc_perseus-ud-{}.conllu.xz"
 HELD_OUT_FILE = "papygreek_reg.spacy"
+#: PapyGreek documents whose id's last digit is one of these form its dev part (the rest its test part)
+HELD_OUT_DEV_DIGITS = frozenset("01")
 # Leiden+ / papyrological marks around or on letters (the letters stay): lost, restored,
 # abbreviation, added, erased, interlinear, uncertain, ...; braces' content is superfluous text
 LEIDEN_MARKS = str.maketrans("", "", "[]⟦⟧〚〛()<>|/\\⧙⧘¯*^❛❜↕⸍‧?¨\u0323")
@@ -112,6 +118,12 @@ def corpus_keys(corpus: Path) -> set[str]:
             for doc in DocBin().from_disk(path).get_docs(vocab) for sent in doc.sents}
 
 
+def held_out_part(doc_id: str) -> str:
+    """``dev`` or ``test``: the held-out part of a PapyGreek document (:data:`HELD_OUT_DEV_DIGITS`)."""
+    digits = [c for c in doc_id if c.isdigit()]
+    return "dev" if digits and digits[-1] in HELD_OUT_DEV_DIGITS else "test"
+
+
 def held_out(mirror: str, corpus: str) -> int:
     """Step ``held-out``: the held-out treebanks' DocBins, their counts merged into ``stats.json``."""
     out = Path(corpus)
@@ -123,9 +135,16 @@ def held_out(mirror: str, corpus: str) -> int:
     fresh = [r for r in kept if sentence_key(r.forms) not in seen]
     sents = [h for r in fresh if (h := harmonise(r, stats=st)) is not None]
     sentences_to_docbin(sents).to_disk(out / HELD_OUT_FILE)
+    parts = {"dev": [s for s in sents if held_out_part(s.doc_id) == "dev"],
+             "test": [s for s in sents if held_out_part(s.doc_id) == "test"]}
+    for part, chosen in parts.items():
+        sentences_to_docbin(chosen).to_disk(out / HELD_OUT_FILE.replace(".spacy", f"_{part}.spacy"))
     counts = {"sentences_read": len(raws), "annotated_throughout": len(kept),
               "also_in_corpus": len(kept) - len(fresh), "sentences": len(sents), "words": st.words_out,
-              "documents": len({s.doc_id for s in sents}), "events": dict(st.events)}
+              "documents": len({s.doc_id for s in sents}), "events": dict(st.events),
+              "parts": {part: {"sentences": len(chosen), "words": sum(len(s.forms) for s in chosen),
+                               "documents": len({s.doc_id for s in chosen})} for part, chosen in parts.items()},
+              "dev_rule": f"last digit of the document id in {sorted(HELD_OUT_DEV_DIGITS)}"}
     path = out / "stats.json"
     stats = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     stats["papygreek_reg"] = counts
