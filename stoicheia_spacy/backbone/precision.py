@@ -31,9 +31,16 @@ from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 from torch.ao.quantization import default_dynamic_qconfig
 
 from ..errors import ConfigError
+from .fused import fuse, onednn_available
+from .model import Block
 
 #: The precisions a backbone can run in.
-PRECISIONS: tuple[str, ...] = ("float32", "bfloat16", "int8")
+PRECISIONS: tuple[str, ...] = ("float32", "float32-fused", "bfloat16", "int8")
+#: The precisions that keep every golden released-task decision and score (``stoicheia bench
+#: golden-precision``); the others are faster approximations.
+FAITHFUL: tuple[str, ...] = ("float32", "float32-fused")
+#: The precisions whose views run the blocks as :class:`~.fused.FusedBlock` (all but ``float32``).
+FUSED: tuple[str, ...] = ("float32-fused", "bfloat16", "int8")
 
 
 class PrecisionCache:
@@ -48,7 +55,7 @@ class PrecisionCache:
         key = (id(module), precision)
         hit = self._leaves.get(key)
         if hit is None or hit[0] is not module:
-            hit = (module, _convert_leaf(module, precision))
+            hit = (module, _convert_leaf(module, precision, self))
             self._leaves[key] = hit
         return hit[1]
 
@@ -72,6 +79,9 @@ def check_precision(precision: str) -> str:
     if precision == "int8" and "fbgemm" not in torch.backends.quantized.supported_engines \
             and "x86" not in torch.backends.quantized.supported_engines:
         raise ConfigError("precision 'int8' needs torch's fbgemm/x86 quantized engine, absent from this build")
+    if precision in FUSED and not onednn_available():
+        raise ConfigError(f"precision {precision!r} needs torch's oneDNN (mkldnn) CPU kernels, absent from this "
+                          "build: use 'float32'")
     return precision
 
 
@@ -83,43 +93,50 @@ def precision_view(module: nn.Module, precision: str, cache: PrecisionCache | No
     return (cache or PrecisionCache()).view(module, precision)
 
 
-def _view(module: nn.Module, precision: str, cache: PrecisionCache, path: str = "") -> nn.Module:
-    if _converts(module, precision, path):
+def _view(module: nn.Module, precision: str, cache: PrecisionCache) -> nn.Module:
+    if isinstance(module, Block):
         return cache.leaf(module, precision)
-    if not any(_converts(m, precision, f"{path}.{n}" if path else n) for n, m in module.named_modules()):
+    if not any(isinstance(m, Block) for m in module.modules()):
         return module
     out = copy.copy(module)
-    out._modules = {name: (None if child is None else _view(child, precision, cache, f"{path}.{name}" if path else name))
+    out._modules = {name: (None if child is None else _view(child, precision, cache))
                     for name, child in module._modules.items()}
-    if precision == "bfloat16":
-        out._parameters = {name: (None if p is None else nn.Parameter(p.detach().to(torch.bfloat16), requires_grad=False))
-                           for name, p in module._parameters.items()}
     out.eval()
     return out
 
 
-def _converts(module: nn.Module, precision: str, path: str) -> bool:
-    """True for the leaves a view replaces: under int8 the linear layers of the blocks, under
-    bfloat16 every module that holds parameters of its own."""
+def _convert_leaf(module: nn.Module, precision: str, cache: PrecisionCache) -> nn.Module:
+    """A block as a :class:`~.fused.FusedBlock` whose linears are those of ``precision``
+    (cached one by one, so blocks that share a linear share its converted copy), or one
+    linear layer in ``precision``."""
+    if isinstance(module, Block):
+        return fuse(module, lambda linear: cache.leaf(linear, precision))
+    if precision == "float32-fused":
+        return module  # the float32 weights themselves: no copy
     if precision == "int8":
-        return isinstance(module, nn.Linear) and path.startswith("blocks.")
-    return precision == "bfloat16" and bool(module._parameters) and not module._modules
-
-
-def _convert_leaf(module: nn.Module, precision: str) -> nn.Module:
-    if precision == "int8":
-        engines = torch.backends.quantized.supported_engines
-        if torch.backends.quantized.engine not in ("fbgemm", "x86"):
-            torch.backends.quantized.engine = "x86" if "x86" in engines else "fbgemm"
-        float_linear: Any = copy.copy(module)
-        float_linear.qconfig = default_dynamic_qconfig
-        with warnings.catch_warnings():  # torch.ao.quantization's deprecation notice (torchao)
-            warnings.simplefilter("ignore")
-            return DynamicLinear.from_float(float_linear)
+        return _quantise(module)
     out = copy.copy(module)
     out._parameters = {name: (None if p is None else nn.Parameter(p.detach().to(torch.bfloat16), requires_grad=False))
                        for name, p in module._parameters.items()}
     return out
 
 
-__all__ = ["PRECISIONS", "PrecisionCache", "check_precision", "precision_view"]
+def _quantise(module: nn.Module) -> nn.Module:
+    """``module`` as a dynamically quantised linear, its weights packed for oneDNN where torch
+    has that engine (measured faster than fbgemm/x86 on AVX512-VNNI), else x86/fbgemm; the
+    global engine setting is left as it was (packed weights carry their own kernels)."""
+    engines = torch.backends.quantized.supported_engines
+    engine = next(e for e in ("onednn", "x86", "fbgemm") if e in engines)
+    before = torch.backends.quantized.engine
+    float_linear: Any = copy.copy(module)
+    float_linear.qconfig = default_dynamic_qconfig
+    try:
+        torch.backends.quantized.engine = engine
+        with warnings.catch_warnings():  # torch.ao.quantization's deprecation notice (torchao)
+            warnings.simplefilter("ignore")
+            return DynamicLinear.from_float(float_linear)
+    finally:
+        torch.backends.quantized.engine = before
+
+
+__all__ = ["FAITHFUL", "FUSED", "PRECISIONS", "PrecisionCache", "check_precision", "precision_view"]
