@@ -1,22 +1,27 @@
-"""Inference precision of a backbone: ``float32`` (the stored weights), ``bfloat16`` or ``int8``.
+"""Inference precision of a backbone: ``float32`` (the stored weights, the reference forward),
+``float32-fused``, ``bfloat16`` or ``int8``.
 
 :func:`precision_view` returns a module that computes the same forward as the backbone in
 another precision, while the backbone itself keeps its float32 weights (saving, overlays and
-training read those). The view is a shallow copy of the module tree in which only the
-converted leaves are new: under ``int8`` the linear layers of the transformer blocks become
-dynamically quantised ones (int8 weights, per-row activation scales computed at run time,
-:func:`torch.ao.quantization.quantize_dynamic`'s kernels; embeddings, norms and the output
-heads stay float32); under ``bfloat16`` every weight is a bf16 copy. Leaves are cached by
-the identity of the float module in a :class:`PrecisionCache`, so two views of backbones
-that share blocks (the encoder's and the restorer's overlaid one) share their converted
-blocks too.
+training read those). The view is a shallow copy of the module tree in which only the blocks
+are new: every block becomes a :class:`~.fused.FusedBlock` (same children, fused inference
+forward: oneDNN linears, residual adds fused into the projections, QK-norm folded into RoPE).
+Its linear layers are, under ``float32-fused``, the float32 modules themselves (no copy);
+under ``int8`` dynamically quantised ones (int8 weights packed for oneDNN, per-tensor
+activation scales computed at run time); under ``bfloat16`` bf16 copies fed bf16 activations.
+Embeddings, norms, attention and the output heads stay float32. Converted blocks and linears
+are cached by the identity of the float module in a :class:`PrecisionCache`, so two views of
+backbones that share blocks (the encoder's and the restorer's overlaid one) share their
+converted blocks too.
 
-What each precision keeps (measured by ``stoicheia bench released-shape`` and the golden
-released-task fixtures, see ``docs/benchmarks.md``): ``float32`` is the reference and the
-only faithful one (every golden decision kept); ``int8`` is 1.2-1.4x faster at the released
-shape on an AVX2 CPU and changes letter logits by ~0.2, enough to change 20 of the 46 golden
-tests (decisions or scores beyond 1e-3); ``bfloat16`` is faster only on CPUs with native bf16
-(AVX512-BF16, AMX) and several times slower elsewhere.
+What each precision keeps: ``float32`` and ``float32-fused`` are listed in :data:`FAITHFUL`
+(``float32-fused`` differs from ``float32`` only in the order of float32 roundings, within 1e-5 on
+the letter logits; ``tests/backbone/test_precision.py`` checks it against the golden backbone
+fixture); ``int8`` and ``bfloat16`` are faster approximations whose golden decisions
+``stoicheia bench golden-precision`` counts and lists (docs/benchmarks.md). Speed:
+``stoicheia bench released-shape``. oneDNN runs float32 GEMMs at about twice the rate of
+torch's MKL path on AMD CPUs (which MKL does not tune for); on Intel CPUs the gain of
+``float32-fused`` is smaller.
 """
 
 from __future__ import annotations

@@ -24,10 +24,11 @@ Settings: how text becomes planes and windows (``notation``, ``unknown_gap_width
 of the ``[model]`` architecture (``stoicheia.CharEncoder.v1``, validated when it is built);
 what the pipe keeps on each Doc is one frozen :class:`EncoderSettings`, the
 ``[components.stoicheia_encoder.settings]`` block (``stoicheia.EncoderSettings.v1``):
-``store_hidden`` [true], ``store_logits`` [true] and ``precision`` [float32 | bfloat16 | int8]:
+``store_hidden`` [true], ``store_logits`` [true] and ``precision`` [float32 | float32-fused | bfloat16 | int8]:
 the precision of inference forwards (:mod:`stoicheia_spacy.backbone.precision`; the stored
-weights and training stay float32, the restorer's beam follows it; only float32 keeps the
-golden decisions, ``int8`` is 1.2-1.4x faster on CPU and approximate, see ``docs/benchmarks.md``). Adding an option touches that class and
+weights and training stay float32, the restorer's beam follows it; ``float32`` and
+``float32-fused`` are the faithful ones, ``int8``/``bfloat16`` faster approximations, see
+``docs/benchmarks.md``). Adding an option touches that class and
 the code that uses it, nothing else. The stored precision (``save_dtype`` of
 ``[initialize.components.stoicheia_encoder]``) is read back from the saved weights; no
 ``cfg`` file is written.
