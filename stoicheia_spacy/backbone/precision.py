@@ -1,22 +1,27 @@
-"""Inference precision of a backbone: ``float32`` (the stored weights), ``bfloat16`` or ``int8``.
+"""Inference precision of a backbone: ``float32`` (the stored weights, the reference forward),
+``float32-fused``, ``bfloat16`` or ``int8``.
 
 :func:`precision_view` returns a module that computes the same forward as the backbone in
 another precision, while the backbone itself keeps its float32 weights (saving, overlays and
-training read those). The view is a shallow copy of the module tree in which only the
-converted leaves are new: under ``int8`` the linear layers of the transformer blocks become
-dynamically quantised ones (int8 weights, per-row activation scales computed at run time,
-:func:`torch.ao.quantization.quantize_dynamic`'s kernels; embeddings, norms and the output
-heads stay float32); under ``bfloat16`` every weight is a bf16 copy. Leaves are cached by
-the identity of the float module in a :class:`PrecisionCache`, so two views of backbones
-that share blocks (the encoder's and the restorer's overlaid one) share their converted
-blocks too.
+training read those). The view is a shallow copy of the module tree in which only the blocks
+are new: every block becomes a :class:`~.fused.FusedBlock` (same children, fused inference
+forward: oneDNN linears, residual adds fused into the projections, QK-norm folded into RoPE).
+Its linear layers are, under ``float32-fused``, the float32 modules themselves (no copy);
+under ``int8`` dynamically quantised ones (int8 weights packed for oneDNN, per-tensor
+activation scales computed at run time); under ``bfloat16`` bf16 copies fed bf16 activations.
+Embeddings, norms, attention and the output heads stay float32. Converted blocks and linears
+are cached by the identity of the float module in a :class:`PrecisionCache`, so two views of
+backbones that share blocks (the encoder's and the restorer's overlaid one) share their
+converted blocks too.
 
-What each precision keeps (measured by ``stoicheia bench released-shape`` and the golden
-released-task fixtures, see ``docs/benchmarks.md``): ``float32`` is the reference and the
-only faithful one (every golden decision kept); ``int8`` is 1.2-1.4x faster at the released
-shape on an AVX2 CPU and changes letter logits by ~0.2, enough to change 20 of the 46 golden
-tests (decisions or scores beyond 1e-3); ``bfloat16`` is faster only on CPUs with native bf16
-(AVX512-BF16, AMX) and several times slower elsewhere.
+What each precision keeps: ``float32`` and ``float32-fused`` are listed in :data:`FAITHFUL`
+(``float32-fused`` differs from ``float32`` only in the order of float32 roundings, within 1e-5 on
+the letter logits; ``tests/backbone/test_precision.py`` checks it against the golden backbone
+fixture); ``int8`` and ``bfloat16`` are faster approximations whose golden decisions
+``stoicheia bench golden-precision`` counts and lists (docs/benchmarks.md). Speed:
+``stoicheia bench released-shape``. oneDNN runs float32 GEMMs at about twice the rate of
+torch's MKL path on AMD CPUs (which MKL does not tune for); on Intel CPUs the gain of
+``float32-fused`` is smaller.
 """
 
 from __future__ import annotations
@@ -31,9 +36,16 @@ from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 from torch.ao.quantization import default_dynamic_qconfig
 
 from ..errors import ConfigError
+from .fused import fuse, onednn_available
+from .model import Block
 
 #: The precisions a backbone can run in.
-PRECISIONS: tuple[str, ...] = ("float32", "bfloat16", "int8")
+PRECISIONS: tuple[str, ...] = ("float32", "float32-fused", "bfloat16", "int8")
+#: The precisions that keep every golden released-task decision and score (``stoicheia bench
+#: golden-precision``); the others are faster approximations.
+FAITHFUL: tuple[str, ...] = ("float32", "float32-fused")
+#: The precisions whose views run the blocks as :class:`~.fused.FusedBlock` (all but ``float32``).
+FUSED: tuple[str, ...] = ("float32-fused", "bfloat16", "int8")
 
 
 class PrecisionCache:
@@ -48,7 +60,7 @@ class PrecisionCache:
         key = (id(module), precision)
         hit = self._leaves.get(key)
         if hit is None or hit[0] is not module:
-            hit = (module, _convert_leaf(module, precision))
+            hit = (module, _convert_leaf(module, precision, self))
             self._leaves[key] = hit
         return hit[1]
 
@@ -72,6 +84,9 @@ def check_precision(precision: str) -> str:
     if precision == "int8" and "fbgemm" not in torch.backends.quantized.supported_engines \
             and "x86" not in torch.backends.quantized.supported_engines:
         raise ConfigError("precision 'int8' needs torch's fbgemm/x86 quantized engine, absent from this build")
+    if precision in FUSED and not onednn_available():
+        raise ConfigError(f"precision {precision!r} needs torch's oneDNN (mkldnn) CPU kernels, absent from this "
+                          "build: use 'float32'")
     return precision
 
 
@@ -83,43 +98,50 @@ def precision_view(module: nn.Module, precision: str, cache: PrecisionCache | No
     return (cache or PrecisionCache()).view(module, precision)
 
 
-def _view(module: nn.Module, precision: str, cache: PrecisionCache, path: str = "") -> nn.Module:
-    if _converts(module, precision, path):
+def _view(module: nn.Module, precision: str, cache: PrecisionCache) -> nn.Module:
+    if isinstance(module, Block):
         return cache.leaf(module, precision)
-    if not any(_converts(m, precision, f"{path}.{n}" if path else n) for n, m in module.named_modules()):
+    if not any(isinstance(m, Block) for m in module.modules()):
         return module
     out = copy.copy(module)
-    out._modules = {name: (None if child is None else _view(child, precision, cache, f"{path}.{name}" if path else name))
+    out._modules = {name: (None if child is None else _view(child, precision, cache))
                     for name, child in module._modules.items()}
-    if precision == "bfloat16":
-        out._parameters = {name: (None if p is None else nn.Parameter(p.detach().to(torch.bfloat16), requires_grad=False))
-                           for name, p in module._parameters.items()}
     out.eval()
     return out
 
 
-def _converts(module: nn.Module, precision: str, path: str) -> bool:
-    """True for the leaves a view replaces: under int8 the linear layers of the blocks, under
-    bfloat16 every module that holds parameters of its own."""
+def _convert_leaf(module: nn.Module, precision: str, cache: PrecisionCache) -> nn.Module:
+    """A block as a :class:`~.fused.FusedBlock` whose linears are those of ``precision``
+    (cached one by one, so blocks that share a linear share its converted copy), or one
+    linear layer in ``precision``."""
+    if isinstance(module, Block):
+        return fuse(module, lambda linear: cache.leaf(linear, precision))
+    if precision == "float32-fused":
+        return module  # the float32 weights themselves: no copy
     if precision == "int8":
-        return isinstance(module, nn.Linear) and path.startswith("blocks.")
-    return precision == "bfloat16" and bool(module._parameters) and not module._modules
-
-
-def _convert_leaf(module: nn.Module, precision: str) -> nn.Module:
-    if precision == "int8":
-        engines = torch.backends.quantized.supported_engines
-        if torch.backends.quantized.engine not in ("fbgemm", "x86"):
-            torch.backends.quantized.engine = "x86" if "x86" in engines else "fbgemm"
-        float_linear: Any = copy.copy(module)
-        float_linear.qconfig = default_dynamic_qconfig
-        with warnings.catch_warnings():  # torch.ao.quantization's deprecation notice (torchao)
-            warnings.simplefilter("ignore")
-            return DynamicLinear.from_float(float_linear)
+        return _quantise(module)
     out = copy.copy(module)
     out._parameters = {name: (None if p is None else nn.Parameter(p.detach().to(torch.bfloat16), requires_grad=False))
                        for name, p in module._parameters.items()}
     return out
 
 
-__all__ = ["PRECISIONS", "PrecisionCache", "check_precision", "precision_view"]
+def _quantise(module: nn.Module) -> nn.Module:
+    """``module`` as a dynamically quantised linear, its weights packed for oneDNN where torch
+    has that engine (measured faster than fbgemm/x86 on AVX512-VNNI), else x86/fbgemm; the
+    global engine setting is left as it was (packed weights carry their own kernels)."""
+    engines = torch.backends.quantized.supported_engines
+    engine = next(e for e in ("onednn", "x86", "fbgemm") if e in engines)
+    before = torch.backends.quantized.engine
+    float_linear: Any = copy.copy(module)
+    float_linear.qconfig = default_dynamic_qconfig
+    try:
+        torch.backends.quantized.engine = engine
+        with warnings.catch_warnings():  # torch.ao.quantization's deprecation notice (torchao)
+            warnings.simplefilter("ignore")
+            return DynamicLinear.from_float(float_linear)
+    finally:
+        torch.backends.quantized.engine = before
+
+
+__all__ = ["FAITHFUL", "FUSED", "PRECISIONS", "PrecisionCache", "check_precision", "precision_view"]

@@ -378,7 +378,7 @@ def runtime_backbone(model: Model, module: torch.nn.Module | None = None) -> tor
 
 
 def set_precision(model: Model, precision: str) -> None:
-    """Run the model's inference forwards in ``precision`` (``float32``, ``bfloat16``, ``int8``;
+    """Run the model's inference forwards in ``precision`` (``float32``, ``float32-fused``, ``bfloat16``, ``int8``;
     :mod:`stoicheia_spacy.backbone.precision`); the stored weights stay float32."""
     stack = _stack(model)
     stack.precision = check_precision(precision)

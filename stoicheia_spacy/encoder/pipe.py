@@ -25,15 +25,16 @@ of the ``[model]`` architecture (``stoicheia.CharEncoder.v1``, validated when it
 what the pipe keeps on each Doc is one frozen :class:`EncoderSettings`, the
 ``[components.stoicheia_encoder.settings]`` block (``stoicheia.EncoderSettings.v1``):
 ``store_hidden`` [true], ``store_logits`` [true], ``states`` [used | all] and ``precision``
-[float32 | bfloat16 | int8]. ``states = "used"`` keeps on each Doc only what the components
+[float32 | float32-fused | bfloat16 | int8]. ``states = "used"`` keeps on each Doc only what the components
 after the encoder declare they read of the per-letter stack (each pooler's token vectors, the
 scanner's scalar mix, the dater's layers: :mod:`stoicheia_spacy.encoder.states`), computed
 chunk by chunk in the forward, instead of ``(depth + 1) x d_model`` float32 per letter;
 ``"all"`` keeps the whole stack as ``hidden`` (so does a pipeline without such components,
 e.g. the encoder alone). ``precision`` is
 the precision of inference forwards (:mod:`stoicheia_spacy.backbone.precision`; the stored
-weights and training stay float32, the restorer's beam follows it; only float32 keeps the
-golden decisions, ``int8`` is 1.2-1.4x faster on CPU and approximate, see ``docs/benchmarks.md``). Adding an option touches that class and
+weights and training stay float32, the restorer's beam follows it; ``float32`` and
+``float32-fused`` are the faithful ones, ``int8``/``bfloat16`` faster approximations, see
+``docs/benchmarks.md``). Adding an option touches that class and
 the code that uses it, nothing else. The stored precision (``save_dtype`` of
 ``[initialize.components.stoicheia_encoder]``) is read back from the saved weights; no
 ``cfg`` file is written.

@@ -1,18 +1,40 @@
-"""Inference precision views of the backbone: int8 dynamic quantisation of the blocks' linear
-layers and bf16, the float32 weights untouched, converted blocks shared between views."""
+"""Inference precision views of the backbone: the fused float32 forward, int8 dynamic
+quantisation of the blocks' linear layers and bf16, the float32 weights untouched, converted
+blocks shared between views; every offered precision runs, and the faithful one keeps the
+golden backbone fixture's logits and decisions."""
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 import pytest
 import torch
 from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
-from stoicheia_spacy.backbone import StoicheiaConfig, StoicheiaEncoder
+from stoicheia_spacy.backbone import StoicheiaConfig, StoicheiaEncoder, load_backbone
+from stoicheia_spacy.backbone.fused import FusedBlock, onednn_available
 from stoicheia_spacy.backbone.overlay import apply_overlay, fingerprint, trainable_names
-from stoicheia_spacy.backbone.precision import PrecisionCache, precision_view
+from stoicheia_spacy.backbone.precision import FAITHFUL, PRECISIONS, PrecisionCache, precision_view
 from stoicheia_spacy.errors import ConfigError
 
 from .helpers import ILIAD_1, greek_inputs
+
+
+def _golden() -> Path | None:
+    """The golden released-task fixtures beside the checkout or the data mirror (as tests/release)."""
+    roots = [Path(__file__).resolve().parents[3] / "shared"]
+    if os.environ.get("STOICHEIA_ASSET_MIRROR"):
+        roots.append(Path(os.environ["STOICHEIA_ASSET_MIRROR"]).parent)
+    found = [root / "spec/golden/released_tasks" for root in roots]
+    return next((path for path in found if (path / "backbone.json").is_file()), None)
+
+
+GOLDEN = _golden()
+needs_onednn = pytest.mark.skipif(not onednn_available(), reason="torch built without oneDNN")
 
 torch.set_num_threads(1)
 
@@ -80,3 +102,51 @@ def test_encoder_setting_validates_the_precision() -> None:
     assert EncoderSettings(precision="int8").precision == "int8"
     with pytest.raises(ConfigError, match="precision"):
         EncoderSettings(precision="fp8")
+
+
+@needs_onednn
+def test_float32_fused_is_float32_up_to_rounding(model: StoicheiaEncoder) -> None:
+    view: Any = precision_view(model, "float32-fused")
+    assert isinstance(view.blocks[0], FusedBlock) and view.blocks[0].attn.qkv is model.get_submodule("blocks.0.attn.qkv")  # no copy
+    for text, seed in ((ILIAD_1, 0), (ILIAD_1 * 120, 1)):  # 120 lines: the chunked path (> 2 x 2048 positions)
+        inputs = greek_inputs(text, seed=seed)
+        with torch.inference_mode():
+            ref, got = model(**inputs), view(**inputs)
+        for head in ("char", "boundary", "dia", "cap", "punct"):
+            torch.testing.assert_close(getattr(got, head), getattr(ref, head), atol=1e-5, rtol=1e-5)
+        assert torch.equal(got.char.argmax(-1), ref.char.argmax(-1))
+
+
+@needs_onednn
+@pytest.mark.parametrize("precision", [p for p in PRECISIONS if p != "float32"])
+def test_every_precision_runs_packed_rows(model: StoicheiaEncoder, precision: str) -> None:
+    inputs = greek_inputs(ILIAD_1)
+    seg = torch.zeros_like(inputs["input_ids"])
+    seg[:, 30:] = 1  # two packed documents in the row
+    with torch.inference_mode():
+        ref = model(**inputs, seg_id=seg).char
+        got = precision_view(model, precision)(**inputs, seg_id=seg).char
+    assert got.dtype == torch.float32 and got.shape == ref.shape
+    assert (ref.argmax(-1) == got.argmax(-1)).float().mean() > 0.9
+
+
+@needs_onednn
+@pytest.mark.skipif(GOLDEN is None, reason="golden released-task fixtures not beside the checkout")
+@pytest.mark.parametrize("precision", FAITHFUL)
+def test_faithful_precisions_keep_the_golden_backbone(precision: str) -> None:
+    assert GOLDEN is not None
+    backbone = precision_view(load_backbone(GOLDEN / "backbone"), precision)
+    cases = json.loads((GOLDEN / "backbone.json").read_text(encoding="utf-8"))["cases"]
+    for case in cases:
+        feed = {key: torch.tensor([case["input"][key]]) for key in ("input_ids", "boundary", "dia", "punct", "seg_id")}
+        with torch.inference_mode():
+            out = backbone(feed.pop("input_ids"), feed.pop("boundary"), feed.pop("dia"), feed.pop("punct"), **feed)
+        for head in ("char", "boundary", "dia", "cap", "punct"):
+            expected = np.asarray(case["expected"][head])
+            got = getattr(out, head)[0, : expected.shape[0], : expected.shape[1]].numpy()
+            np.testing.assert_allclose(got, expected, atol=1e-3, rtol=0, err_msg=head)
+            assert got.argmax(1).tolist() == case["expected"][f"{head}_argmax"], head
+
+
+def test_faithful_precisions_are_offered() -> None:
+    assert FAITHFUL[0] == "float32" and set(FAITHFUL) <= set(PRECISIONS)

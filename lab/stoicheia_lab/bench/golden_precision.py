@@ -58,7 +58,7 @@ def run_precision(precision: str, root: Path = ROOT) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="stoicheia bench golden-precision", description=__doc__.splitlines()[0])
-    parser.add_argument("--precisions", default="float32,int8,bfloat16")
+    parser.add_argument("--precisions", default="float32,float32-fused,int8,bfloat16")
     parser.add_argument("--out", type=Path, default=None, help="write the JSON here")
     args = parser.parse_args(argv)
     if not all((ROOT / test).is_file() for test in TESTS):

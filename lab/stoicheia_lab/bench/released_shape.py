@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="stoicheia bench released-shape", description=__doc__.splitlines()[0])
     parser.add_argument("--depths", default="8,32", help="comma-separated depths [8,32]")
     parser.add_argument("--lengths", default="2048,8192", help="comma-separated document lengths [2048,8192]")
-    parser.add_argument("--precisions", default="float32,int8,bfloat16",
+    parser.add_argument("--precisions", default="float32,float32-fused,int8,bfloat16",
                         help=f"comma-separated, from {','.join(PRECISIONS)}; float32 is the reference")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
