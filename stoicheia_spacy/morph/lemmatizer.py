@@ -81,8 +81,30 @@ class ScriptLogits:
         ops = self.head.ops
         return cast(np.ndarray, ops.to_numpy(self.head.predict(ops.asarray2f(self.vectors[start:stop]))))
 
+    def rows_at(self, index: np.ndarray) -> np.ndarray:
+        """The logits of the tokens at ``index``."""
+        ops = self.head.ops
+        return cast(np.ndarray, ops.to_numpy(self.head.predict(ops.asarray2f(self.vectors[index]))))
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = self.rows(0, self.shape[0])
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+
+class TableLogits(ScriptLogits):
+    """A Doc's script logits computed only for the tokens the form table does not decide
+    (``needed``; :meth:`StoicheiaLemmatizer.table_lemma`), in one head forward per batch;
+    ``np.asarray`` computes the others too."""
+
+    def __init__(self, head: Model, vectors: Any, needed: np.ndarray, rows: np.ndarray) -> None:
+        super().__init__(head, vectors)
+        self.needed, self.computed = needed, rows
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = np.empty(self.shape, dtype=np.float32)
+        out[self.needed] = self.computed
+        if not self.needed.all():
+            out[~self.needed] = self.rows_at(np.flatnonzero(~self.needed))
         return out if dtype is None else out.astype(dtype, copy=False)
 
 
@@ -199,12 +221,38 @@ class StoicheiaLemmatizer(HeadPipe):
         docs = list(docs)
         if not any(len(d) for d in docs):
             return [np.zeros((len(d), max(len(self.data["scripts"]), 1)), dtype=np.float32) for d in docs]
+        table = self.form_table() if self.decode_mode not in ("research", "paper") else None
+        if table is not None and all(len(d) <= BLOCK for d in docs):
+            return self._predict_undecided(docs, table)
         if all(len(d) <= BLOCK for d in docs):
             return [self.model.ops.to_numpy(x) for x in self.model.predict(docs)]
         vectors = self.model.get_ref("tok2vec").predict(docs)
         head = self.model.get_ref("head")
         return [ScriptLogits(head, v) if len(v) > BLOCK else self.model.ops.to_numpy(head.predict(v))
                 for v in vectors]
+
+    def _predict_undecided(self, docs: list[Doc], table: FormTable) -> list[Any]:
+        """:class:`TableLogits` per Doc: the head's rows of the batch's tokens whose lemma the
+        table does not decide, in one forward (the output layer is most of the head's cost)."""
+        vectors = self.model.get_ref("tok2vec").predict(docs)
+        head, ops = self.model.get_ref("head"), self.model.ops
+        needed = [np.array([self.table_lemma(f, table) is None for f in word_texts(d)], dtype=bool) for d in docs]
+        picked = [ops.to_numpy(v)[m] for v, m in zip(vectors, needed, strict=True)]
+        width = max(len(self.data["scripts"]), 1)
+        flat = np.concatenate(picked) if picked else np.zeros((0, 0), np.float32)
+        rows = (ops.to_numpy(head.predict(ops.asarray2f(cast(Any, flat)))) if len(flat)
+                else np.zeros((0, width), np.float32))
+        bounds = np.cumsum([0] + [len(p) for p in picked])
+        return [TableLogits(head, v, m, rows[a:b])
+                for v, m, a, b in zip(vectors, needed, bounds[:-1], bounds[1:], strict=True)]
+
+    @staticmethod
+    def table_lemma(form: str, table: FormTable) -> str | None:
+        """The lemma of ``form`` when the table alone decides it, whatever the logits: the form's
+        one attested lemma (:meth:`lemmatize_flagged` takes a table lemma for an attested form,
+        and with one candidate that is it), else None."""
+        lemmas = table.lemmas(form)
+        return lemmas[0] if len(lemmas) == 1 else None
 
     def lemmatize(self, forms: Sequence[str], logits: np.ndarray) -> list[str]:
         """Lemmas of ``forms`` from their script logits (top-k, fit check, lexicon, back-off)."""
@@ -345,17 +393,33 @@ class StoicheiaLemmatizer(HeadPipe):
             else:  # block by block: a long Doc's rows are computed as they are decoded
                 forms, table = word_texts(doc), self.form_table()
                 prior = self.settings.table_weight(doc) if table is not None else None
-                lemmas, flags = [], []
-                for first in range(0, len(forms), BLOCK):
-                    rows = (logits.rows(first, first + BLOCK) if isinstance(logits, ScriptLogits)
-                            else np.asarray(logits)[first:first + BLOCK])
-                    got, flagged = self.lemmatize_flagged(forms[first:first + BLOCK], rows, table, prior)
-                    lemmas += got
-                    flags += flagged
+                if isinstance(logits, TableLogits):
+                    lemmas, flags = self._table_logits_lemmas(forms, logits, table, prior)
+                else:
+                    lemmas, flags = [], []
+                    for first in range(0, len(forms), BLOCK):
+                        rows = (logits.rows(first, first + BLOCK) if isinstance(logits, ScriptLogits)
+                                else np.asarray(logits)[first:first + BLOCK])
+                        got, flagged = self.lemmatize_flagged(forms[first:first + BLOCK], rows, table, prior)
+                        lemmas += got
+                        flags += flagged
             for tok, lemma, flag in zip(doc, lemmas, flags, strict=True):
                 gap = is_gap_token(tok.text)
                 tok.lemma_ = GAP_LEMMA if gap else lemma
                 tok._.lemma_backoff = flag and not gap
+
+    def _table_logits_lemmas(self, forms: list[str], logits: TableLogits, table: FormTable | None,
+                             prior: float | None) -> tuple[list[str], list[bool]]:
+        """The lemmas of :meth:`lemmatize_flagged` from :class:`TableLogits`: a form the table
+        decides takes its lemma (as there), the others are decoded from their computed rows."""
+        assert table is not None
+        lemmas = [self.table_lemma(f, table) or "" for f in forms]
+        flags = [False] * len(forms)
+        index = np.flatnonzero(logits.needed)
+        got, flagged = self.lemmatize_flagged([forms[i] for i in index], logits.computed, table, prior)
+        for i, lemma, flag in zip(index.tolist(), got, flagged, strict=True):
+            lemmas[i], flags[i] = lemma, flag
+        return lemmas, flags
 
     def release_lemmas(self, doc: Doc, logits: np.ndarray) -> list[str]:
         """Lemmas with the ``research`` or ``paper`` decoder (module doc); the research one
