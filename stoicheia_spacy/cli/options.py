@@ -205,8 +205,11 @@ def looks_like_path(text: str) -> bool:
 
 
 def read_text(text_or_file: str) -> str:
-    """TEXT_OR_FILE's text: the file's, or the argument itself (a literal ``\\n`` is a newline).
-    A name that reads as a path of a missing file is refused (not read as the text)."""
+    """TEXT_OR_FILE's text: the file's, standard input's for ``-``, or the argument itself (a
+    literal ``\\n`` is a newline). A name that reads as a path of a missing file is refused (not
+    read as the text)."""
+    if text_or_file == "-":
+        return sys.stdin.read()
     path = input_file(text_or_file)
     if path is None:
         if looks_like_path(text_or_file):

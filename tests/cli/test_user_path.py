@@ -88,6 +88,14 @@ def test_restore_on_a_saved_pipeline_as_json(saved_pipeline: Path) -> None:
     assert len(gap["candidates"]) == 3 and all(len(c["text"]) == 4 for c in gap["candidates"])
 
 
+def test_dash_reads_standard_input(saved_pipeline: Path) -> None:
+    result = CliRunner().invoke(app, ["restore", "-", "--model", str(saved_pipeline), "--format", "json",
+                                      "--top", "2", "--beam", "4"], input=DECREE + "\n")
+    assert result.exit_code == 0, result.output
+    (gap,) = json.loads(result.stdout)
+    assert gap["markup"] == "[.4]"
+
+
 def test_text_or_file_and_units(saved_pipeline: Path, tmp_path: Path) -> None:
     source = tmp_path / "decrees.txt"
     source.write_text(f"{DECREE}\n\nτῶι δήμωι [.2] ἔδοξεν\n", encoding="utf-8")
