@@ -305,20 +305,25 @@ class FormLexicon:
                    key_count=key_count.astype(np.int64), max_len=max_len, sources=sources)
 
     # ------------------------------------------------------------ lookup
-    def match(self, letters: np.ndarray, max_len: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every lexicon bare form inside ``letters``: arrays ``(start, length, key index)``."""
+    def match(self, letters: np.ndarray, max_len: int | None = None,
+              allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every lexicon bare form inside ``letters``: arrays ``(start, length, key index)``,
+        by start then length; ``allowed`` (``(n, max_len)`` bool): only the spans it marks are
+        looked up (e.g. those a divided text's word ends permit)."""
         max_len = min(max_len or self.max_len, self.max_len)
         if not len(letters) or not len(self.keys):
             z = np.zeros(0, np.int64)
             return z, z, z
         hashes = substring_hashes(letters, max_len)
-        pos = np.searchsorted(self.keys, hashes)
-        pos_c = np.minimum(pos, len(self.keys) - 1)
-        hit = self.keys[pos_c] == hashes
         n = len(letters)
-        hit &= (np.arange(n)[:, None] + np.arange(1, max_len + 1)[None, :]) <= n
-        i, lm1 = np.nonzero(hit)
-        return i.astype(np.int64), (lm1 + 1).astype(np.int64), pos_c[i, lm1].astype(np.int64)
+        valid = (np.arange(n)[:, None] + np.arange(1, max_len + 1)[None, :]) <= n
+        if allowed is not None:
+            valid &= np.asarray(allowed, bool)[:, :max_len]
+        i, lm1 = np.nonzero(valid)
+        wanted = hashes[i, lm1]
+        pos_c = np.minimum(np.searchsorted(self.keys, wanted), len(self.keys) - 1)
+        hit = self.keys[pos_c] == wanted
+        return i[hit].astype(np.int64), (lm1[hit] + 1).astype(np.int64), pos_c[hit].astype(np.int64)
 
     def forms_of(self, bare: str) -> list[tuple[str, int]]:
         """The stored forms (rendered) and counts of a bare word, e.g. ``"λογοσ"``."""

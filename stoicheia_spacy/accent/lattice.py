@@ -308,9 +308,7 @@ def _lexicon_arcs(letters: np.ndarray, dia: np.ndarray, cap: np.ndarray, lexicon
                   params: LatticeParams, backbone: bool, allowed: np.ndarray, span_bnd: np.ndarray, W: int,
                   tab: dict[str, _ArcTable]) -> None:
     """Score every stored form of every lexicon span and offer the best per span and kind."""
-    mi, ml, mk = lexicon.match(letters, W)
-    keep = allowed[mi, ml - 1]
-    mi, ml, mk = mi[keep], ml[keep], mk[keep]
+    mi, ml, mk = lexicon.match(letters, W, allowed)  # only the spans the word ends allow
     if not len(mi):
         return
     nf = lexicon.key_n[mk]

@@ -56,6 +56,19 @@ def test_lexicon_index_and_normalisation(lexicon: FormLexicon, tmp_path) -> None
     assert len(again) == len(lexicon) and again.forms_of("λογοσ") == [("λόγος", 10000)]
 
 
+def test_match_looks_up_only_the_allowed_spans(lexicon: FormLexicon) -> None:
+    # a divided text's word ends allow few spans: the lookup keeps exactly those of the full match
+    letters = _bare(JOHN.replace(" ", ""))
+    rng = np.random.default_rng(0)
+    allowed = rng.random((len(letters), lexicon.max_len)) < 0.4
+    start, length, key = lexicon.match(letters, lexicon.max_len)
+    keep = allowed[start, length - 1]
+    got = lexicon.match(letters, lexicon.max_len, allowed)
+    assert keep.any() and not keep.all()
+    for a, b in zip((start[keep], length[keep], key[keep]), got, strict=True):
+        assert np.array_equal(a, b)
+
+
 def test_scriptio_continua_divided_and_accented_by_the_lexicon(lexicon: FormLexicon) -> None:
     # mid-sentence oxytones take a grave, the last word keeps its acute
     assert _lex_alone("εναρχηηνολογοσκαιολογοσηνπροστονθεον", lexicon) == JOHN
