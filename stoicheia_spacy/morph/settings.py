@@ -38,7 +38,11 @@ Options (defaults in brackets):
   the table gives it, scored by the scripts plus a weight times the log of its share:
   ``table_prior`` [2], for a papyrus ``table_prior_papyrus`` [1], ``domain`` as the
   morphologizer's; the best of 0 … 16 on the same dev splits, fold-0 dev 91.40 -> 91.44 against 4,
-  PapyGreek dev 91.44 -> 91.63; :mod:`stoicheia_spacy.morph.formtable`);
+  PapyGreek dev 91.44 -> 91.63; :mod:`stoicheia_spacy.morph.formtable`), ``table_lexicon`` [true]
+  (with ``form_table``, a form the table does not attest may also take any lemma the table gives
+  some other form, rather than back off to the flagged form: out-of-vocabulary lemma accuracy on
+  the dev splits in ``projects/parse/metrics/lookup_weight_fit.json``, ``shipped`` row against
+  ``lemmas_w*``);
 * parser: ``max_words`` [160], the longest sentence parsed as one tree: a longer one (a page
   without punctuation, a papyrus line run on) is cut into near-equal pieces of at most that
   many tokens, each its own tree, so that arc scoring and the maximum spanning tree (cubic in
@@ -176,13 +180,14 @@ class LemmatizerSettings(_TableWeights, _MorphSettings):
     max_drop: float = 6.0
     prefer_form: float = 1.0
     form_table: bool = False
+    table_lexicon: bool = True
     table_prior: float = 2.0
     table_prior_papyrus: float = LEMMA_PRIOR_PAPYRUS
     domain: str = AUTO
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("use_lexicon", "form_table"):
+        for name in ("use_lexicon", "form_table", "table_lexicon"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{self.COMPONENT} {name} must be true or false, got {getattr(self, name)!r}")
         _check_table_options(self)

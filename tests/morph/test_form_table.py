@@ -174,3 +174,33 @@ def test_the_papyrus_weight_fixes_the_heads_xpos(default_morph: spacy.Language,
         marked = nlp(marked)
     assert (plain[3].tag_, plain[5].tag_) == ("a-s---fa-", "a-s---fg-")
     assert (marked[3].tag_, marked[5].tag_, marked[3].pos_) == ("m-s---fa-", "n-s---fg-", "NUM")
+
+
+def test_table_lemmas_are_attested_for_forms_the_table_does_not_attest(default_morph: spacy.Language) -> None:
+    """``table_lexicon``: a form the table does not attest (``ἀνείργειν``, AGDT fold-0 dev, Josephus)
+    may take a lemma the table gives another form (``ἀνείργω``) where the component's lexicon
+    lacks it and the lemmatizer backed off to the flagged form; an attested form is unchanged."""
+    words = ("Κἀν τούτῳ Βεντίδιος ὁ Ῥωμαίων στρατηγὸς πεμφθεὶς ἐκ Συρίας Πάρθους ἀνείργειν μετ᾽ ἐκείνους "
+             "εἰς Ἰουδαίαν παρέβαλεν .").split()
+    table = FormTable.build([("ἀνείργω", "ἀνείργω", "v1spia---", 1), *ROWS])
+    nlp = default_morph
+    with nlp.select_pipes(enable=["stoicheia_encoder"]):
+        doc = nlp(Doc(nlp.vocab, words=words))
+    lem = nlp.get_pipe("stoicheia_lemmatizer")
+    logits = np.asarray(lem.predict([doc])[0])
+    k = words.index("ἀνείργειν")
+    assert "ἀνείργω" not in lem.attested_lemmas() and "ἀνείργω" in lem.attested_lemmas(table)
+    settings = lem.settings
+    try:
+        lem.settings = settings.replace(table_lexicon=False)
+        before, flags = lem.lemmatize_flagged(words, logits, table)
+        lem.settings = settings.replace(table_lexicon=True)
+        after, after_flags = lem.lemmatize_flagged(words, logits, table)
+    finally:
+        lem.settings = settings
+    assert (before[k], flags[k]) == ("ἀνείργειν", True)
+    assert (after[k], after_flags[k]) == ("ἀνείργω", False)
+    assert lem.lemmatize_flagged(words, logits)[0][k] == "ἀνείργειν"  # no table: the component's lexicon only
+    assert LemmatizerSettings().table_lexicon
+    with pytest.raises(ConfigError):
+        LemmatizerSettings(table_lexicon="yes")  # type: ignore[arg-type]
