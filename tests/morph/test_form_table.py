@@ -146,9 +146,10 @@ def test_settings_give_a_papyrus_its_own_table_weight() -> None:
 def test_the_papyrus_weight_fixes_the_heads_xpos(default_morph: spacy.Language,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """On a PapyGreek dev letter the heads tag μίαν and ὁλκῆς as adjectives (the literary
-    treebanks' numeral convention; ὁλκός) and keep them under the literary weight, the table
-    allowing both; the papyrus weight takes the documentary analyses, numeral and noun (gold),
-    in decoding and in the pipeline for a Doc marked as a papyrus."""
+    treebanks' numeral convention; ὁλκός) and keep them under weight 0 (the literary weight until
+    it was fitted on UD PROIEL dev too), the table allowing both; the papyrus weight takes the
+    documentary analyses, numeral and noun (gold), in decoding and in the pipeline for a Doc marked
+    as a papyrus; the default weight of other texts, fitted with UD PROIEL dev, now takes them too."""
     import stoicheia_spacy.morph.morphologizer as morphologizer_module
 
     table = FormTable.build(PAPYRUS_ROWS)
@@ -159,14 +160,16 @@ def test_the_papyrus_weight_fixes_the_heads_xpos(default_morph: spacy.Language,
     logits = np.asarray(morph.predict([doc])[0])[:, :sum(MORPH_GROUPS)]
     defaults = MorphologizerSettings()
     _, heads = morph.decode(logits)
-    _, literary = morph.table_decode(logits, PAPYRUS_WORDS, table, prior=defaults.table_prior)
+    _, literary = morph.table_decode(logits, PAPYRUS_WORDS, table, prior=0.0)
     upos, papyrus = morph.table_decode(logits, PAPYRUS_WORDS, table, prior=defaults.table_prior_papyrus)
+    _, other = morph.table_decode(logits, PAPYRUS_WORDS, table, prior=defaults.table_prior)
     assert (heads[3], heads[5]) == (literary[3], literary[5]) == ("a-s---fa-", "a-s---fg-")
+    assert (other[3], other[5]) == ("m-s---fa-", "n-s---fg-")
     assert (papyrus[3], papyrus[5]) == ("m-s---fa-", "n-s---fg-") and (upos[3], upos[5]) == ("NUM", "NOUN")
     assert table.best("μίαν") == ("εἷς", "m-s---fa-")             # what the lookup baseline says
 
     monkeypatch.setattr(morphologizer_module, "load_form_table", lambda: table)
-    monkeypatch.setattr(morph, "settings", defaults.replace(form_table=True))
+    monkeypatch.setattr(morph, "settings", defaults.replace(form_table=True, table_prior=0.0))
     with nlp.select_pipes(enable=["stoicheia_encoder", "stoicheia_morphologizer"]):
         plain = nlp(Doc(nlp.vocab, words=PAPYRUS_WORDS))
         marked = Doc(nlp.vocab, words=PAPYRUS_WORDS)
@@ -174,6 +177,10 @@ def test_the_papyrus_weight_fixes_the_heads_xpos(default_morph: spacy.Language,
         marked = nlp(marked)
     assert (plain[3].tag_, plain[5].tag_) == ("a-s---fa-", "a-s---fg-")
     assert (marked[3].tag_, marked[5].tag_, marked[3].pos_) == ("m-s---fa-", "n-s---fg-", "NUM")
+    monkeypatch.setattr(morph, "settings", defaults.replace(form_table=True))
+    with nlp.select_pipes(enable=["stoicheia_encoder", "stoicheia_morphologizer"]):
+        plain = nlp(Doc(nlp.vocab, words=PAPYRUS_WORDS))
+    assert (plain[3].tag_, plain[5].tag_) == ("m-s---fa-", "n-s---fg-")
 
 
 def test_table_lemmas_are_attested_for_forms_the_table_does_not_attest(default_morph: spacy.Language) -> None:
