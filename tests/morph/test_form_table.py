@@ -12,6 +12,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
+from stoicheia_spacy.assembly import default_config
 from stoicheia_spacy.errors import ConfigError
 from stoicheia_spacy.morph.formtable import FormTable
 from stoicheia_spacy.morph.settings import LemmatizerSettings, MorphologizerSettings
@@ -211,3 +212,16 @@ def test_table_lemmas_are_attested_for_forms_the_table_does_not_attest(default_m
     assert LemmatizerSettings().table_lexicon
     with pytest.raises(ConfigError):
         LemmatizerSettings(table_lexicon="yes")  # type: ignore[arg-type]
+
+
+def test_the_default_config_ships_the_weights_fitted_on_dev() -> None:
+    """The embedded default config's form-table settings are the ones ``parse_eval.py fit`` chose
+    (``projects/parse/metrics/lookup_weight_fit.json``): tag weight 12 for every text (AGDT fold-0
+    + UD PROIEL dev jointly; PapyGreek dev), lemma weights 2 / 1, the table's lemmas attested."""
+    blocks = spacy.util.load_config(default_config())["components"]
+    morph = MorphologizerSettings.from_dict({k: v for k, v in blocks["stoicheia_morphologizer"]["settings"].items()
+                                             if not k.startswith("@")})
+    lem = LemmatizerSettings.from_dict({k: v for k, v in blocks["stoicheia_lemmatizer"]["settings"].items()
+                                        if not k.startswith("@")})
+    assert morph.form_table and (morph.table_prior, morph.table_prior_papyrus) == (12.0, 12.0)
+    assert lem.form_table and lem.table_lexicon and (lem.table_prior, lem.table_prior_papyrus) == (2.0, 1.0)
