@@ -6,6 +6,7 @@ morphologizer taking the table's analyses for attested forms (the README's Odyss
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -77,7 +78,7 @@ def test_table_fixes_the_readme_lemmas(default_morph: spacy.Language, table: For
     nlp = default_morph
     with nlp.select_pipes(enable=["stoicheia_encoder"]):
         doc = nlp(Doc(nlp.vocab, words=words))
-    lem = nlp.get_pipe("stoicheia_lemmatizer")
+    lem: Any = nlp.get_pipe("stoicheia_lemmatizer")
     logits = np.asarray(lem.predict([doc])[0])
     shipped = lem.lemmatize_flagged(words, logits)[0]
     with_table = lem.lemmatize_flagged(words, logits, table)[0]
@@ -85,7 +86,7 @@ def test_table_fixes_the_readme_lemmas(default_morph: spacy.Language, table: For
     assert with_table[2] == "ἐνέπω" and with_table[11] == "πλάζω"
     assert [a for k, a in enumerate(with_table) if k not in (2, 11)] == [a for k, a in enumerate(shipped)
                                                                           if k not in (2, 11)]
-    morph = nlp.get_pipe("stoicheia_morphologizer")
+    morph: Any = nlp.get_pipe("stoicheia_morphologizer")
     m_logits = np.asarray(morph.predict([doc])[0])[:, :sum(MORPH_GROUPS)]
     upos, tags = morph.table_decode(m_logits, words, table)
     assert tags[2] == "v2spma---" and upos[2] == "VERB"          # the table's tag for ἔννεπε
@@ -104,7 +105,8 @@ def test_pipeline_with_form_table_on_writes_the_table_analyses(default_morph: sp
     monkeypatch.setattr(lemmatizer_module, "load_form_table", lambda: table)
     monkeypatch.setattr(morphologizer_module, "load_form_table", lambda: table)
     nlp = default_morph
-    lem, morph = nlp.get_pipe("stoicheia_lemmatizer"), nlp.get_pipe("stoicheia_morphologizer")
+    lem: Any = nlp.get_pipe("stoicheia_lemmatizer")
+    morph: Any = nlp.get_pipe("stoicheia_morphologizer")
     monkeypatch.setattr(lem, "settings", lem.settings.replace(form_table=True))
     monkeypatch.setattr(morph, "settings", morph.settings.replace(form_table=True))
     with nlp.select_pipes(disable=["stoicheia_parser"] if "stoicheia_parser" in nlp.pipe_names else []):
@@ -155,7 +157,7 @@ def test_the_papyrus_weight_fixes_the_heads_xpos(default_morph: spacy.Language,
 
     table = FormTable.build(PAPYRUS_ROWS)
     nlp = default_morph
-    morph = nlp.get_pipe("stoicheia_morphologizer")
+    morph: Any = nlp.get_pipe("stoicheia_morphologizer")
     with nlp.select_pipes(enable=["stoicheia_encoder"]):
         doc = nlp(Doc(nlp.vocab, words=PAPYRUS_WORDS))
     logits = np.asarray(morph.predict([doc])[0])[:, :sum(MORPH_GROUPS)]
@@ -194,7 +196,7 @@ def test_table_lemmas_are_attested_for_forms_the_table_does_not_attest(default_m
     nlp = default_morph
     with nlp.select_pipes(enable=["stoicheia_encoder"]):
         doc = nlp(Doc(nlp.vocab, words=words))
-    lem = nlp.get_pipe("stoicheia_lemmatizer")
+    lem: Any = nlp.get_pipe("stoicheia_lemmatizer")
     logits = np.asarray(lem.predict([doc])[0])
     k = words.index("ἀνείργειν")
     assert "ἀνείργω" not in lem.attested_lemmas() and "ἀνείργω" in lem.attested_lemmas(table)
