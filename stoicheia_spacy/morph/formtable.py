@@ -10,7 +10,8 @@ with a final grave written acute (``τὴν`` as ``τήν``).
 
 The lemmatizer reads it (``form_table`` setting): a form the table attests takes the best of
 its top scripts whose lemma the table gives for it; an unattested form keeps the head's own
-decoding (:mod:`stoicheia_spacy.morph.lemmatizer`). :meth:`FormTable.best` is the lookup
+decoding (:mod:`stoicheia_spacy.morph.lemmatizer`), with every lemma of the table counted as
+attested there (``table_lexicon``). :meth:`FormTable.best` is the lookup
 baseline (most frequent lemma and XPOS of a form).
 """
 
@@ -66,6 +67,7 @@ class FormTable:
         self.lemma_ids, self.tag_ids, self.counts = arrays["lemma_ids"], arrays["tag_ids"], arrays["counts"]
         self.sources = [str(s) for s in arrays["sources"]] if "sources" in arrays else []
         self._seen: dict[str, tuple[tuple[str, str, int], ...]] = {}  # analyses by form, see analyses()
+        self._lemma_set: frozenset[str] | None = None
 
     @classmethod
     def build(cls, analyses: Iterable[tuple[str, str, str, int]], sources: Iterable[str] = ()) -> FormTable:
@@ -158,6 +160,12 @@ class FormTable:
         for lemma, _, n in self.analyses(form):
             totals[lemma] = totals.get(lemma, 0) + n
         return tuple(sorted(totals, key=lambda s: -totals[s]))
+
+    def lemma_set(self) -> frozenset[str]:
+        """Every lemma the table gives any form (built once)."""
+        if self._lemma_set is None:
+            self._lemma_set = frozenset(self.lemma_strings.text(i) for i in range(len(self.lemma_strings)))
+        return self._lemma_set
 
     def best(self, form: str) -> tuple[str, str] | None:
         """The lookup baseline: the most frequent lemma and the most frequent XPOS of ``form``."""

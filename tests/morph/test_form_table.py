@@ -6,12 +6,14 @@ morphologizer taking the table's analyses for attested forms (the README's Odyss
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc
 
+from stoicheia_spacy.assembly import default_config
 from stoicheia_spacy.errors import ConfigError
 from stoicheia_spacy.morph.formtable import FormTable
 from stoicheia_spacy.morph.settings import LemmatizerSettings, MorphologizerSettings
@@ -76,7 +78,7 @@ def test_table_fixes_the_readme_lemmas(default_morph: spacy.Language, table: For
     nlp = default_morph
     with nlp.select_pipes(enable=["stoicheia_encoder"]):
         doc = nlp(Doc(nlp.vocab, words=words))
-    lem = nlp.get_pipe("stoicheia_lemmatizer")
+    lem: Any = nlp.get_pipe("stoicheia_lemmatizer")
     logits = np.asarray(lem.predict([doc])[0])
     shipped = lem.lemmatize_flagged(words, logits)[0]
     with_table = lem.lemmatize_flagged(words, logits, table)[0]
@@ -84,7 +86,7 @@ def test_table_fixes_the_readme_lemmas(default_morph: spacy.Language, table: For
     assert with_table[2] == "ἐνέπω" and with_table[11] == "πλάζω"
     assert [a for k, a in enumerate(with_table) if k not in (2, 11)] == [a for k, a in enumerate(shipped)
                                                                           if k not in (2, 11)]
-    morph = nlp.get_pipe("stoicheia_morphologizer")
+    morph: Any = nlp.get_pipe("stoicheia_morphologizer")
     m_logits = np.asarray(morph.predict([doc])[0])[:, :sum(MORPH_GROUPS)]
     upos, tags = morph.table_decode(m_logits, words, table)
     assert tags[2] == "v2spma---" and upos[2] == "VERB"          # the table's tag for ἔννεπε
@@ -103,7 +105,8 @@ def test_pipeline_with_form_table_on_writes_the_table_analyses(default_morph: sp
     monkeypatch.setattr(lemmatizer_module, "load_form_table", lambda: table)
     monkeypatch.setattr(morphologizer_module, "load_form_table", lambda: table)
     nlp = default_morph
-    lem, morph = nlp.get_pipe("stoicheia_lemmatizer"), nlp.get_pipe("stoicheia_morphologizer")
+    lem: Any = nlp.get_pipe("stoicheia_lemmatizer")
+    morph: Any = nlp.get_pipe("stoicheia_morphologizer")
     monkeypatch.setattr(lem, "settings", lem.settings.replace(form_table=True))
     monkeypatch.setattr(morph, "settings", morph.settings.replace(form_table=True))
     with nlp.select_pipes(disable=["stoicheia_parser"] if "stoicheia_parser" in nlp.pipe_names else []):
@@ -146,27 +149,30 @@ def test_settings_give_a_papyrus_its_own_table_weight() -> None:
 def test_the_papyrus_weight_fixes_the_heads_xpos(default_morph: spacy.Language,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """On a PapyGreek dev letter the heads tag μίαν and ὁλκῆς as adjectives (the literary
-    treebanks' numeral convention; ὁλκός) and keep them under the literary weight, the table
-    allowing both; the papyrus weight takes the documentary analyses, numeral and noun (gold),
-    in decoding and in the pipeline for a Doc marked as a papyrus."""
+    treebanks' numeral convention; ὁλκός) and keep them under weight 0 (the literary weight until
+    it was fitted on UD PROIEL dev too), the table allowing both; the papyrus weight takes the
+    documentary analyses, numeral and noun (gold), in decoding and in the pipeline for a Doc marked
+    as a papyrus; the default weight of other texts, fitted with UD PROIEL dev, now takes them too."""
     import stoicheia_spacy.morph.morphologizer as morphologizer_module
 
     table = FormTable.build(PAPYRUS_ROWS)
     nlp = default_morph
-    morph = nlp.get_pipe("stoicheia_morphologizer")
+    morph: Any = nlp.get_pipe("stoicheia_morphologizer")
     with nlp.select_pipes(enable=["stoicheia_encoder"]):
         doc = nlp(Doc(nlp.vocab, words=PAPYRUS_WORDS))
     logits = np.asarray(morph.predict([doc])[0])[:, :sum(MORPH_GROUPS)]
     defaults = MorphologizerSettings()
     _, heads = morph.decode(logits)
-    _, literary = morph.table_decode(logits, PAPYRUS_WORDS, table, prior=defaults.table_prior)
+    _, literary = morph.table_decode(logits, PAPYRUS_WORDS, table, prior=0.0)
     upos, papyrus = morph.table_decode(logits, PAPYRUS_WORDS, table, prior=defaults.table_prior_papyrus)
+    _, other = morph.table_decode(logits, PAPYRUS_WORDS, table, prior=defaults.table_prior)
     assert (heads[3], heads[5]) == (literary[3], literary[5]) == ("a-s---fa-", "a-s---fg-")
+    assert (other[3], other[5]) == ("m-s---fa-", "n-s---fg-")
     assert (papyrus[3], papyrus[5]) == ("m-s---fa-", "n-s---fg-") and (upos[3], upos[5]) == ("NUM", "NOUN")
     assert table.best("μίαν") == ("εἷς", "m-s---fa-")             # what the lookup baseline says
 
     monkeypatch.setattr(morphologizer_module, "load_form_table", lambda: table)
-    monkeypatch.setattr(morph, "settings", defaults.replace(form_table=True))
+    monkeypatch.setattr(morph, "settings", defaults.replace(form_table=True, table_prior=0.0))
     with nlp.select_pipes(enable=["stoicheia_encoder", "stoicheia_morphologizer"]):
         plain = nlp(Doc(nlp.vocab, words=PAPYRUS_WORDS))
         marked = Doc(nlp.vocab, words=PAPYRUS_WORDS)
@@ -174,3 +180,50 @@ def test_the_papyrus_weight_fixes_the_heads_xpos(default_morph: spacy.Language,
         marked = nlp(marked)
     assert (plain[3].tag_, plain[5].tag_) == ("a-s---fa-", "a-s---fg-")
     assert (marked[3].tag_, marked[5].tag_, marked[3].pos_) == ("m-s---fa-", "n-s---fg-", "NUM")
+    monkeypatch.setattr(morph, "settings", defaults.replace(form_table=True))
+    with nlp.select_pipes(enable=["stoicheia_encoder", "stoicheia_morphologizer"]):
+        plain = nlp(Doc(nlp.vocab, words=PAPYRUS_WORDS))
+    assert (plain[3].tag_, plain[5].tag_) == ("m-s---fa-", "n-s---fg-")
+
+
+def test_table_lemmas_are_attested_for_forms_the_table_does_not_attest(default_morph: spacy.Language) -> None:
+    """``table_lexicon``: a form the table does not attest (``ἀνείργειν``, AGDT fold-0 dev, Josephus)
+    may take a lemma the table gives another form (``ἀνείργω``) where the component's lexicon
+    lacks it and the lemmatizer backed off to the flagged form; an attested form is unchanged."""
+    words = ("Κἀν τούτῳ Βεντίδιος ὁ Ῥωμαίων στρατηγὸς πεμφθεὶς ἐκ Συρίας Πάρθους ἀνείργειν μετ᾽ ἐκείνους "
+             "εἰς Ἰουδαίαν παρέβαλεν .").split()
+    table = FormTable.build([("ἀνείργω", "ἀνείργω", "v1spia---", 1), *ROWS])
+    nlp = default_morph
+    with nlp.select_pipes(enable=["stoicheia_encoder"]):
+        doc = nlp(Doc(nlp.vocab, words=words))
+    lem: Any = nlp.get_pipe("stoicheia_lemmatizer")
+    logits = np.asarray(lem.predict([doc])[0])
+    k = words.index("ἀνείργειν")
+    assert "ἀνείργω" not in lem.attested_lemmas() and "ἀνείργω" in lem.attested_lemmas(table)
+    settings = lem.settings
+    try:
+        lem.settings = settings.replace(table_lexicon=False)
+        before, flags = lem.lemmatize_flagged(words, logits, table)
+        lem.settings = settings.replace(table_lexicon=True)
+        after, after_flags = lem.lemmatize_flagged(words, logits, table)
+    finally:
+        lem.settings = settings
+    assert (before[k], flags[k]) == ("ἀνείργειν", True)
+    assert (after[k], after_flags[k]) == ("ἀνείργω", False)
+    assert lem.lemmatize_flagged(words, logits)[0][k] == "ἀνείργειν"  # no table: the component's lexicon only
+    assert LemmatizerSettings().table_lexicon
+    with pytest.raises(ConfigError):
+        LemmatizerSettings(table_lexicon="yes")  # type: ignore[arg-type]
+
+
+def test_the_default_config_ships_the_weights_fitted_on_dev() -> None:
+    """The embedded default config's form-table settings are the ones ``parse_eval.py fit`` chose
+    (``projects/parse/metrics/lookup_weight_fit.json``): tag weight 12 for every text (AGDT fold-0
+    + UD PROIEL dev jointly; PapyGreek dev), lemma weights 2 / 1, the table's lemmas attested."""
+    blocks = spacy.util.load_config(default_config())["components"]
+    morph = MorphologizerSettings.from_dict({k: v for k, v in blocks["stoicheia_morphologizer"]["settings"].items()
+                                             if not k.startswith("@")})
+    lem = LemmatizerSettings.from_dict({k: v for k, v in blocks["stoicheia_lemmatizer"]["settings"].items()
+                                        if not k.startswith("@")})
+    assert morph.form_table and (morph.table_prior, morph.table_prior_papyrus) == (12.0, 12.0)
+    assert lem.form_table and lem.table_lexicon and (lem.table_prior, lem.table_prior_papyrus) == (2.0, 1.0)

@@ -2,7 +2,7 @@
 decoding and the lookup baseline scored from it, the lookup weights fitted on dev.
 
     python scripts/parse_eval.py cache SPLIT CACHE_DIR [--mirror M]      # one split (SPLITS), resumable
-    python scripts/parse_eval.py fit CACHE_DIR OUT.json [--dev other=fold0_dev --dev papyrus=papygreek_dev]
+    python scripts/parse_eval.py fit CACHE_DIR OUT.json [--dev other=fold0_dev,ud_proiel_dev --dev papyrus=papygreek_dev]
     python scripts/parse_eval.py score CACHE_DIR OUT.json --fit FIT.json [--mirror M]
 
 ``cache`` runs the default pipeline's encoder, morphologizer, lemmatizer and parser (one torch
@@ -12,21 +12,23 @@ whole split would take over ten CPU minutes) and keeps the heads' scores (morpho
 the lemmatizer's best :data:`KEPT_SCRIPTS` script scores), the parser's AGDT tree (the parser
 reads no tag, so every decoding shares it) and the CPU seconds of each component.
 
-``fit`` decodes the dev splits (no test file: the AGDT fold-0 dev sample for literary and any
-other text, PapyGreek dev for papyri) with every weight of :data:`TAG_WEIGHTS` /
-:data:`LEMMA_WEIGHTS` for the form table's analyses (score = heads' log-probability + weight x log
-share of the analysis among the form's table counts, for a form the table attests; the heads
-alone elsewhere) and picks, per domain and head, the weight with the best score on that domain's
-dev split (tags: mean of UPOS and XPOS accuracy; lemmas: lemma accuracy; the smaller weight on a
-tie): the morphologizer's and lemmatizer's ``table_prior`` (``other``) and ``table_prior_papyrus``
-(``papyrus``). The pipeline takes the papyrus weights for a Doc whose ``doc._.domain`` is
+``fit`` decodes the dev splits (no test file: :data:`DEV_SPLITS`, the AGDT fold-0 dev sample and
+UD PROIEL dev for literary and any other text, PapyGreek dev for papyri) with every weight of
+:data:`TAG_WEIGHTS` / :data:`LEMMA_WEIGHTS` for the form table's analyses (score = heads'
+log-probability + weight x log share of the analysis among the form's table counts, for a form
+the table attests; the heads alone elsewhere) and picks, per domain and head, the weight whose
+worst margin over the lookup baseline across that domain's dev splits is largest (:func:`choose`;
+tags: mean of UPOS and XPOS accuracy, UPOS alone on UD PROIEL, whose XPOS are PROIEL's; lemmas:
+lemma accuracy): the morphologizer's and lemmatizer's ``table_prior`` (``other``) and
+``table_prior_papyrus`` (``papyrus``). It also scores the heads alone, the lookup and main's
+decoding (``shipped``) on each dev split. The pipeline takes the papyrus weights for a Doc whose ``doc._.domain`` is
 ``papyrus`` (``restore_epidoc`` sets it from a DDbDP file's header; a caller may set it, or the
 ``domain`` setting), the others for any other Doc: the text itself is not read, since
 :func:`stoicheia_spacy.restore.domain.text_domain` reads most literary treebank sentences as papyri.
 
 ``score`` decodes every test split as the rows of :data:`ROWS` (the heads alone; the decoding
-main shipped, ``form_table`` on with tag weight 0 and lemma weight 4; the fitted weights of the
-split's domain, and on PapyGreek also without its domain; the
+main shipped, :data:`SHIPPED`; the fitted weights of the split's domain with the lemmatizer's
+``table_lexicon``, and on PapyGreek also without its domain; the
 lookup baseline: an attested form's most frequent lemma and XPOS, the heads elsewhere) and
 scores them with the CoNLL 2018 metrics (``stoicheia_lab.scoring.conll``, gold tokens): in the
 AGDT annotation where the split has it, in UD labels through the AGDT -> UD conversion with
@@ -68,6 +70,8 @@ SPLITS: dict[str, dict[str, Any]] = {
     "ud_perseus_test": {"docbin": "corpus/ud_perseus_test_agdt.spacy",
                         "conllu": "ud/UD_Ancient_Greek-Perseus/grc_perseus-ud-test.conllu.xz", "role": "test",
                         "name": "UD Perseus test"},
+    "ud_proiel_dev": {"conllu": "ud/UD_Ancient_Greek-PROIEL/grc_proiel-ud-dev.conllu.xz", "role": "dev",
+                      "xpos": False, "name": "UD PROIEL dev"},
     "ud_proiel_test": {"conllu": "ud/UD_Ancient_Greek-PROIEL/grc_proiel-ud-test.conllu.xz", "role": "test",
                        "xpos": False,
                        "name": "UD PROIEL test"},
@@ -81,8 +85,11 @@ KEPT_SCRIPTS = 100
 #: the table weights ``fit`` tries (tags: the morphologizer's ``table_prior``; lemmas: the lemmatizer's)
 TAG_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0)
 LEMMA_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
-#: the decoding main shipped (a35cc5f): form_table on, tag weight 0, lemma weight 4
-SHIPPED = (0.0, 4.0)
+#: the dev splits each domain's weights are fitted on (``fit``; ``--dev`` overrides)
+DEV_SPLITS = {"other": "fold0_dev,ud_proiel_dev", "papyrus": "papygreek_dev"}
+#: the decoding main shipped (48e3230), per domain: form_table on, (tag weight, lemma weight), the
+#: lemmatizer's ``table_lexicon`` off (it did not exist)
+SHIPPED: dict[str, tuple[float, float]] = {"other": (0.0, 2.0), "papyrus": (12.0, 1.0)}
 #: rows of ``score`` (``fitted_domain_unset`` only on a split with a domain: its texts without ``doc._.domain``)
 ROWS = ("heads", "shipped", "fitted", "fitted_domain_unset", "lookup")
 
@@ -205,35 +212,54 @@ def cache(split: str, cache_dir: Path, project: Path, mirror: Path, batch: int =
 Decoded = tuple[list[list[str]], list[list[str]], list[list[str]]]  # UPOS, XPOS, lemma per sentence
 
 
-#: a decoding: None = the heads alone, "lookup" = the baseline, (tag weight, lemma weight)
-Row = str | tuple[float, float] | None
+#: a decoding: None = the heads alone, "lookup" = the baseline, (tag weight, lemma weight) with the
+#: form table on, or (tag weight, lemma weight, table_lexicon): the lemmatizer's ``table_lexicon``
+#: setting (the table's lemmas attested for the forms it does not attest; off in a 2-tuple)
+Row = str | tuple[float, float] | tuple[float, float, bool] | None
 
 
-def decode(record: dict[str, Any], morph: Any, lem: Any, table: Any, row: Row) -> tuple[Decoded, float]:
+def decode(record: dict[str, Any], morph: Any, lem: Any, table: Any, row: Row,
+           parts: tuple[str, ...] = ("tags", "lemmas")) -> tuple[Decoded, float]:
     """UPOS, XPOS and lemmas of every cached sentence, decoded as ``row`` (:data:`Row`), and the
-    CPU seconds the decoding took."""
+    CPU seconds the decoding took; a part left out of ``parts`` is empty."""
     from stoicheia_spacy.morph.agdt_to_ud import agdt_to_upos
 
     ups, xps, lems = [], [], []
+    settings = lem.settings
+    lem.settings = settings.replace(table_lexicon=isinstance(row, tuple) and len(row) == 3 and bool(row[2]))
     t0 = time.process_time()
     for forms, m_logits, l_top in zip(record["forms"], record["morph"], record["lemma_top"], strict=True):
-        l_logits = dense_scripts(l_top, record["n_scripts"])
+        upos, tags, lemmas = [], [], []
         if row is None or row == "lookup":
-            upos, tags = morph.decode(m_logits)
-            lemmas = lem.lemmatize_flagged(forms, l_logits)[0]
+            if "tags" in parts:
+                upos, tags = morph.decode(m_logits)
+            if "lemmas" in parts:
+                lemmas = lem.lemmatize_flagged(forms, dense_scripts(l_top, record["n_scripts"]))[0]
             if row == "lookup":
                 best = [table.best(f) for f in forms]
-                lemmas = [b[0] if b else lemmas[k] for k, b in enumerate(best)]
-                upos = [agdt_to_upos(b[1], b[0]) if b else upos[k] for k, b in enumerate(best)]
-                tags = [b[1] if b else tags[k] for k, b in enumerate(best)]
+                if "lemmas" in parts:
+                    lemmas = [b[0] if b else lemmas[k] for k, b in enumerate(best)]
+                if "tags" in parts:
+                    upos = [agdt_to_upos(b[1], b[0]) if b else upos[k] for k, b in enumerate(best)]
+                    tags = [b[1] if b else tags[k] for k, b in enumerate(best)]
         else:
-            w_tag, w_lemma = cast(tuple[float, float], row)
-            upos, tags = morph.table_decode(m_logits, forms, table, prior=w_tag)
-            lemmas = lem.lemmatize_flagged(forms, l_logits, table, prior=w_lemma)[0]
+            w_tag, w_lemma = cast(tuple[float, float], row[:2])
+            if "tags" in parts:
+                upos, tags = morph.table_decode(m_logits, forms, table, prior=w_tag)
+            if "lemmas" in parts:
+                lemmas = lem.lemmatize_flagged(forms, dense_scripts(l_top, record["n_scripts"]), table,
+                                               prior=w_lemma)[0]
         ups.append(upos)
         xps.append(tags)
         lems.append(lemmas)
-    return (ups, xps, lems), time.process_time() - t0
+    seconds = time.process_time() - t0
+    lem.settings = settings
+    return (ups, xps, lems), seconds
+
+
+def merged(tags: Decoded, lemmas: Decoded) -> Decoded:
+    """UPOS and XPOS of one decoding with the lemmas of another."""
+    return tags[0], tags[1], lemmas[2]
 
 
 def pred_words(record: dict[str, Any], decoded: Decoded) -> list[list[dict[str, Any]]]:
@@ -301,42 +327,97 @@ def in_vocabulary(record: dict[str, Any], train: frozenset[str]) -> np.ndarray:
     return np.array([f in train for s in record["forms"] for f in s])
 
 
-def fit(cache_dir: Path, out: Path, devs: dict[str, str], project: Path, table_path: Path | None) -> dict[str, Any]:
+def gold_words(record: dict[str, Any], mirror: Path) -> list[list[dict[str, Any]]]:
+    """The gold words a cached split is scored against: its AGDT gold, else its UD gold file
+    (after the split's stride)."""
+    from stoicheia_lab.scoring.conll import read_conllu
+
+    if record["agdt_gold"] is not None:
+        return cast(list[list[dict[str, Any]]], record["agdt_gold"])
+    spec = SPLITS[record["split"]]
+    return read_conllu(mirror / spec["conllu"])[::spec.get("stride", 1)]
+
+
+def tag_score(split: str, acc: dict[str, Any]) -> float:
+    """What ``fit`` maximises for tags: the mean of UPOS and XPOS accuracy, UPOS alone on a split
+    whose gold XPOS are another tag set."""
+    return float(acc["upos"] + acc["xpos"]) / 2 if SPLITS[split].get("xpos", True) else float(acc["upos"])
+
+
+def choose(weights: Sequence[float], score_of: dict[str, dict[float, float]],
+           lookup: dict[str, float]) -> tuple[float, str]:
+    """The weight ``fit`` takes for one domain and head from its dev splits' scores (``score_of``:
+    split -> weight -> score; ``lookup``: split -> the lookup baseline's score): the one whose worst
+    margin over the lookup across the splits is largest (the default must lose to the lookup on no
+    held-out set, so the weight that is furthest from losing on any dev split; with one split, the
+    best score); ties: the better mean score, then the smaller weight."""
+    splits = list(score_of)
+
+    def margin(w: float) -> float:
+        return min(score_of[s][w] - lookup[s] for s in splits)
+
+    def mean(w: float) -> float:
+        return sum(score_of[s][w] for s in splits) / len(splits)
+
+    best = max(weights, key=lambda w: (round(margin(w), 6), round(mean(w), 6), -w))
+    return best, f"largest worst margin over the lookup: {margin(best):+.3f} points"
+
+
+def fit(cache_dir: Path, out: Path, devs: dict[str, list[str]], project: Path, mirror: Path,
+        table_path: Path | None) -> dict[str, Any]:
     """Step ``fit`` (module doc): ``devs`` maps each domain weight (``other``, ``papyrus``) to
-    the dev split it is fitted on."""
+    the dev splits it is fitted on (:func:`choose`)."""
     morph, lem, table, train = load_context(project, table_path)
     per_dev: dict[str, dict[str, Any]] = {}
-    records = {dev: pickle.loads((cache_dir / f"{dev}.pkl").read_bytes()) for dev in devs.values()}
+    records = {dev: pickle.loads((cache_dir / f"{dev}.pkl").read_bytes()) for dev in
+               dict.fromkeys(d for ds in devs.values() for d in ds)}
+    domain_of = {d: domain for domain, ds in devs.items() for d in ds}
     for dev, record in records.items():
-        gold, iv = record["agdt_gold"], in_vocabulary(record, train)
+        gold, iv = gold_words(record, mirror), in_vocabulary(record, train)
         rows: dict[str, dict[str, Any]] = {}
-        for name, row in [("heads", None), ("lookup", "lookup"),
-                          *((f"tags_w{w:g}", (w, SHIPPED[1])) for w in TAG_WEIGHTS),
-                          *((f"lemmas_w{w:g}", (SHIPPED[0], w)) for w in LEMMA_WEIGHTS)]:
-            decoded, _ = decode(record, morph, lem, table, row)
+        # a tag weight changes no lemma and a lemma weight no tag: each is decoded once per weight,
+        # the tag rows with the lemmas of the first lemma weight and the lemma rows with the tags of
+        # the first tag weight
+        by_tag = {w: decode(record, morph, lem, table, (w, 0.0, True), ("tags",))[0] for w in TAG_WEIGHTS}
+        by_lemma = {w: decode(record, morph, lem, table, (0.0, w, True), ("lemmas",))[0] for w in LEMMA_WEIGHTS}
+        for name, decoded in [("heads", decode(record, morph, lem, table, None)[0]),
+                              ("lookup", decode(record, morph, lem, table, "lookup")[0]),
+                              ("shipped", decode(record, morph, lem, table, SHIPPED[domain_of[dev]])[0]),
+                              *((f"tags_w{w:g}", merged(d, by_lemma[LEMMA_WEIGHTS[0]])) for w, d in by_tag.items()),
+                              *((f"lemmas_w{w:g}", merged(by_tag[TAG_WEIGHTS[0]], d)) for w, d in by_lemma.items())]:
             rows[name] = split_accuracy(hits(gold, pred_words(record, decoded)), iv)
         per_dev[dev] = {"words": record["words"], "sentences": record["sentences"], "rows": rows}
         print(dev, json.dumps({k: (v["upos"], v["xpos"], v["lemma"]) for k, v in rows.items()}), flush=True)
 
-    def tag_score(r: dict[str, Any]) -> float:
-        return (r["upos"] + r["xpos"]) / 2
-
     chosen: dict[str, tuple[float, float]] = {}
-    for domain, dev in devs.items():
-        rows = per_dev[dev]["rows"]
-        w_tag = max(TAG_WEIGHTS, key=lambda w: (round(tag_score(rows[f"tags_w{w:g}"]), 6), -w))
-        w_lemma = max(LEMMA_WEIGHTS, key=lambda w: (round(rows[f"lemmas_w{w:g}"]["lemma"], 6), -w))
+    how: dict[str, dict[str, str]] = {}
+    for domain, splits in devs.items():
+        w_tag, how_tag = choose(
+            TAG_WEIGHTS, {s: {w: tag_score(s, per_dev[s]["rows"][f"tags_w{w:g}"]) for w in TAG_WEIGHTS}
+                          for s in splits}, {s: tag_score(s, per_dev[s]["rows"]["lookup"]) for s in splits})
+        w_lemma, how_lemma = choose(
+            LEMMA_WEIGHTS, {s: {w: per_dev[s]["rows"][f"lemmas_w{w:g}"]["lemma"] for w in LEMMA_WEIGHTS}
+                            for s in splits}, {s: per_dev[s]["rows"]["lookup"]["lemma"] for s in splits})
         chosen[domain] = (w_tag, w_lemma)
-    result = {"devs": devs, "objective": {"tags": "(UPOS + XPOS) / 2 on the domain's dev split",
-                                          "lemmas": "lemma accuracy on the domain's dev split",
-                                          "tie": "the smaller weight"},
+        how[domain] = {"tags": how_tag, "lemmas": how_lemma}
+    result = {"devs": devs,
+              "objective": {"tags": "(UPOS + XPOS) / 2 on each dev split (UPOS alone where the gold XPOS are "
+                                    "another tag set)",
+                            "lemmas": "lemma accuracy on each dev split",
+                            "rule": "the largest worst margin over the lookup baseline across the domain's dev "
+                                    "splits (with one split: the best score)",
+                            "tie": "the better mean score, then the smaller weight"},
               "weights": {d: {"tag_weight": w[0], "lemma_weight": w[1]} for d, w in chosen.items()},
-              "shipped": {"tag_weight": SHIPPED[0], "lemma_weight": SHIPPED[1]},
+              "chosen_by": how,
+              "shipped": {d: {"tag_weight": w[0], "lemma_weight": w[1]} for d, w in SHIPPED.items()},
+              "shipped_row": "main's decoding at 48e3230 (the domain's shipped weights, table_lexicon off)",
+              "table_lexicon": "on in every weight's row (the lemmatizer's setting; it changes only the lemmas of "
+                               "forms the table does not attest, which no weight changes)",
               "settings": {"table_prior": "weights.other", "table_prior_papyrus": "weights.papyrus"},
               "dev": per_dev, "command": command_line()}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print("fitted:", json.dumps(result["weights"]))
+    print("fitted:", json.dumps(result["weights"]), json.dumps(how))
     return result
 
 
@@ -363,8 +444,9 @@ def score(cache_dir: Path, out: Path, fit_json: Path, project: Path, mirror: Pat
         "pipeline": "grc_stoicheia_doc_clean", "tokens": "gold", "sentences": "gold",
         "scorer": "stoicheia_lab.scoring.conll (CoNLL 2018 metrics, punctuation included, relation subtypes ignored)",
         "rows": {"heads": "the heads alone (form_table off)",
-                 "shipped": f"form_table on, tag weight {SHIPPED[0]:g}, lemma weight {SHIPPED[1]:g} (main at a35cc5f)",
-                 "fitted": "form_table on, the weights of the split's domain (doc._.domain = 'papyrus' on "
+                 "shipped": f"main at 48e3230: form_table on, the weights of the split's domain {json.dumps(SHIPPED)} "
+                            "(tag, lemma), table_lexicon off",
+                 "fitted": "form_table on with table_lexicon, the weights of the split's domain (doc._.domain = 'papyrus' on "
                            "PapyGreek, as restore_epidoc sets it for a DDbDP file or a user gives it; unset "
                            f"elsewhere): {json.dumps(fitted['weights'])}, fitted on {json.dumps(fitted['devs'])} "
                            f"({fit_json.name})",
@@ -390,10 +472,10 @@ def score(cache_dir: Path, out: Path, fit_json: Path, project: Path, mirror: Pat
         entry["in_vocabulary_words"] = int(iv.sum())
         row_hits: dict[str, dict[str, np.ndarray]] = {}
         domain = spec.get("domain", "other")
-        weights: dict[str, Row] = {"heads": None, "shipped": SHIPPED, "fitted": per_domain[domain],
-                                   "lookup": "lookup"}
+        weights: dict[str, Row] = {"heads": None, "shipped": SHIPPED[domain],
+                                   "fitted": (*per_domain[domain], True), "lookup": "lookup"}
         if domain != "other":
-            weights["fitted_domain_unset"] = per_domain["other"]
+            weights["fitted_domain_unset"] = (*per_domain["other"], True)
         for name in (r for r in ROWS if r in weights):
             decoded, seconds = decode(record, morph, lem, table, weights[name])
             pred = pred_words(record, decoded)
@@ -464,8 +546,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mirror", type=Path, default=Path(os.environ.get("STOICHEIA_ASSET_MIRROR", "")))
     ap.add_argument("--project", type=Path, default=Path("."))
     ap.add_argument("--table", type=Path, help="form table .npz (default: the lexicon data package's)")
-    ap.add_argument("--dev", action="append", help="fit: DOMAIN=SPLIT, the dev split of a domain weight "
-                    "(repeatable; default other=fold0_dev papyrus=papygreek_dev)")
+    ap.add_argument("--dev", action="append", help="fit: DOMAIN=SPLIT[,SPLIT...], the dev splits of a domain "
+                    "weight (repeatable; default other=fold0_dev,ud_proiel_dev papyrus=papygreek_dev)")
     ap.add_argument("--fit", type=Path, help="score: the fit JSON")
     ap.add_argument("--splits", default=",".join(s for s, v in SPLITS.items() if v["role"] == "test"))
     a = ap.parse_args(argv)
@@ -476,8 +558,13 @@ def main(argv: list[str] | None = None) -> int:
         cache(split, Path(cache_dir), a.project, a.mirror)
     elif a.stage == "fit":
         cache_dir, out = a.args
-        devs = dict(d.split("=", 1) for d in a.dev) if a.dev else {"other": "fold0_dev", "papyrus": "papygreek_dev"}
-        fit(Path(cache_dir), Path(out), devs, a.project, a.table)
+        pairs = [d.split("=", 1) for d in a.dev] if a.dev else [("other", DEV_SPLITS["other"]),
+                                                                 ("papyrus", DEV_SPLITS["papyrus"])]
+        devs = {domain: splits.split(",") for domain, splits in pairs}
+        unknown = [s for ss in devs.values() for s in ss if s not in SPLITS or SPLITS[s]["role"] != "dev"]
+        if unknown:
+            ap.error(f"not dev splits: {unknown}")
+        fit(Path(cache_dir), Path(out), devs, a.project, a.mirror, a.table)
     else:
         cache_dir, out = a.args
         if a.fit is None:
