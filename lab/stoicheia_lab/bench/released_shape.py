@@ -12,7 +12,9 @@ same module. Arms alternate inside every round (after one short warm-up forward 
 ``WARMUP`` letters, which packs weights and primes kernels), so machine load hits them alike;
 reported per cell: the median seconds per forward, letters/s, ``speedup_vs_float32``, the
 median over rounds of float32's time divided by the arm's time in the same round (a paired
-ratio, robust to load that changes between rounds), the ratio of the medians beside it, and
+ratio, robust to load that changes between rounds), the ratio of the medians beside it, the
+same paired median of process CPU seconds (``cpu_speedup_vs_float32``: less sensitive to other
+jobs taking the cores, though threads that spin while waiting count), and
 the largest absolute difference of the letter logits from float32 (first round) plus the
 share of letters whose top letter changes (the decisions themselves on real fixtures are
 checked by ``tests/release`` under each precision). ``--rounds-at`` lowers the rounds of the
@@ -25,6 +27,7 @@ import argparse
 import json
 import platform
 import statistics
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -46,11 +49,12 @@ def _inputs(length: int, seed: int) -> tuple[torch.Tensor, ...]:
     return ids, zeros, zeros, zeros
 
 
-def _forward(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> tuple[float, torch.Tensor]:
+def _forward(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> tuple[float, float, torch.Tensor]:
+    """Wall seconds, process CPU seconds and letter logits of one forward."""
     with torch.inference_mode():
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         out = module(*inputs)
-        return time.perf_counter() - start, out.char
+        return time.perf_counter() - start, time.process_time() - cpu, out.char
 
 
 def measure(depth: int, lengths: list[int], precisions: list[str], rounds: int | dict[int, int],
@@ -67,11 +71,13 @@ def measure(depth: int, lengths: list[int], precisions: list[str], rounds: int |
         n_rounds = rounds.get(length, 3) if isinstance(rounds, dict) else rounds
         inputs = _inputs(length, seed)
         times: dict[str, list[float]] = {name: [] for name in arms}
+        cpu: dict[str, list[float]] = {name: [] for name in arms}
         logits: dict[str, torch.Tensor] = {}
         for i in range(n_rounds):
             for name, module in arms.items():
-                seconds, char = _forward(module, inputs)
+                seconds, cpu_seconds, char = _forward(module, inputs)
                 times[name].append(seconds)
+                cpu[name].append(cpu_seconds)
                 if i == 0:
                     logits[name] = char
         ref = logits.get("float32")
@@ -80,17 +86,33 @@ def measure(depth: int, lengths: list[int], precisions: list[str], rounds: int |
             seconds = statistics.median(times[name])
             row: dict[str, Any] = {"depth": depth, "letters": length, "precision": name, "rounds": n_rounds,
                                    "seconds": round(seconds, 4), "seconds_all": [round(t, 4) for t in times[name]],
-                                   "letters_per_s": round(length / seconds, 1)}
+                                   "letters_per_s": round(length / seconds, 1),
+                                   "cpu_seconds_all": [round(t, 4) for t in cpu[name]]}
             if base is not None and ref is not None:
                 paired = [f / t for f, t in zip(times["float32"], times[name], strict=True)]
                 row["speedup_vs_float32"] = round(statistics.median(paired), 3)
                 row["speedup_all"] = [round(r, 3) for r in paired]
                 row["speedup_of_medians"] = round(base / seconds, 3)
+                cpu_paired = [f / t for f, t in zip(cpu["float32"], cpu[name], strict=True)]
+                row["cpu_speedup_vs_float32"] = round(statistics.median(cpu_paired), 3)
                 row["max_abs_logit_diff"] = float((logits[name].float() - ref).abs().max())
                 row["top_letter_changed"] = float((logits[name].argmax(-1) != ref.argmax(-1)).float().mean())
             rows.append(row)
             print(json.dumps(row), flush=True)
     return rows
+
+
+def _commit() -> str | None:
+    """The source checkout's commit (``+dirty`` with local changes), or None outside one."""
+    root = Path(__file__).resolve().parents[3]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+dirty" if dirty else "")
 
 
 def _rounds_at(spec: str) -> dict[tuple[int, int], int]:
@@ -127,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {"benchmark": "released-shape", "shape": RELEASED, "threads": args.threads, "rounds": args.rounds,
               "rounds_at": {f"{d}x{n}": r for (d, n), r in rounds_at.items()}, "warmup_letters": WARMUP,
               "speedup": "median over rounds of float32 seconds / arm seconds in the same round",
+              "commit": _commit(),
               "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
               "machine": platform.machine(), "rows": rows,
               "speedup_vs_float32": {f"{r['precision']}@d{r['depth']}x{r['letters']}": r.get("speedup_vs_float32")
