@@ -18,7 +18,7 @@ jobs taking the cores, though threads that spin while waiting count), and
 the largest absolute difference of the letter logits from float32 (first round) plus the
 share of letters whose top letter changes (the decisions themselves on real fixtures are
 checked by ``tests/release`` under each precision). ``--rounds-at`` lowers the rounds of the
-slow cells (``32x8192:1``); the rounds each cell ran are in its row.
+slow cells (``32x8192:1``; ``:0`` skips the cell); the rounds each cell ran are in its row.
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ def measure(depth: int, lengths: list[int], precisions: list[str], rounds: int |
     rows = []
     for length in lengths:
         n_rounds = rounds.get(length, 3) if isinstance(rounds, dict) else rounds
+        if n_rounds <= 0:
+            continue  # skipped (``--rounds-at DxN:0``)
         inputs = _inputs(length, seed)
         times: dict[str, list[float]] = {name: [] for name in arms}
         cpu: dict[str, list[float]] = {name: [] for name in arms}
@@ -133,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"comma-separated, from {','.join(PRECISIONS)}; float32 is the reference")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--rounds-at", default="", help="fewer rounds for slow cells: DEPTHxLENGTH:N,... [none]")
+    parser.add_argument("--rounds-at", default="", help="fewer rounds for slow cells: DEPTHxLENGTH:N,... (N=0 skips) [none]")
     parser.add_argument("--out", type=Path, default=None, help="write the JSON here")
     args = parser.parse_args(argv)
     precisions = [p for p in args.precisions.split(",") if p]
