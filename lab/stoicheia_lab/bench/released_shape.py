@@ -142,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     if "float32" not in precisions:
         precisions.insert(0, "float32")
     torch.set_num_threads(args.threads)
+    commit = _commit()  # the code that runs, before anything is committed meanwhile
     lengths = [int(n) for n in args.lengths.split(",")]
     rounds_at = _rounds_at(args.rounds_at)
     rows = []
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {"benchmark": "released-shape", "shape": RELEASED, "threads": args.threads, "rounds": args.rounds,
               "rounds_at": {f"{d}x{n}": r for (d, n), r in rounds_at.items()}, "warmup_letters": WARMUP,
               "speedup": "median over rounds of float32 seconds / arm seconds in the same round",
-              "commit": _commit(),
+              "commit": commit,
               "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
               "machine": platform.machine(), "rows": rows,
               "speedup_vs_float32": {f"{r['precision']}@d{r['depth']}x{r['letters']}": r.get("speedup_vs_float32")
