@@ -12,6 +12,7 @@ import json
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -32,7 +33,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     model = StoicheiaEncoder(StoicheiaConfig(depth=1, d_model=1024, n_heads=16, char_window=256)).eval()
-    block = precision_view(model, "float32-fused").blocks[0]
+    view: Any = precision_view(model, "float32-fused")
+    block: Any = view.blocks[0]
     assert block.local
     arms = {"query_block_64": 64, "query_block_256": 256}
     rows = []
