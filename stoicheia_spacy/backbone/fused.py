@@ -9,7 +9,8 @@ the linear layers run through oneDNN (``torch.ops.mkldnn._linear_pointwise``) on
 weights themselves instead of the BLAS ``aten::mm`` path, which on CPUs that MKL does not
 tune for (AMD's) runs at about half the oneDNN rate. Under int8 the linears are dynamically
 quantised ones, under bfloat16 bf16 copies fed bf16 activations; the residual stream, the
-norms and the attention stay float32 in every case. The float32 arithmetic is the same as
+norms and the attention stay float32 in every case; the local attention reads query blocks of
+:data:`LOCAL_QUERY_BLOCK` positions (fewer masked keys than the reference's window-sized ones). The float32 arithmetic is the same as
 :class:`Block`'s up to the order of float32 roundings (letter logits within ~1e-5).
 """
 
@@ -25,6 +26,11 @@ from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
 from .attention import AttentionPlan, attend
 from .model import CHUNK, Block
+
+#: Query block of the fused blocks' local attention (the reference uses the window, 256 at the
+#: released shape): 64 queries read 64 + 2w keys, a quarter fewer masked ones (measured ~20 %
+#: faster local attention at w = 256), with the same float32 arithmetic per query.
+LOCAL_QUERY_BLOCK = 64
 
 
 def onednn_available() -> bool:
@@ -88,7 +94,8 @@ class FusedBlock(Block):
             torch.addcmul(qk * (cos[s:e] * w_cos), swapped, sin[s:e] * w_sin, out=qkv[s:e, :2])
             qkv[s:e, 2] = y[:, 2]
         q, k, v = (qkv[:, i].view(B, T, H, D) for i in range(3))
-        mixed = attend(q, k, v, plan, self.local).reshape(B * T, d)
+        block = LOCAL_QUERY_BLOCK if plan.char_window > LOCAL_QUERY_BLOCK else None
+        mixed = attend(q, k, v, plan, self.local, block).reshape(B * T, d)
         out = torch.empty_like(flat)
         mlp = self.mlp
         hidden = mlp.wo.in_features

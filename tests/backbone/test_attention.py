@@ -54,6 +54,8 @@ def test_kernels_match_dense(T: int, packed: bool) -> None:
     ref_local = dense_attention(q, k, v, plan.dense_mask(local=True))
     ref_global = dense_attention(q, k, v, plan.dense_mask(local=False))
     assert torch.allclose(blocked_local_attention(q, k, v, plan), ref_local, atol=1e-5)
+    for block in (1, 2, 3, 8):  # query blocks smaller and larger than the window
+        assert torch.allclose(blocked_local_attention(q, k, v, plan, block), ref_local, atol=1e-5), block
     assert torch.allclose(segment_global_attention(q, k, v, plan), ref_global, atol=1e-5)
 
 
@@ -74,6 +76,7 @@ def test_local_mask_is_banded_not_dense() -> None:
     mask = plan.local_block_mask()
     n = -(-T // w)
     assert tuple(mask.shape) == (n, 1, w, 3 * w)  # O(T*w), not T x T
+    assert tuple(plan.local_block_mask(2).shape) == (-(-T // 2), 1, 2, 2 + 2 * w)
     assert "dense_local" not in plan._cache
 
 

@@ -16,7 +16,7 @@ import torch
 from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
 from stoicheia_spacy.backbone import StoicheiaConfig, StoicheiaEncoder, load_backbone
-from stoicheia_spacy.backbone.fused import FusedBlock, onednn_available
+from stoicheia_spacy.backbone.fused import LOCAL_QUERY_BLOCK, FusedBlock, onednn_available
 from stoicheia_spacy.backbone.overlay import apply_overlay, fingerprint, trainable_names
 from stoicheia_spacy.backbone.precision import FAITHFUL, PRECISIONS, PrecisionCache, precision_view
 from stoicheia_spacy.errors import ConfigError
@@ -115,6 +115,21 @@ def test_float32_fused_is_float32_up_to_rounding(model: StoicheiaEncoder) -> Non
         for head in ("char", "boundary", "dia", "cap", "punct"):
             torch.testing.assert_close(getattr(got, head), getattr(ref, head), atol=1e-5, rtol=1e-5)
         assert torch.equal(got.char.argmax(-1), ref.char.argmax(-1))
+
+
+@needs_onednn
+def test_float32_fused_local_attention_in_query_blocks_is_float32_up_to_rounding() -> None:
+    # a window wider than LOCAL_QUERY_BLOCK: the fused local attention reads 64-query blocks
+    torch.manual_seed(0)
+    wide = StoicheiaEncoder(StoicheiaConfig(d_model=64, n_heads=4, depth=4, char_window=LOCAL_QUERY_BLOCK + 32)).eval()
+    inputs = greek_inputs(ILIAD_1 * 8)
+    seg = torch.zeros_like(inputs["input_ids"])
+    seg[:, 150:] = 1  # two packed documents: the segment mask inside the blocks
+    with torch.inference_mode():
+        ref, got = wide(**inputs, seg_id=seg).char, precision_view(wide, "float32-fused")(**inputs, seg_id=seg).char
+    assert inputs["input_ids"].shape[1] > 2 * wide.config.char_window
+    torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
+    assert torch.equal(got.argmax(-1), ref.argmax(-1))
 
 
 @needs_onednn

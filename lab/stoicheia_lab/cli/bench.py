@@ -41,8 +41,8 @@ KNOWN = {
     "pipeline": ("Words/s of the full default pipeline against the encoder alone, both against the GEMM roofline.",
                  "--n 200 --out bench_pipeline.json"),
     "released_shape": ("Backbone letters/s at the released shape (d 1024, 16 heads, window 256) per precision "
-                       "(float32, int8, bfloat16) against float32 in the same run.",
-                       "--depths 8,32 --lengths 2048,8192 --threads 2 --out assets/metrics/speed/released_shape.json"),
+                       "(float32, float32-fused, int8, bfloat16): median paired ratio to float32 in the same rounds.",
+                       "--depths 8,32 --lengths 2048,8192 --rounds 3 --out assets/metrics/speed/released_shape_fused.json"),
     "quality": ("Masked bits-per-character of a backbone against a random-init control and an n-gram LM.",
                 "--source embedded:grc_stoicheia_doc_clean --dev-letters 5000"),
     "roundtrip": ("Codec round trip on the UD test sets, failures listed by class.", "--data /path/to/mirror"),
