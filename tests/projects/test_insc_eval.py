@@ -14,7 +14,7 @@ SCRIPTS = Path(__file__).resolve().parents[2] / "projects" / "restore" / "script
 
 
 @pytest.fixture(scope="module")
-def ev():  # type: ignore[no-untyped-def]
+def ev():
     sys.path.insert(0, str(SCRIPTS))
     try:
         return __import__("insc_eval")
@@ -22,14 +22,14 @@ def ev():  # type: ignore[no-untyped-def]
         sys.path.remove(str(SCRIPTS))
 
 
-def _row(ev, gold: str, texts: list[str], feats: list[dict], beam: list[bool], pair: list[bool]) -> dict:  # type: ignore[no-untyped-def]
+def _row(ev, gold: str, texts: list[str], feats: list[dict], beam: list[bool], pair: list[bool]) -> dict:
     F = np.array([[f.get(k, 0.0) for k in ev.FEATURES] for f in feats])
     return {"L": len(gold), "texts": texts, "F": F, "cer": np.array([0.0 if t == gold else 1.0 for t in texts]),
             "ok": np.array([t == gold for t in texts]), "run13": np.array(beam), "beam": np.array(beam),
             "pair": np.array(pair)}
 
 
-def test_pair_arm_weighs_the_inscription_8gram_and_ranks_the_beams_only(ev) -> None:  # type: ignore[no-untyped-def]
+def test_pair_arm_weighs_the_inscription_8gram_and_ranks_the_beams_only(ev) -> None:
     # βουλῇ [καὶ] τῷ δήμῳ: the general 8-gram prefers ἐπὶ, the inscriptions' own prefers καὶ;
     # a third text only the index proposes (outside both beams) scores best on context
     records, rows = [], []
@@ -50,7 +50,7 @@ def test_pair_arm_weighs_the_inscription_8gram_and_ranks_the_beams_only(ev) -> N
     assert [t[0] for t in ev.arm_tops(records, rows, {"default": {"rev": 1.0}}, "beam")] == ["ἐπὶ", "τοῦ", "ἡ"]
 
 
-def test_done_when_against_each_ngram_arm(ev) -> None:  # type: ignore[no-untyped-def]
+def test_done_when_against_each_ngram_arm(ev) -> None:
     def o(cer: float, top1: float, top20: float) -> dict:
         return {"overall": {"cer": cer, "top1": top1, "top20": top20}}
 
