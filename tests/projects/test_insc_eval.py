@@ -60,3 +60,24 @@ def test_done_when_against_each_ngram_arm(ev) -> None:
     d = ev.done_when(split)
     assert d["ngram8"]["met"] and not d["ngram8_pair"]["met"]
     assert d["ngram8_pair"]["cer_below"] == pytest.approx(3.0) and d["ngram8_pair"]["top20_above"] == pytest.approx(2.0)
+
+
+def test_hidden_eval_fits_the_word_check_beside_run15s_weights() -> None:
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        hidden = __import__("hidden_eval")
+    finally:
+        sys.path.remove(str(SCRIPTS))
+
+    def cand(text: str, fwd: float, gold: str, oov: int, known: int) -> dict:
+        return {"text": text, "w": len(text), "fwd": fwd, "rev": fwd, "beam": True, "ctx": 0, "docs": 0,
+                "cer": 0.0 if text == gold else 1.0, "ok": text == gold, "oov": oov, "known": known}
+
+    # ὁμολογῶ πεπρα[...] σοι: the n-gram prefers a fill that leaves πεπρα... no word; the word check does not
+    rows = [{"cands": [cand("καμεν", -10.0, "κεναι", 1, 0), cand("κεναι", -11.0, "κεναι", 0, 1)]} for _ in range(3)]
+    table = hidden.Table(rows)
+    wt = {"rev": 1.0, "a": 0.0, "b": 0.0, "n": 0.0, "bias": [0.0] * hidden.MAX_LETTERS}
+    assert table.top1(table.keys(1.0, 0.0, 0.0, 0.0))[1] == 0.0
+    ww = hidden.fit_words(table, wt)
+    assert ww["oov"] < 0 or ww["known"] > 0
+    assert table.top1(table.keys(1.0, 0.0, 0.0, ww["n"], None, ww["oov"], ww["known"]))[1] == 100.0
