@@ -74,11 +74,13 @@ def load_domain_sources(folder: str | Path, weights: Mapping[str, Sequence[float
                          Vocabulary.load(folder / "vocabulary.npy"), weights)
 
 
-def query_words(vocab: Vocabulary, query: object, text: str) -> tuple[int, int]:
+def query_words(vocab: Vocabulary, query: object, text: str,
+                sides: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int, int]:
     """``(unattested, attested)``: the words ``text`` makes in ``query``'s gap with the letters at
     its edges (the query's own symbols, word breaks as the n-gram reads them; :func:`~.lexicon.edge_words`
-    on the records' text), a word with an unknown letter or running past the context read left out."""
-    left, right = gap_symbols(query)
+    on the records' text), a word with an unknown letter or running past the context read left out.
+    ``sides``: the query's :func:`~.kn_beam.gap_symbols`, when already read (one gap, many texts)."""
+    left, right = sides if sides is not None else gap_symbols(query)
     gap = text_to_symbols(text)
     at, n = int(query.insert_at), len(query.context)  # type: ignore[attr-defined]
     row = np.concatenate([left, gap, right])
@@ -181,7 +183,7 @@ def domain_terms(src: DomainSources, query: object, texts: Sequence[str], feats:
     lsym, rsym = gap_symbols(query)
     f, r = score_texts(src.lm, lsym, rsym, [text_to_symbols(t) for t in texts], far)
     scores = {fold(t): (float(a), float(b)) for t, a, b in zip(texts, f, r, strict=True)}
-    words = {fold(t): query_words(src.vocab, query, t) for t in texts}
+    words = {fold(t): query_words(src.vocab, query, t, (lsym, rsym)) for t in texts}
     w = src.weights_for(bucket)
     return [domain_rescore(scores, feats, words, t, w) for t in texts]
 
