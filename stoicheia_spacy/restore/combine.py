@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .beam import Candidate, GapQuery, beam_search, bucket_temperature, width_bucket
-from .domain_sources import domain_terms, known_width, with_domain_sources
+from .domain_sources import domain_terms, serves, with_domain_sources
 from .infgram import Evidence, InfFeatures, fold, gap_evidence, rescore
 from .infgram import weights_for as infgram_weights_for
 from .kn_beam import KnCandidate, gap_symbols, kn_restore, score_texts, text_to_symbols
@@ -149,10 +149,10 @@ def restore_combined(scorer: Any, queries: Sequence[GapQuery], settings: Any, lm
         bucket = width_bucket((q.letters,) if q.letters else q.widths)
         temp = c.temperatures_for(d) if d in calibrated else temperature  # the domain's own calibration
         g, feats = with_evidence(lm, q, g, ev, int(c.kn_far), int(c.max_letters))
-        src = ev.domain if ev is not None and known_width(q) else None
+        src = ev.domain if ev is not None and serves(ev.domain, q, int(c.max_letters)) else None
         dfeats: dict[str, InfFeatures] = {}
-        if src is not None:  # the domain's own 8-gram and index propose too (Run 14)
-            g, dfeats = with_domain_sources(lm, q, g, src, int(c.kn_far))
+        if src is not None:  # the domain's own 8-gram and index propose too (Run 14; hidden widths: Run 16)
+            g, dfeats = with_domain_sources(lm, q, g, src, int(c.kn_far), int(c.max_letters))
         merged = combine(lm, q, b, g, w, far=int(c.kn_far))
         if ev is not None:  # the index's evidence for each candidate (Run 13)
             wi = infgram_weights_for(ev.weights, bucket)

@@ -3,8 +3,9 @@
 The default's 8-gram pair and parallels index are papyri and literary text (27 M letters); the
 open inscriptions' training part is 86 k letters of another domain. For a domain listed in
 ``domain_sources`` (``projects/restore/RESULTS.md``, Run 14: inscriptions), every known-width gap
-also gets the candidates of the domain's **own** :class:`~.kneser_ney.KneserNeyLM` (its two-sided
-beam) and of its own :class:`~stoicheia_spacy.parallels.index.ParallelIndex` (as
+(and a hidden-width one where the weights name the ``unknown`` bucket, Run 16: the beam of every
+width, the index's candidates of every width) also gets the candidates of the domain's **own**
+:class:`~.kneser_ney.KneserNeyLM` (its two-sided beam) and of its own :class:`~stoicheia_spacy.parallels.index.ParallelIndex` (as
 :func:`~.infgram.gap_evidence` reads the default's), and every candidate of the union is scored
 with
 
@@ -35,7 +36,7 @@ from .kneser_ney import SPACE, UNK, KneserNeyLM, load_kn
 from .lexicon import Vocabulary
 
 __all__ = ["FILES", "WEIGHTS", "DomainSources", "domain_rescore", "domain_terms", "known_width",
-           "load_domain_sources", "query_words", "with_domain_sources"]
+           "load_domain_sources", "query_words", "serves", "source_widths", "with_domain_sources"]
 
 #: the files of a domain's folder: its 8-gram pair, its parallels index, the word list of both indexes
 FILES = ("kn.npz", "parallels", "vocabulary.npy")
@@ -73,11 +74,13 @@ def load_domain_sources(folder: str | Path, weights: Mapping[str, Sequence[float
                          Vocabulary.load(folder / "vocabulary.npy"), weights)
 
 
-def query_words(vocab: Vocabulary, query: object, text: str) -> tuple[int, int]:
+def query_words(vocab: Vocabulary, query: object, text: str,
+                sides: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int, int]:
     """``(unattested, attested)``: the words ``text`` makes in ``query``'s gap with the letters at
     its edges (the query's own symbols, word breaks as the n-gram reads them; :func:`~.lexicon.edge_words`
-    on the records' text), a word with an unknown letter or running past the context read left out."""
-    left, right = gap_symbols(query)
+    on the records' text), a word with an unknown letter or running past the context read left out.
+    ``sides``: the query's :func:`~.kn_beam.gap_symbols`, when already read (one gap, many texts)."""
+    left, right = sides if sides is not None else gap_symbols(query)
     gap = text_to_symbols(text)
     at, n = int(query.insert_at), len(query.context)  # type: ignore[attr-defined]
     row = np.concatenate([left, gap, right])
@@ -102,27 +105,48 @@ def query_words(vocab: Vocabulary, query: object, text: str) -> tuple[int, int]:
 
 
 def known_width(query: object) -> bool:
-    """Whether ``query`` is a gap of one known width in characters (the only ones these sources serve)."""
+    """Whether ``query`` is a gap of one known width in characters."""
     widths = getattr(query, "widths", None)
     return getattr(query, "letters", None) is None and widths is not None and len(widths) == 1
 
 
+def source_widths(src: DomainSources, query: object, max_letters: int = 10) -> tuple[int, ...]:
+    """The widths the sources serve ``query`` with: its known width; every width ``1..max_letters``
+    of a hidden gap (``range``: its widths) only where ``src.weights`` names the ``unknown``
+    (``range``) bucket, fitted for it (Run 16); none for a gap counted in letters."""
+    widths = getattr(query, "widths", None)
+    if getattr(query, "letters", None) is not None:
+        return ()
+    if widths is not None and len(widths) == 1:
+        return (int(widths[0]),)
+    if ("unknown" if widths is None else "range") not in (src.weights or {}):
+        return ()
+    return tuple(range(1, int(max_letters) + 1)) if widths is None else tuple(int(w) for w in widths)
+
+
+def serves(src: DomainSources | None, query: object, max_letters: int = 10) -> bool:
+    """Whether ``src`` serves ``query`` (:func:`source_widths` not empty)."""
+    return src is not None and bool(source_widths(src, query, max_letters))
+
+
 def with_domain_sources(lm: KneserNeyLM, query: object, cands: Sequence[KnCandidate], src: DomainSources,
-                        far: int) -> tuple[list[KnCandidate], dict[str, InfFeatures]]:
+                        far: int, max_letters: int = 10) -> tuple[list[KnCandidate], dict[str, InfFeatures]]:
     """``cands`` with the domain 8-gram's beam and the domain index's best ``src.extra``
     candidates not already there (scored by the default ``lm``'s two directions), and the domain
-    index's evidence by folded text; ``cands`` unchanged for a gap of no single known width."""
-    if not known_width(query):
+    index's evidence by folded text, over the widths of :func:`source_widths` (a hidden gap: the
+    beam of every width, one search of the index for them all); ``cands`` unchanged where it
+    serves none."""
+    widths = source_widths(src, query, max_letters)
+    if not widths:
         return list(cands), {}
-    widths = query.widths  # type: ignore[attr-defined]
     left, right = query_sides(query)
     before, after = bool(query.left_open), bool(query.right_open)  # type: ignore[attr-defined]
-    texts, lm_, rm, docs = occurrences(src.index, left, right, int(widths[0]), space_before=before,
-                                       space_after=after, exclude=src.exclude)
+    texts, lm_, rm, docs = occurrences(src.index, left, right, widths[0] if len(widths) == 1 else widths,
+                                       space_before=before, space_after=after, exclude=src.exclude)
     feats = {fold(final_sigma(t, not after)): f for t, f in infgram_features(texts, lm_, rm, docs).items()}
     have = {fold(c.text) for c in cands}
     new: dict[str, str] = {}
-    for c in kn_restore(src.lm, [query], beam=int(src.beam), far=far)[0]:
+    for c in kn_restore(src.lm, [query], beam=int(src.beam), far=far, max_letters=int(max_letters))[0]:
         if fold(c.text) not in have:
             new.setdefault(fold(c.text), c.text)
     ranked = sorted(feats, key=lambda k: (-feats[k].context, -feats[k].docs, -feats[k].occurrences, k))
@@ -159,7 +183,7 @@ def domain_terms(src: DomainSources, query: object, texts: Sequence[str], feats:
     lsym, rsym = gap_symbols(query)
     f, r = score_texts(src.lm, lsym, rsym, [text_to_symbols(t) for t in texts], far)
     scores = {fold(t): (float(a), float(b)) for t, a, b in zip(texts, f, r, strict=True)}
-    words = {fold(t): query_words(src.vocab, query, t) for t in texts}
+    words = {fold(t): query_words(src.vocab, query, t, (lsym, rsym)) for t in texts}
     w = src.weights_for(bucket)
     return [domain_rescore(scores, feats, words, t, w) for t in texts]
 

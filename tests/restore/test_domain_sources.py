@@ -1,7 +1,8 @@
 """A domain's own sources (Run 14, :mod:`stoicheia_spacy.restore.domain_sources`): an 8-gram
 pair, a parallels index and a word list of a few real Greek inscriptions (Zoora tombstones of IIP,
 a Black Sea dedication of IOSPE) propose and score the candidates of a known-width gap; the
-settings that turn them on and the domain's own calibration."""
+settings that turn them on and the domain's own calibration; a hidden-width gap gets them only
+where the ``unknown`` bucket was fitted (Run 16)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from stoicheia_spacy.restore.domain_sources import (
     known_width,
     load_domain_sources,
     query_words,
+    serves,
+    source_widths,
     with_domain_sources,
 )
 from stoicheia_spacy.restore.infgram import Evidence
@@ -144,3 +147,47 @@ def test_missing_sources_and_settings(tmp_path: Path) -> None:
     again = RestorerSettings.from_dict(c.to_dict())
     assert again.domain_calibration == c.domain_calibration and again.confident_above_for("inscription") == 0.6
     assert isinstance(DomainSources, type)
+
+
+HIDDEN = "Μνημεῖον Ὠρίωνος ἀποθανόντος ἐτῶν λʹ ἐν μηνὶ Δίου θάρσει οὐδεὶς ἀθά[...]"
+
+
+def test_hidden_widths_get_the_sources_only_where_the_unknown_bucket_was_fitted(folder: Path, papyri_lm) -> None:
+    q = query(HIDDEN)
+    assert q.widths is None and q.letters is None
+    known_only = load_domain_sources(folder, WEIGHTS)
+    assert source_widths(known_only, q) == () and not serves(known_only, q)
+    base = kn_restore(papyri_lm, [q], beam=20, far=10, max_letters=10)[0]
+    assert with_domain_sources(papyri_lm, q, base, known_only, 10) == (list(base), {})  # Run 14's tables: as before
+    src = load_domain_sources(folder, {**WEIGHTS, "unknown": WEIGHTS["default"]})
+    assert source_widths(src, q, max_letters=10) == tuple(range(1, 11)) and serves(src, q)
+    assert source_widths(src, dataclasses.replace(q, widths=(4, 5, 6))) == ()  # no range bucket fitted
+    cands, feats = with_domain_sources(papyri_lm, q, base, src, 10)
+    texts = [c.text for c in cands]
+    assert "νατος" in texts and len({len(t) for t in texts}) > 1  # the formula among texts of every width
+    assert feats["νατοσ"].context == 16
+
+
+def test_restore_combined_with_the_domain_sources_at_a_hidden_width(folder: Path, papyri_lm) -> None:
+    # θάρσει [...] ἀθάνατος: the papyri's 8-gram never proposes οὐδεὶς; the domain's index does, at its own width
+    weights = {**WEIGHTS, "unknown": [0.5, 0.5, 2.0, 4.0, -4.0, 1.0]}
+    src = load_domain_sources(folder, weights)
+    settings = RestorerSettings(max_letters=10, kn_weights={"default": [0.0, 1.0, 1.0, 0.0]},
+                                kn_domain_weights={"inscription": {"default": [0.0, 1.0, 1.0, 0.0],
+                                                                   "unknown": [0.0, 1.0, 1.0, 0.7]}},
+                                domain_sources={"inscription": str(folder)},
+                                domain_source_weights={"inscription": weights})
+    q = query("Μνημεῖον Ὠρίωνος ἀποθανόντος ἐτῶν λʹ ἐν μηνὶ Δίου θάρσει [...] ἀθάνατος")
+    prior = WidthPrior("total", -0.7, ())  # the shipped config's length bonus
+    plain = Evidence(src.index, {"default": [0.0, 0.0]})
+    found = {}
+    for name, dom in (("before", known_only(src)), ("after", src)):
+        [found[name]] = restore_combined(None, [q], settings, papyri_lm, prior=prior, temperature=4.0,
+                                         domains=["inscription"], evidence=[dataclasses.replace(plain, domain=dom)])
+    assert "ουδεις" not in {c.text for c in found["before"]}
+    rank = [c.text for c in found["after"]].index("ουδεις")
+    assert rank < 3 and found["after"][rank].width == 6 and len({c.width for c in found["after"]}) > 1
+
+
+def known_only(src: DomainSources) -> DomainSources:
+    return dataclasses.replace(src, weights={k: v for k, v in src.weights.items() if k != "unknown"})

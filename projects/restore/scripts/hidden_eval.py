@@ -53,6 +53,7 @@ from stoicheia_spacy.restore.combine import restore_combined
 from stoicheia_spacy.restore.infgram import Evidence, final_sigma, infgram_features, occurrences
 from stoicheia_spacy.restore.kn_beam import gap_symbols, kn_restore, score_texts, text_to_symbols
 from stoicheia_spacy.restore.kneser_ney import load_kn
+from stoicheia_spacy.restore.lexicon import Vocabulary, word_features
 from stoicheia_spacy.restore.settings import RestorerSettings
 from stoicheia_spacy.restore.widths import WidthPrior
 
@@ -62,12 +63,16 @@ A = (0.0, 0.2, 0.5, 0.8, 1.2, 1.6)
 B = (0.0, 2.0, 4.0, 8.0, 16.0)
 N = (-2.0, -1.5, -1.0, -0.7, -0.4, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
 BIAS = tuple(np.round(np.arange(-4.0, 4.01, 0.5), 2))
+#: the word check's weights (``--vocabulary``, Run 16): words not attested / attested at the gap's edges
+OOV = (0.0, -0.5, -1.0, -2.0, -4.0, -8.0)
+KNOWN = (0.0, 0.5, 1.0, 2.0, 4.0)
 #: today's default for a hidden papyrus gap (config: kn_domain_weights.papyrus.default, length_bonus)
 BEFORE = {"rev": 1.5, "length_bonus": -0.7, "rerank": 8.0}
 
 
-def features(index: ParallelIndex, lm, records: list[dict], extra: int) -> dict:
-    """Per gap: the union's candidates (every width) with n-gram scores and the index's evidence."""
+def features(index: ParallelIndex, lm, records: list[dict], extra: int, vocab: Vocabulary | None = None) -> dict:
+    """Per gap: the union's candidates (every width) with n-gram scores and the index's evidence
+    (``vocab``: and the word check's ``oov`` / ``known`` counts, :func:`~stoicheia_spacy.restore.lexicon.word_features`)."""
     t0 = time.process_time()
     queries = [query(r, "hidden", 2) for r in records]
     beams = kn_restore(lm, queries, beam=20, far=10, max_letters=MAX_LETTERS)
@@ -97,7 +102,9 @@ def features(index: ParallelIndex, lm, records: list[dict], extra: int) -> dict:
         g = bare(r["gold"])
         cands = [{"text": v[0], "w": len(v[0]), "fwd": v[1], "rev": v[2], "beam": v[3],
                   "ctx": feats[k].context if k in feats else 0, "docs": feats[k].docs if k in feats else 0,
-                  "cer": Levenshtein.distance(bare(v[0]), g) / len(g), "ok": bare(v[0]) == g}
+                  "cer": Levenshtein.distance(bare(v[0]), g) / len(g), "ok": bare(v[0]) == g,
+                  **(dict(zip(("oov", "known"), word_features(vocab, r["text"], s, L, str(v[0])), strict=True))
+                     if vocab is not None else {})}
                  for k, v in table.items()]
         inf_s += time.process_time() - t
         rows.append({"L": L, "cands": cands, "left": left, "right": right, "exclude": ex})
@@ -111,7 +118,7 @@ class Table:
     def __init__(self, rows: list[dict], union: bool = True) -> None:
         cs = [[c for c in x["cands"] if union or c["beam"]] for x in rows]
         G, C = len(cs), max(1, max(len(c) for c in cs))
-        self.X = np.zeros((G, C, 5))
+        self.X = np.zeros((G, C, 7))
         self.w = np.zeros((G, C), np.int64)
         self.cer = np.ones((G, C))
         self.ok = np.zeros((G, C), bool)
@@ -119,12 +126,14 @@ class Table:
         self.texts = [[c["text"] for c in row] for row in cs]
         for g, row in enumerate(cs):
             for j, c in enumerate(row):
-                self.X[g, j] = (c["fwd"], c["rev"], c["ctx"], math.log1p(c["docs"]), c["w"])
+                self.X[g, j] = (c["fwd"], c["rev"], c["ctx"], math.log1p(c["docs"]), c["w"],
+                                c.get("oov", 0), c.get("known", 0))
                 self.w[g, j] = c["w"]
                 self.cer[g, j], self.ok[g, j], self.valid[g, j] = c["cer"], c["ok"], True
 
-    def keys(self, rev: float, a: float, b: float, n: float, bias: np.ndarray | None = None) -> np.ndarray:
-        k = self.X @ np.array([1.0, rev, a, b, n])
+    def keys(self, rev: float, a: float, b: float, n: float, bias: np.ndarray | None = None,
+             oov: float = 0.0, known: float = 0.0) -> np.ndarray:
+        k = self.X @ np.array([1.0, rev, a, b, n, oov, known])
         if bias is not None:
             k = k + bias[np.clip(self.w, 1, MAX_LETTERS) - 1]
         return np.where(self.valid, k, -np.inf)
@@ -174,6 +183,19 @@ def fit_bias(table: Table, wt: dict) -> dict:
     return {**wt, "bias": [float(x) for x in bias]}
 
 
+def fit_words(table: Table, wt: dict) -> dict:
+    """``wt`` with the word check's weights (:data:`OOV` x :data:`KNOWN`) and the width weight
+    refitted beside them (:data:`N`; best dev CER, then top-1; ties to the smaller weights)."""
+    best = None
+    for o, k, n in itertools.product(OOV, KNOWN, N):
+        cer, top1 = table.top1(table.keys(wt["rev"], wt["a"], wt["b"], n, None, o, k))
+        cand = (round(cer, 9), -round(top1, 9), abs(o), abs(k), abs(n))
+        if best is None or cand < best[0]:
+            best = (cand, {**wt, "n": n, "oov": o, "known": k})
+    assert best is not None
+    return best[1]
+
+
 def with_counts(index: ParallelIndex, rows: list[dict], tops: list[list[str]], scores: list[list[float]]) -> list:
     """The parallels rerank's attestation counts of each gap's top 20 (4 letters a side)."""
     out = []
@@ -208,7 +230,7 @@ def after_scores(table: Table, wt: dict) -> tuple[list[list[str]], list[list[flo
 
 
 def evaluate(index: ParallelIndex, records: list[dict], rows: list[dict], wt: dict, rerank: bool,
-             bias: dict | None = None) -> dict:
+             bias: dict | None = None, words: dict | None = None) -> dict:
     table, beam_only = Table(rows), Table(rows, union=False)
     arms: dict[str, list[list[str]]] = {}
     bt, bs = before_arm(beam_only)
@@ -221,6 +243,9 @@ def evaluate(index: ParallelIndex, records: list[dict], rows: list[dict], wt: di
         arms["after_rerank"] = reranked(with_counts(index, rows, at, as_), BEFORE["rerank"])
     if bias is not None:
         arms["after_width_bias"] = after_scores(table, bias)[0]
+    if words is not None:
+        keys = table.keys(words["rev"], words["a"], words["b"], words["n"], None, words["oov"], words["known"])
+        arms["after_words"] = table.ranked(keys)
     arms["union_before_weights"] = before_arm(table)[0]
     out: dict = {name: score(records, tops) for name, tops in arms.items()}
     ok = {name: correct_top1(records, tops) for name, tops in arms.items()}
@@ -330,21 +355,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pipeline-gaps", type=int, default=200,
                     help="test gaps decoded through the restorer's code path (restore_combined): CPU and agreement")
     ap.add_argument("--doc-gaps", type=int, default=50, help="hidden-width gaps of the document CPU-s is given for")
+    ap.add_argument("--vocabulary", default=None,
+                    help="a word list (vocabulary.npy): also fit the word check's weights beside Run 15's (after_words)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     cpu0 = time.process_time()
     index, lm = ParallelIndex(a.index), load_kn(a.kn)
     cache = Path(a.cache) if a.cache else None
-    tag = f"{Path(a.samples).name}_x{a.extra}"
+    tag = f"{Path(a.samples).name}_x{a.extra}" + ("_v" if a.vocabulary else "")
+    vocab = Vocabulary.load(a.vocabulary) if a.vocabulary else None
     dev = load_split(Path(a.samples), "dev", a.dev_per_length)
-    fd = cached(cache / f"{tag}_dev_{a.dev_per_length}.pkl" if cache else None, lambda: features(index, lm, dev, a.extra))
+    fd = cached(cache / f"{tag}_dev_{a.dev_per_length}.pkl" if cache else None, lambda: features(index, lm, dev, a.extra, vocab))
     wt, grid = fit(Table(fd["rows"]))
     wb = fit_bias(Table(fd["rows"]), wt)  # the per-width log prior, reported (not shipped unless it generalises)
+    ww = fit_words(Table(fd["rows"]), wt) if vocab is not None else None
     out: dict = {"command": "python scripts/hidden_eval.py " + " ".join(argv if argv is not None else sys.argv[1:]),
                  "domain": a.domain, "index": index.info, "extra": a.extra, "weights": wt, "weights_width_bias": wb,
                  "weights_order": "fwd + rev * rev + a * context + b * log(1 + docs) + n * width + bias[width]",
                  "before": BEFORE}
-    out["dev"] = {"gaps": len(dev), **evaluate(index, dev, fd["rows"], wt, a.rerank, wb),
+    out["weights_words"] = ww
+    out["dev"] = {"gaps": len(dev), **evaluate(index, dev, fd["rows"], wt, a.rerank, wb, ww),
                   "grid_best": sorted(grid, key=lambda g: (g["cer"], -g["top1"]))[:10],
                   **{k: v for k, v in fd.items() if k != "rows"}}
     halves = []  # the fit's honesty: fitted on one half of the dev gaps, scored on the other
@@ -353,15 +383,16 @@ def main(argv: list[str] | None = None) -> int:
         held = [i for i in range(len(dev)) if i % 2 != k]
         t_fit = Table([fd["rows"][i] for i in fit_i])
         wk, _ = fit(t_fit)
-        ev = evaluate(index, [dev[i] for i in held], [fd["rows"][i] for i in held], wk, False, fit_bias(t_fit, wk))
+        ev = evaluate(index, [dev[i] for i in held], [fd["rows"][i] for i in held], wk, False, fit_bias(t_fit, wk),
+                      fit_words(t_fit, wk) if vocab is not None else None)
         halves.append({"fitted_on": f"dev gaps i % 2 == {k}", "weights": wk, **overall(ev)})
     out["dev"]["held_out_halves"] = halves
     out["calibration"] = calibration(Table(fd["rows"]), wt)
     if not a.no_test:
         test = load_split(Path(a.samples), "test", a.test_per_length)
         ft = cached(cache / f"{tag}_test_{a.test_per_length}.pkl" if cache else None,
-                    lambda: features(index, lm, test, a.extra))
-        out["test"] = {"gaps": len(test), **evaluate(index, test, ft["rows"], wt, a.rerank, wb),
+                    lambda: features(index, lm, test, a.extra, vocab))
+        out["test"] = {"gaps": len(test), **evaluate(index, test, ft["rows"], wt, a.rerank, wb, ww),
                        **{k: v for k, v in ft.items() if k != "rows"}}
         out["calibration"] = calibration(Table(fd["rows"]), wt, Table(ft["rows"]))
         if a.known:
