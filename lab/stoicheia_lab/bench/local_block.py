@@ -1,8 +1,8 @@
 """A/B of the fused blocks' local-attention query block (64 against the window, 256) at the
 released shape: one local FusedBlock's forward, both settings alternating in every round, wall
-and process CPU seconds, paired median ratios; writes ``projects/prec/metrics/local_block_ab.json``.
+and process CPU seconds, paired median ratios; writes ``assets/metrics/speed/local_block_ab.json``.
 
-``PYTHONPATH=.:lab python projects/prec/local_block_ab.py [--lengths 2048,8192] [--rounds 5] [--threads 1]``
+``python -m stoicheia_lab.bench.local_block [--lengths 2048,8192] [--rounds 5] [--threads 1]``
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from stoicheia_spacy.backbone.attention import build_plan
 from stoicheia_spacy.backbone.layers import rope_tables
 from stoicheia_spacy.backbone.precision import precision_view
 
-OUT = Path(__file__).parent / "metrics" / "local_block_ab.json"
+OUT = Path(__file__).resolve().parents[3] / "assets" / "metrics" / "speed" / "local_block_ab.json"
 
 
 def main() -> None:
