@@ -5,20 +5,12 @@ comes back at its own length (skipped where the lexicon data package with its in
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-from importlib import resources
-from pathlib import Path
 
-import pytest
-
-from stoicheia_spacy.accent.lexasset import find_parallels
-from stoicheia_spacy.errors import ParallelsIndexError
 from stoicheia_spacy.leiden import parse_gaps
 from stoicheia_spacy.parallels.index import ParallelIndex, letters_of
 from stoicheia_spacy.restore import build_queries
 from stoicheia_spacy.restore.combine import restore_combined
 from stoicheia_spacy.restore.infgram import Evidence, evidence_widths, gap_evidence, occurrences
-from stoicheia_spacy.restore.kneser_ney import load_kn
 from stoicheia_spacy.restore.parallels import CandidateParallels
 from stoicheia_spacy.restore.results import Candidate, Restoration
 from stoicheia_spacy.restore.settings import RestorerSettings
@@ -29,24 +21,6 @@ SALE = "Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι �
 KNOWN = {"default": [0.8, 8.0], "1-3": [0.3, 8.0], "4-6": [1.6, 4.0], "7-10": [1.2, 4.0]}
 #: Run 15's papyrus weights for hidden widths (metrics_run15_hidden_papyri.json, ``weights``; the default config)
 HIDDEN = {**KNOWN, "unknown": [1.6, 0.0]}
-
-
-@pytest.fixture(scope="module")
-def index() -> ParallelIndex:
-    try:
-        return ParallelIndex(find_parallels())
-    except ParallelsIndexError as exc:
-        pytest.skip(f"no parallels index installed: {exc}")
-
-
-@pytest.fixture(scope="module")
-def kn():
-    if importlib.util.find_spec("stoicheia_lexicon_grc") is None:
-        pytest.skip("the lexicon data package is not installed (make lexicon)")
-    path = Path(str(resources.files("stoicheia_lexicon_grc") / "kn_lm8.npz"))
-    if not path.is_file():
-        pytest.skip("the data package has no kn_lm8.npz")
-    return load_kn(path)
 
 
 def query(text: str):

@@ -5,15 +5,11 @@ parallels index is not installed), and the settings that turn it on."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-from importlib import resources
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from stoicheia_spacy.accent.lexasset import find_parallels
-from stoicheia_spacy.errors import ConfigError, ParallelsIndexError
+from stoicheia_spacy.errors import ConfigError
 from stoicheia_spacy.leiden import parse_gaps
 from stoicheia_spacy.parallels.index import ParallelIndex, letters_of, query_letters
 from stoicheia_spacy.parallels.search import leave_out
@@ -26,7 +22,6 @@ from stoicheia_spacy.restore.infgram import (
     infgram_features,
     occurrences,
 )
-from stoicheia_spacy.restore.kneser_ney import load_kn
 from stoicheia_spacy.restore.parallels import CandidateParallels
 from stoicheia_spacy.restore.results import Candidate, Restoration
 from stoicheia_spacy.restore.settings import RestorerSettings
@@ -36,24 +31,6 @@ SALE = "Κόμων Μουσαίου τοῦ Ἡρακλείτου Πεκύσι �
 # a bank receipt (bgu.6.1374, a dev sample): the 8-gram alone reads "το βασιλι"
 BANK = "τέτακται ἐπὶ τὴν ἐν Ἀπόλλωνος πόλει τῇ μεγάλῃ τράπε[.9]κῆς τοῦ αὐτοῦ ἔτους Ποῆρις Ἁρθώτου"
 WEIGHTS = {"default": [0.8, 8.0], "1-3": [0.3, 8.0], "4-6": [1.6, 4.0], "7-10": [1.2, 4.0]}
-
-
-@pytest.fixture(scope="module")
-def index() -> ParallelIndex:
-    try:
-        return ParallelIndex(find_parallels())
-    except ParallelsIndexError as exc:
-        pytest.skip(f"no parallels index installed: {exc}")
-
-
-@pytest.fixture(scope="module")
-def kn():
-    if importlib.util.find_spec("stoicheia_lexicon_grc") is None:
-        pytest.skip("the lexicon data package is not installed (make lexicon)")
-    path = Path(str(resources.files("stoicheia_lexicon_grc") / "kn_lm8.npz"))
-    if not path.is_file():
-        pytest.skip("the data package has no kn_lm8.npz")
-    return load_kn(path)
 
 
 def query(text: str):
