@@ -75,7 +75,7 @@ from ..restore.domain import AUTO, check_domain
 TAG_PRIOR_PAPYRUS = 12.0
 #: The morphologizer's form-table weight of any other text, fitted on AGDT fold-0 dev and UD PROIEL
 #: dev jointly (the same file): the weight whose worst margin over the lookup baseline is largest.
-TAG_PRIOR = 12.0
+TAG_PRIOR = 0.0
 LEMMA_PRIOR_PAPYRUS = 1.0
 #: The decoders of a released tagger-parser checkpoint (every component takes them).
 RELEASE_DECODERS = ("research", "paper")

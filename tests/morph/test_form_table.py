@@ -149,10 +149,9 @@ def test_settings_give_a_papyrus_its_own_table_weight() -> None:
 def test_the_papyrus_weight_fixes_the_heads_xpos(default_morph: spacy.Language,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """On a PapyGreek dev letter the heads tag μίαν and ὁλκῆς as adjectives (the literary
-    treebanks' numeral convention; ὁλκός) and keep them under weight 0 (the literary weight until
-    it was fitted on UD PROIEL dev too), the table allowing both; the papyrus weight takes the
-    documentary analyses, numeral and noun (gold), in decoding and in the pipeline for a Doc marked
-    as a papyrus; the default weight of other texts, fitted with UD PROIEL dev, now takes them too."""
+    treebanks' numeral convention; ὁλκός) and keep them under weight 0 (the literary weight), the
+    table allowing both; the papyrus weight takes the documentary analyses, numeral and noun
+    (gold), in decoding and in the pipeline for a Doc marked as a papyrus."""
     import stoicheia_spacy.morph.morphologizer as morphologizer_module
 
     table = FormTable.build(PAPYRUS_ROWS)
@@ -167,7 +166,7 @@ def test_the_papyrus_weight_fixes_the_heads_xpos(default_morph: spacy.Language,
     upos, papyrus = morph.table_decode(logits, PAPYRUS_WORDS, table, prior=defaults.table_prior_papyrus)
     _, other = morph.table_decode(logits, PAPYRUS_WORDS, table, prior=defaults.table_prior)
     assert (heads[3], heads[5]) == (literary[3], literary[5]) == ("a-s---fa-", "a-s---fg-")
-    assert (other[3], other[5]) == ("m-s---fa-", "n-s---fg-")
+    assert (other[3], other[5]) == ("a-s---fa-", "a-s---fg-")
     assert (papyrus[3], papyrus[5]) == ("m-s---fa-", "n-s---fg-") and (upos[3], upos[5]) == ("NUM", "NOUN")
     assert table.best("μίαν") == ("εἷς", "m-s---fa-")             # what the lookup baseline says
 
@@ -183,7 +182,7 @@ def test_the_papyrus_weight_fixes_the_heads_xpos(default_morph: spacy.Language,
     monkeypatch.setattr(morph, "settings", defaults.replace(form_table=True))
     with nlp.select_pipes(enable=["stoicheia_encoder", "stoicheia_morphologizer"]):
         plain = nlp(Doc(nlp.vocab, words=PAPYRUS_WORDS))
-    assert (plain[3].tag_, plain[5].tag_) == ("m-s---fa-", "n-s---fg-")
+    assert (plain[3].tag_, plain[5].tag_) == ("a-s---fa-", "a-s---fg-")  # literary weight 0: the heads
 
 
 def test_table_lemmas_are_attested_for_forms_the_table_does_not_attest(default_morph: spacy.Language) -> None:
@@ -225,5 +224,5 @@ def test_the_default_config_ships_the_weights_fitted_on_dev() -> None:
                                              if not k.startswith("@")})
     lem = LemmatizerSettings.from_dict({k: v for k, v in blocks["stoicheia_lemmatizer"]["settings"].items()
                                         if not k.startswith("@")})
-    assert morph.form_table and (morph.table_prior, morph.table_prior_papyrus) == (12.0, 12.0)
+    assert morph.form_table and (morph.table_prior, morph.table_prior_papyrus) == (0.0, 12.0)
     assert lem.form_table and lem.table_lexicon and (lem.table_prior, lem.table_prior_papyrus) == (2.0, 1.0)

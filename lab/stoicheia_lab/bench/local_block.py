@@ -24,12 +24,12 @@ from stoicheia_spacy.backbone.precision import precision_view
 OUT = Path(__file__).resolve().parents[3] / "assets" / "metrics" / "speed" / "local_block_ab.json"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lengths", default="2048,8192")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     model = StoicheiaEncoder(StoicheiaConfig(depth=1, d_model=1024, n_heads=16, char_window=256)).eval()
@@ -69,7 +69,8 @@ def main() -> None:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({"experiment": "local query block A/B, one local fused block, d 1024, 16 heads, w 256",
                                "threads": args.threads, "rounds": args.rounds, "rows": rows}, indent=1) + "\n")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
