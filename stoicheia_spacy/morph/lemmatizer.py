@@ -99,9 +99,10 @@ class TableLogits(ScriptLogits):
     (``needed``; :meth:`StoicheiaLemmatizer.table_lemma`), in one head forward per batch;
     ``np.asarray`` computes the others too."""
 
-    def __init__(self, head: Model, vectors: Any, needed: np.ndarray, rows: np.ndarray) -> None:
+    def __init__(self, head: Model, vectors: Any, decided: list[str | None], rows: np.ndarray) -> None:
         super().__init__(head, vectors)
-        self.needed, self.computed = needed, rows
+        self.decided, self.computed = decided, rows  # the table's lemma per token, or None
+        self.needed = np.array([lemma is None for lemma in decided], dtype=bool)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = np.empty(self.shape, dtype=np.float32)
@@ -240,15 +241,16 @@ class StoicheiaLemmatizer(HeadPipe):
         table does not decide, in one forward (the output layer is most of the head's cost)."""
         vectors = self.model.get_ref("tok2vec").predict(docs)
         head, ops = self.model.get_ref("head"), self.model.ops
-        needed = [np.array([self.table_lemma(f, table) is None for f in word_texts(d)], dtype=bool) for d in docs]
-        picked = [ops.to_numpy(v)[m] for v, m in zip(vectors, needed, strict=True)]
+        decided = [[self.table_lemma(f, table) for f in word_texts(d)] for d in docs]
+        picked = [ops.to_numpy(v)[np.array([lemma is None for lemma in got], dtype=bool)]
+                  for v, got in zip(vectors, decided, strict=True)]
         width = max(len(self.data["scripts"]), 1)
         flat = np.concatenate(picked) if picked else np.zeros((0, 0), np.float32)
         rows = (ops.to_numpy(head.predict(ops.asarray2f(cast(Any, flat)))) if len(flat)
                 else np.zeros((0, width), np.float32))
         bounds = np.cumsum([0] + [len(p) for p in picked])
-        return [TableLogits(head, v, m, rows[a:b])
-                for v, m, a, b in zip(vectors, needed, bounds[:-1], bounds[1:], strict=True)]
+        return [TableLogits(head, v, got, rows[a:b])
+                for v, got, a, b in zip(vectors, decided, bounds[:-1], bounds[1:], strict=True)]
 
     @staticmethod
     def table_lemma(form: str, table: FormTable) -> str | None:
@@ -428,7 +430,7 @@ class StoicheiaLemmatizer(HeadPipe):
         """The lemmas of :meth:`lemmatize_flagged` from :class:`TableLogits`: a form the table
         decides takes its lemma (as there), the others are decoded from their computed rows."""
         assert table is not None
-        lemmas = [self.table_lemma(f, table) or "" for f in forms]
+        lemmas = [lemma or "" for lemma in logits.decided]
         flags = [False] * len(forms)
         index = np.flatnonzero(logits.needed)
         got, flagged = self.lemmatize_flagged([forms[i] for i in index], logits.computed, table, prior)
