@@ -37,6 +37,7 @@ MODULES: tuple[str, ...] = (
     "stoicheia_spacy.encoder.loader",
     "stoicheia_spacy.morph.model",
     "stoicheia_spacy.morph.word_features",
+    "stoicheia_spacy.morph.bilstm",
     "stoicheia_spacy.encoder.pooler",
     "stoicheia_spacy.encoder.reference",
     "stoicheia_spacy.encoder.released_pooler",

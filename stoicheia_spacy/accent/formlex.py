@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -230,6 +231,11 @@ class FormLexicon:
     def n_bare(self) -> int:
         """Number of distinct bare forms."""
         return len(self.keys)
+
+    @cached_property
+    def total_count(self) -> float:
+        """The corpus count of every form (the sum of ``key_count``), summed once."""
+        return float(self.key_count.sum())
 
     # ------------------------------------------------------------ building
     @classmethod

@@ -367,7 +367,7 @@ def _lexicon_arcs(letters: np.ndarray, dia: np.ndarray, cap: np.ndarray, lexicon
         form_score = form_score - span_best[rep]
         host_score = host_score - span_best[rep]
     key_c = lexicon.key_count[mk].astype(np.float64)
-    total = float(lexicon.key_count.sum())
+    total = lexicon.total_count
     log_key = np.log(key_c + params.alpha_key) - np.log(total + params.alpha_key * float(len(lexicon.keys)))
     word = params.w_lm * log_key + params.w_bnd * span_bnd[mi, ml - 1]
     n_m = len(mi)
@@ -400,11 +400,36 @@ def _viterbi(tab: dict[str, _ArcTable], n: int, W: int) -> tuple[list[tuple[int,
     # the four arc kinds by word end, in the order they are scored below: free and enclitic
     # arcs into state 0, host arcs into 1, eligible arcs into 2
     ends = np.stack([by_end(tab[k].score) for k in ("free", "encl", "host", "eligible")], axis=1)  # (n+1, 4, W)
+    # a letter where no arc ends (inside a word whose division is given) leaves every state
+    # unreachable there: skipping it changes no reachable score, so no path (the full loop
+    # runs when no path reaches the end, to give what it gives then)
+    live = np.flatnonzero((ends[1:] > NEG / 2).any(axis=(1, 2))) + 1
+    s, back = _recursion(ends, live, n, W)
+    if max(s[0, n], s[2, n]) <= NEG / 2 and len(live) < n:
+        s, back = _recursion(ends, np.arange(1, n + 1), n, W)
+    names = ("free", "encl", "eligible", "host")
+    state = 2 if s[2, n] > s[0, n] else 0
+    total = float(s[state, n])
+    words: list[tuple[int, int, int, int, bool]] = []
+    j = n
+    while j > 0:
+        L, prev, t = (int(x) for x in back[state, j])
+        i = j - L
+        arcs = tab[names[t]]
+        words.append((i, L, int(arcs.kind[i, L - 1]), int(arcs.form[i, L - 1]), bool(arcs.grave[i, L - 1])))
+        state, j = prev, i
+    words.reverse()
+    return words, total
+
+
+def _recursion(ends: np.ndarray, positions: np.ndarray, n: int, W: int) -> tuple[np.ndarray, np.ndarray]:
+    """State scores ``(3, n + 1)`` and back pointers of :func:`_viterbi`'s recursion at the word
+    ends ``positions`` (ascending; every other end stays unreachable)."""
     s = np.full((3, n + 1), NEG)
     s[0, 0] = 0.0
     back = np.zeros((3, n + 1, 3), np.int64)  # (length, from state, arc table index)
     rows = np.arange(4)
-    for j in range(1, n + 1):
+    for j in positions.tolist():
         m = min(W, j)
         p0, p1, p2 = s[:, j - 1::-1][:, :m]
         best = np.empty((4, m))  # the previous state's best score per arc kind, then + the arc
@@ -421,19 +446,7 @@ def _viterbi(tab: dict[str, _ArcTable], n: int, W: int) -> tuple[list[tuple[int,
             s[0, j], back[0, j] = a, (ka + 1, 2 if p2[ka] > p0[ka] else 0, 0)
         s[1, j], back[1, j] = c, (kc + 1, 2 if p2[kc] > p0[kc] else 0, 3)
         s[2, j], back[2, j] = g, (kg + 1, 2 if p2[kg] > p0[kg] else 0, 2)
-    names = ("free", "encl", "eligible", "host")
-    state = 2 if s[2, n] > s[0, n] else 0
-    total = float(s[state, n])
-    words: list[tuple[int, int, int, int, bool]] = []
-    j = n
-    while j > 0:
-        L, prev, t = (int(x) for x in back[state, j])
-        i = j - L
-        arcs = tab[names[t]]
-        words.append((i, L, int(arcs.kind[i, L - 1]), int(arcs.form[i, L - 1]), bool(arcs.grave[i, L - 1])))
-        state, j = prev, i
-    words.reverse()
-    return words, total
+    return s, back
 
 
 def decode_lattice(

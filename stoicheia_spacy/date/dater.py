@@ -31,7 +31,7 @@ from typing import Any
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
-from spacy.util import registry
+from spacy.util import minibatch, registry
 
 from ..assets import default_model_dir
 from ..component import DATA_FILE, SerializedPipe, read_json, write_json
@@ -148,13 +148,29 @@ class StoicheiaDater(SerializedPipe, Pipe):
         """Set ``doc._.date`` on each Doc; a Doc that fails goes to the pipe's error handler
         (``nlp.set_error_handler``; the default raises)."""
         handler = self.get_error_handler()
-        for doc in stream:
+        for batch in minibatch(stream, size=batch_size):
             try:
-                doc._.date = self.estimate(doc)
-            except Exception as error:
-                handler(self.name, self, [doc], error)
+                dates = self.estimate_many(batch)
+            except Exception:  # find the Doc that fails, one at a time
+                for doc in batch:
+                    try:
+                        doc._.date = self.estimate(doc)
+                    except Exception as error:
+                        handler(self.name, self, [doc], error)
+                        continue
+                    yield doc
                 continue
-            yield doc
+            for doc, date in zip(batch, dates, strict=True):
+                doc._.date = date
+            yield from batch
+
+    def estimate_many(self, docs: Sequence[Doc]) -> list[Any]:
+        """:meth:`estimate` of each of ``docs``; a text model dates them in one pass
+        (:meth:`~stoicheia_spacy.date.text.TextDateModel.estimate_many`, the same estimates)."""
+        if not isinstance(self.date_model, TextDateModel):
+            return [self.estimate(doc) for doc in docs]
+        states = [self.shared_states(doc) if self.date_model.uses_states else None for doc in docs]
+        return self.date_model.estimate_many([doc.text for doc in docs], self.settings.level, states)
 
     def estimate(self, doc: Doc) -> Any:
         """The :class:`~stoicheia_spacy.date.dating.DateEstimate` of ``doc`` (None: no letters)."""

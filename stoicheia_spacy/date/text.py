@@ -30,7 +30,7 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import sparse
@@ -79,7 +79,10 @@ def vectorize(texts: Iterable[str], vocab: Sequence[str] | Mapping[str, int], id
 def _unit_rows(x: sparse.csr_matrix) -> sparse.csr_matrix:
     """``x`` with each non-zero row scaled to unit length (float32)."""
     norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
-    return sparse.csr_matrix(sparse.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ x, dtype=np.float32)
+    scale = np.repeat(1.0 / np.where(norms > 0, norms, 1.0), np.diff(x.indptr))  # each entry's row's
+    out = sparse.csr_matrix((x.data * scale, x.indices, x.indptr), shape=x.shape, dtype=np.float32)
+    out.eliminate_zeros()  # as the product left them out
+    return out
 
 
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -144,14 +147,17 @@ class Register:
     def refusal(self, text: str) -> tuple[str | None, float]:
         """Why ``text`` is outside the fit (None: it is not) and its P(documentary)."""
         p = float(self.documentary([text])[0])
-        n = len(word_keys(text))
+        return self.refuse(len(word_keys(text)), p), p
+
+    def refuse(self, n: int, p: float) -> str | None:
+        """Why a text of ``n`` Greek words and P(documentary) ``p`` is outside the fit (None: it is not)."""
         if n < self.min_words:
             return (f"too short to date ({n} Greek word{'s' if n != 1 else ''}; the dater needs "
-                    f"{self.min_words})"), p
+                    f"{self.min_words})")
         if p < self.threshold:
             return (f"reads as a literary text, not a documentary papyrus (P documentary {p:.2f}, "
-                    f"below {self.threshold:.2f})"), p
-        return None, p
+                    f"below {self.threshold:.2f})")
+        return None
 
 
 @dataclass
@@ -217,17 +223,40 @@ class TextDateModel:
     def estimate(self, text: str, level: float = 0.9, states: np.ndarray | None = None) -> DateEstimate | None:
         """The date distribution of ``text`` (None: no Greek word to read); ``states``: its
         pooled backbone states, if any."""
-        if not word_keys(text):
-            return None
-        rows = None if states is None else np.atleast_2d(states)
-        point = float(self.predict_mean([text], rows)[0])
+        return self.estimate_many([text], level, [states])[0]
+
+    def estimate_many(self, texts: Sequence[str], level: float = 0.9,
+                      states: Sequence[np.ndarray | None] | None = None) -> list[DateEstimate | None]:
+        """:meth:`estimate` of each of ``texts`` (with its ``states``, if any), the n-gram rows,
+        similarities and register of all of them in one matrix product each (every row is
+        computed on its own: the same estimates as one text at a time)."""
+        given = list(states) if states is not None else [None] * len(texts)
+        keys = [word_keys(t) for t in texts]
+        points = np.zeros(len(texts))
+        readable = [i for i, k in enumerate(keys) if k]
+        for with_states in (False, True):  # texts with pooled states and those without, apart
+            group = [i for i in readable if (given[i] is not None) == with_states]
+            if group:
+                rows = np.concatenate([np.atleast_2d(cast(np.ndarray, given[i])) for i in group]) if with_states else None
+                points[group] = self.predict_mean([texts[i] for i in group], rows)
+        documentary = (self.register.documentary([texts[i] for i in readable])
+                       if self.register is not None and readable else np.zeros(0))
+        out: list[DateEstimate | None] = [None] * len(texts)
+        for i, p in zip(readable, documentary.tolist() if self.register is not None else [None] * len(readable),
+                        strict=True):
+            out[i] = self._estimate(float(points[i]), level, len(keys[i]), p)
+        return out
+
+    def _estimate(self, point: float, level: float, n_words: int, p: float | None) -> DateEstimate:
+        """The distribution around ``point`` of a text of ``n_words`` Greek words whose
+        P(documentary) is ``p`` (None: the model has no register)."""
         estimator = "weighted median" if self.k > 0 else "ridge mean"
         estimate = residual_estimate(point, self.residuals, level, estimator)
-        if self.register is None:
+        if self.register is None or p is None:
             return estimate
-        reason, p = self.register.refusal(text)
+        reason = self.register.refuse(n_words, p)
         if reason is None:
-            factor = self.register.factor(len(word_keys(text)))
+            factor = self.register.factor(n_words)
             if factor > 1.0:
                 estimate = residual_estimate(point, self.residuals * factor, level, estimator)
             return dataclasses.replace(estimate, documentary=p, widened=factor)

@@ -190,11 +190,21 @@ class StoicheiaMorphologizer(HeadPipe):
         n_upos = len(UPOS_TAGS)
         upos_lp = log_softmax(logits[:, :n_upos].astype(np.float64))
         lps = position_logprobs(logits[:, n_upos:], XPOS_GROUPS)
-        for i, (cands, ids, cand_upos, upos_ids, log_share) in found:
-            score = sum(lp[i, ids[:, p]] for p, lp in enumerate(lps))
-            score = score + upos_lp[i, upos_ids]
-            score = score + prior * log_share
-            k = int(np.argmax(score))
+        # every attested form's candidates scored at once (the same sums, in the same order,
+        # as one form at a time), each form's first best kept
+        sizes = np.array([len(got[0]) for _, got in found])
+        row = np.repeat(np.array([i for i, _ in found]), sizes)
+        ids = np.concatenate([got[1] for _, got in found])
+        score = np.zeros(len(row))
+        for p, lp in enumerate(lps):
+            score = score + lp[row, ids[:, p]]
+        score = score + upos_lp[row, np.concatenate([got[3] for _, got in found]).astype(np.int64)]
+        score = score + prior * np.concatenate([got[4] for _, got in found])
+        starts = np.cumsum(sizes) - sizes
+        top = np.maximum.reduceat(score, starts)
+        first = np.flatnonzero(score == np.repeat(top, sizes))
+        best = first[np.searchsorted(first, starts)] - starts  # the first maximum of each form
+        for (i, (cands, _, cand_upos, _, _)), k in zip(found, best.tolist(), strict=True):
             upos[i], tags[i] = cand_upos[k], cands[k]
         return upos, tags
 

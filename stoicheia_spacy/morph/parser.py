@@ -169,17 +169,11 @@ class StoicheiaParser(HeadPipe):
         if not any(len(d) for d in docs):
             return [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in docs]
         vectors = [self.model.ops.to_numpy(v) for v in self.model.get_ref("tok2vec").predict(docs)]
-        index = sentence_index(sents)
-        # every block padded to the batch's longest sentence: each sentence's scores are those
-        # of one forward over all of them, with a block's working memory (a 200 KB Doc: 720
-        # sentences, 0.6 GB at once)
-        n_max = max((n for _, _, n in index), default=0)
         module: Any = torch_module(self._head_node())
         module.eval()
         out = [(np.zeros(len(d), np.int64), np.zeros(len(d), np.int64)) for d in docs]
-        for first_sentence in range(0, len(index), PARSE_BLOCK):
-            block = index[first_sentence:first_sentence + PARSE_BLOCK]
-            padded, mask = pad_index(vectors, block, n_max)
+        for block in length_blocks(sentence_index(sents)):
+            padded, mask = pad_index(vectors, block, max(n for _, _, n in block))
             with torch.no_grad():
                 arcs, label_dep, label_head = module.arcs(torch.from_numpy(padded), torch.from_numpy(mask))
                 logp = log_softmax(arcs.numpy().astype(np.float64))
@@ -382,8 +376,27 @@ class StoicheiaParser(HeadPipe):
         return loss, (d_arcs, d_labels)
 
 
-#: Sentences per forward of :meth:`StoicheiaParser.predict` (the same scores as one forward).
-PARSE_BLOCK = 64
+#: Padded words (sentences x the block's longest) per forward of :meth:`StoicheiaParser.predict`.
+PARSE_BLOCK_WORDS = 512
+
+
+def length_blocks(index: Sequence[tuple[int, int, int]],
+                  budget: int = PARSE_BLOCK_WORDS) -> list[list[tuple[int, int, int]]]:
+    """The sentences of ``index`` (:func:`~.model.sentence_index`) shortest first, cut into
+    blocks of at most ``budget`` padded words (at least one sentence each): each block is padded
+    to its own longest sentence, so a batch of short sentences and one long one does not pay
+    the long one's square for every sentence. A sentence's scores depend on it alone (the
+    padding is masked), so any blocking gives the same trees."""
+    blocks: list[list[tuple[int, int, int]]] = []
+    block: list[tuple[int, int, int]] = []
+    for entry in sorted(index, key=lambda e: e[2]):
+        if block and (len(block) + 1) * entry[2] > budget:
+            blocks.append(block)
+            block = []
+        block.append(entry)
+    if block:
+        blocks.append(block)
+    return blocks
 
 
 def capped_lengths(lengths: Sequence[int], max_words: int) -> list[int]:

@@ -95,6 +95,25 @@ def _predecessors(meter: Meter) -> tuple[np.ndarray, np.ndarray]:
 
 #: Most (line x syllable x state) back-pointer cells one padded pass holds (~32 MB of int64).
 MAX_PASS_CELLS = 4_000_000
+#: Line lengths (syllables) up to which :func:`_scannable_lengths` tells whether a metre has a line of that length.
+MAX_KNOWN_LENGTH = 512
+
+
+@functools.lru_cache(maxsize=64)
+def _scannable_lengths(meter: Meter) -> np.ndarray:
+    """(MAX_KNOWN_LENGTH + 1,) bool: whether ``meter`` accepts any weight string of each length
+    (the states reachable in ``t`` steps, step by step): a longer line, prose for instance, has
+    no path and needs no Viterbi pass."""
+    trans, accepting = meter.transitions, np.asarray(meter.accepting, dtype=bool)
+    out = np.zeros(MAX_KNOWN_LENGTH + 1, dtype=bool)
+    reach = np.zeros(trans.shape[0], dtype=bool)
+    reach[0] = True
+    for t in range(MAX_KNOWN_LENGTH + 1):
+        out[t] = bool((reach & accepting).any())
+        following = trans[reach].reshape(-1)
+        reach = np.zeros_like(reach)
+        reach[following[following >= 0]] = True
+    return out
 
 
 def _passes(lengths: np.ndarray, n_states: int) -> list[np.ndarray]:
@@ -133,6 +152,7 @@ def _viterbi_padded(lines: Sequence[np.ndarray], meter: Meter) -> tuple[list[np.
     back = np.empty((n, b, n_states), dtype=np.int64)
     states = np.arange(n_states)[None, :]
     last = lengths - 1
+    steps = n
     for t in range(n):  # over syllables; lines, states and their predecessors are vectorised
         cand[:, :-1] = (alpha[:, None, :] + scores[:, t, :, None]).reshape(b, -1)  # row w*S + s
         table = cand[:, gather]  # (B, S, D)
@@ -142,12 +162,17 @@ def _viterbi_padded(lines: Sequence[np.ndarray], meter: Meter) -> tuple[list[np.
         ending = last == t
         if ending.any():
             final[ending] = alpha[ending]
+        if t + 1 < n and not np.isfinite(alpha).any():
+            # no state is reachable any more (every line still open is longer than the metre
+            # allows, as prose is): those lines have no path, the others ended already
+            steps = t + 1
+            break
     final = np.where(meter.accepting[None], final, -np.inf)
     rows = np.arange(b)
     state = np.argmax(final, axis=1)
     found = np.isfinite(final[rows, state])
     paths = np.zeros((b, n), dtype=np.int64)
-    for t in range(n - 1, -1, -1):
+    for t in range(steps - 1, -1, -1):
         weight, prev = np.divmod(back[t, rows, state], n_states)
         active = t <= last
         paths[:, t] = np.where(active, weight, 0)
@@ -170,10 +195,13 @@ def viterbi_batch(logps: Sequence[np.ndarray], meter: Meter) -> list[ViterbiResu
     checked = [_check_logp(x) for x in logps]
     if not checked:
         return []
-    paths: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(checked)
-    found = np.zeros(len(checked), dtype=bool)
     lengths = np.array([x.shape[0] for x in checked])
-    for idx in _passes(lengths, meter.n_states):
+    paths: list[np.ndarray] = [np.zeros(n, dtype=np.int64) for n in lengths.tolist()]  # no path: zeros
+    found = np.zeros(len(checked), dtype=bool)
+    known = _scannable_lengths(meter)
+    scannable = np.where(lengths < len(known), known[np.minimum(lengths, len(known) - 1)], True)
+    for idx in _passes(lengths[scannable], meter.n_states):
+        idx = np.flatnonzero(scannable)[idx]
         got, ok = _viterbi_padded([checked[i] for i in idx], meter)
         for j, i in enumerate(idx.tolist()):
             paths[i] = got[j]

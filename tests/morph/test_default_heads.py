@@ -70,11 +70,13 @@ def test_the_default_config_gives_the_heads_their_training_config() -> None:
     for name in ("stoicheia_morphologizer", "stoicheia_parser"):
         tok2vec = entries[name]["model"]["tok2vec"]
         assert tok2vec["@architectures"] == "spacy.Tok2Vec.v2"
-        assert tok2vec["encode"] == trained["components"][name]["model"]["tok2vec"]["encode"]
-        assert tok2vec["encode"]["@architectures"] == "spacy.TorchBiLSTMEncoder.v1"
+        # trained with spaCy's padded encoder, run packed (the same layers and weights)
+        encode = trained["components"][name]["model"]["tok2vec"]["encode"]
+        assert encode["@architectures"] == "spacy.TorchBiLSTMEncoder.v1"
+        assert tok2vec["encode"] == {**encode, "@architectures": "stoicheia.BiLSTMEncoder.v1"}
         features.append(tok2vec["embed"])
     for block in features:
         assert block["@architectures"] == "stoicheia.WordFeatures.v1"
         assert block["tok2vec"]["grad_factor"] == 0.0
         assert block["embed"] == trained["components"]["stoicheia_parser"]["model"]["tok2vec"]["embed"]["embed"]
-    assert spacy.util.registry.architectures.get("spacy.TorchBiLSTMEncoder.v1")
+    assert spacy.util.registry.architectures.get("stoicheia.BiLSTMEncoder.v1")
