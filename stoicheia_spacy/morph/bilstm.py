@@ -7,7 +7,9 @@ a Doc's vectors depend on the batch it came in. This one packs the sentences
 (:func:`torch.nn.utils.rnn.pack_padded_sequence`): each Doc is read from its own last token,
 alike in any batch, and no padded step is computed (0.58× the CPU time there). The layers,
 dimensions and weights are spaCy's (the same thinc nodes and ``torch.nn.LSTM`` state dict), so
-heads trained with spaCy's encoder load into it unchanged.
+heads trained with spaCy's encoder load into it unchanged. The default pipeline's morphologizer
+reads its sentences so (its tags as good as padded, ``projects/parse/metrics/parse_eval_packed_bilstm.json``);
+its parser keeps spaCy's padded encoder, with which it was trained and parses 0.1-0.7 LAS better there.
 """
 
 from __future__ import annotations

@@ -295,18 +295,18 @@ class StoicheiaLemmatizer(HeadPipe):
         prior = self.settings.table_prior if prior is None else prior
         scripts, applied, cuts = self.scripts, self._applied_cache(), self._script_cuts()
         k = min(self.settings.top_k, len(scripts))
-        # the attested forms' rows ranked at once (row by row the same values as one at a time)
-        block = np.asarray(logits)[[i for i, _ in found]].astype(np.float64)
+        # the attested forms' rows ranked at once (row by row the same values as one at a time);
+        # their scores are logits, not log-probabilities: every score of a form differs from its
+        # log-probability by the row's normaliser, which no comparison below depends on
+        block = np.asarray(logits)[[i for i, _ in found]]
         tops = np.argpartition(-block, k - 1, axis=1)[:, :k] if k < block.shape[1] \
             else np.broadcast_to(np.arange(block.shape[1]), block.shape)
-        peak = block.max(axis=1)
-        norm = peak + np.log(np.exp(block - peak[:, None]).sum(axis=1))
-        for (i, rows), row, top, lse in zip(found, block, tops, norm.tolist(), strict=True):
+        top_scores = np.take_along_axis(block, tops, axis=1).astype(np.float64)
+        for (i, rows), top, logp in zip(found, tops, top_scores, strict=True):
             form = forms[i]
             share: dict[str, int] = {}
             for lemma, _, n in rows:
                 share[lemma] = share.get(lemma, 0) + n
-            logp = row[top] - lse
             score = dict.fromkeys(share, float(logp.min()) - 1.0)
             fits = cuts[top] <= len(form)  # a script that cuts more than the form has is never chosen
             for c, lp in zip(top[fits].tolist(), logp[fits].tolist(), strict=True):

@@ -70,10 +70,13 @@ def test_the_default_config_gives_the_heads_their_training_config() -> None:
     for name in ("stoicheia_morphologizer", "stoicheia_parser"):
         tok2vec = entries[name]["model"]["tok2vec"]
         assert tok2vec["@architectures"] == "spacy.Tok2Vec.v2"
-        # trained with spaCy's padded encoder, run packed (the same layers and weights)
+        # trained with spaCy's padded encoder; the morphologizer runs it packed (the same layers
+        # and weights: its tags are as good, projects/parse/metrics/parse_eval_packed_bilstm.json),
+        # the parser padded (packed, it lost 0.1-0.7 LAS there)
         encode = trained["components"][name]["model"]["tok2vec"]["encode"]
         assert encode["@architectures"] == "spacy.TorchBiLSTMEncoder.v1"
-        assert tok2vec["encode"] == {**encode, "@architectures": "stoicheia.BiLSTMEncoder.v1"}
+        run = "stoicheia.BiLSTMEncoder.v1" if name == "stoicheia_morphologizer" else "spacy.TorchBiLSTMEncoder.v1"
+        assert tok2vec["encode"] == {**encode, "@architectures": run}
         features.append(tok2vec["embed"])
     for block in features:
         assert block["@architectures"] == "stoicheia.WordFeatures.v1"

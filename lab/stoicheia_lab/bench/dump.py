@@ -8,7 +8,9 @@ Written per Doc: each token's tag, UPOS, FEATS, lemma and back-off flag, head an
 norm and macronized form; the macrons, verses (scansion and metre), the accented text and the
 date. Floats are written with ``repr`` (bitwise), so an unchanged output diffs empty:
 ``python -m stoicheia_lab.bench.dump --out a.json`` with one checkout first on
-``PYTHONPATH``, then with the other, then ``cmp a.json b.json``.
+``PYTHONPATH``, then with the other, then ``cmp a.json b.json``, run from a folder outside both
+checkouts (``python -m`` puts the working directory first on ``sys.path``: from a checkout's root
+that checkout's code is read whatever ``PYTHONPATH`` says).
 """
 
 from __future__ import annotations
