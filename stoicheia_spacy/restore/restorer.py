@@ -65,6 +65,8 @@ the overlay only (a ``cfg`` file of an older pipeline is still read).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import logging
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -73,6 +75,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
 
+import torch
 from safetensors.torch import save
 from spacy import util
 from spacy.language import Language
@@ -80,7 +83,7 @@ from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 from thinc.api import Config, Model
 
-from ..accent.lexasset import RESTORE_KN_FILE, RESTORE_LM_FILE, LexiconPin
+from ..accent.lexasset import RESTORE_KN_FILE, RESTORE_LM_FILE, LexiconPin, find_domain_sources
 from ..backbone.overlay import OVERLAY_NAME, MappedOverlay
 from ..component import SerializedPipe, link_listeners, read_json, write_json
 from ..encoder.metadata import doc_metadata
@@ -92,14 +95,18 @@ from ..parallels.search import leave_out
 from ..records import set_records_extension
 from .accented import CandidateAccenter
 from .beam import ModelScorer
+from .combine import settings_use_backbone
 from .domain import doc_domain
+from .domain_sources import load_domain_sources
 from .fusion import FusedScorer
 from .infgram import Evidence
-from .ngram_lm import NgramScorer
+from .kneser_ney import load_kn
+from .ngram_lm import NgramScorer, load_lm
 from .parallels import CandidateParallels
+from .protocol import protocol_targets
 from .queries import hide_spans
 from .results import Restoration
-from .select import Plan, restore_targets
+from .select import Plan, plan, plan_runs, restore_targets
 from .settings import RestorerSettings
 
 #: The LM's data-package pin beside the overlay (data; the settings are ``config.cfg``'s).
@@ -245,9 +252,7 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         if self.settings.dtype == "float32" or self.reference.precision != "float32":
             return module
         if self._cast is None or self._cast[0] != id(module):
-            import copy
 
-            import torch
 
             self._cast = (id(module), copy.deepcopy(module).to(torch.bfloat16).eval())
         return self._cast[1]
@@ -261,7 +266,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         """The pinned data package's ``file``: checked against the pin's sha256 when the pin was
         made for it (:meth:`pin_file` at initialize or load), else by version alone (a decoder
         switched at run time, e.g. ``configure(kn_weights={})``)."""
-        import dataclasses
 
         pin = self.lexicon_pin
         assert pin is not None
@@ -284,8 +288,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         if path is None:
             return None
         if self._kn is None or self._kn[0] != path:
-            from .kneser_ney import load_kn
-
             self._kn = (path, load_kn(path, self.settings.kn_lm_sha256 if self.settings.kn_lm else None))
         return self._kn[1]
 
@@ -304,8 +306,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         if path is None:
             return None
         if self._lm is None or self._lm[0] != path:
-            from .ngram_lm import load_lm
-
             self._lm = (path, load_lm(path, self.settings.lm_sha256 if self.settings.lm else None))
         return self._lm[1]
 
@@ -332,7 +332,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         """The restoration plan of ``doc`` (:class:`~stoicheia_spacy.restore.select.Plan`) and
         whether its gaps came from ``doc.spans[spans_key]``. Reads the encoder's parse
         (``doc._.stoicheia``); None when the markup did not parse (``markup_error``)."""
-        from .select import plan, plan_runs
 
         c = self.settings
         key = c.spans_key
@@ -394,7 +393,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         scored: list[bool] | None = None  # per Doc: its known-width gaps scored by the index's evidence
         scored_hidden: list[bool] | None = None  # per Doc: its hidden-width gaps too (weights for "unknown")
         kn = self.kn() if decoding and c.scoring == "beam" and c.kn_weights else None
-        from .combine import settings_use_backbone
 
         needs_backbone = kn is None or settings_use_backbone(c)
         backbone = ((self.backbone() if c.scoring == "protocol" else self.beam_backbone())
@@ -403,8 +401,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         meta = doc_metadata(docs, config)  # doc._.region / doc._.century -> table rows
         ids = list(zip(meta.get("region", [None] * len(docs)), meta.get("century", [None] * len(docs)), strict=True))
         if c.scoring == "protocol":
-            from .protocol import protocol_targets
-
             results = protocol_targets(backbone, [d.text for d in docs], plans, ids, c, from_spans=flags)
         else:
             if meta:
@@ -455,15 +451,12 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         """The domain's own sources for ``doc`` (``domain_sources`` with its
         ``domain_source_weights``; the Doc's duplicates in their index left out), or None where
         the domain has none or they are not installed (logged once)."""
-        from .domain_sources import load_domain_sources
 
         c = self.settings
         name, weights = (c.domain_sources or {}).get(domain), (c.domain_source_weights or {}).get(domain)
         if not name or not weights:
             return None
         if self._sources.get(domain, (None,))[0] != name:
-            from ..accent.lexasset import find_domain_sources
-
             try:
                 self._sources[domain] = (name, load_domain_sources(find_domain_sources(name), weights))
             except ParallelsIndexError as exc:
