@@ -14,8 +14,10 @@ that a script within ``prefer_form`` nats of the best gives (``Ἐν`` is ``ἐ�
 lemmatizer backs off (:func:`backoff_lemma`): the form itself when, lower-cased, it is an
 attested lemma, else the form as a citation form (a final grave written acute) with
 ``token._.lemma_backoff`` set to True, so an edit script never invents a lemma that no
-treebank has (``πλάγχθη`` was ``πλάγχξ``). A script that cuts more than the form has is
-never chosen. Without ``use_lexicon`` the best fitting script wins, as before.
+treebank has (``πλάγχθη`` was ``πλάγχξ``); with ``backoff = "script"`` a flagged word takes
+the best fitting script's lemma instead (an unattested guess, still flagged: right more often than
+the form itself on out-of-vocabulary words, ``projects/parse/metrics/lemma_backoff_dev.json``).
+A script that cuts more than the form has is never chosen. Without ``use_lexicon`` the best fitting script wins, as before.
 With ``form_table`` (the lexicon data package's form -> (lemma, XPOS) table,
 :mod:`stoicheia_spacy.morph.formtable`), a form the table attests takes one of the lemmas the
 table gives it, scored by the head's scripts and, with weight ``table_prior``, by the lemma's
@@ -372,8 +374,9 @@ class StoicheiaLemmatizer(HeadPipe):
         drop = self.settings.max_drop
         prefer = self.settings.prefer_form
         applied, cuts = self._applied_cache(), self._script_cuts()
+        by_script = self.settings.backoff == "script"
         for form, cands, row in zip(forms, top, logits, strict=True):
-            first, best = None, None
+            first, best, guess = None, None, None
             own = form.lower()
             for c in cands[cuts[cands] <= len(form)].tolist():  # a script must not cut more than the form has
                 if best is None:
@@ -384,6 +387,8 @@ class StoicheiaLemmatizer(HeadPipe):
                 lemma = applied.get(key)
                 if lemma is None:
                     lemma = applied[key] = apply_script(form, scripts[c])
+                if guess is None:
+                    guess = lemma  # the best fitting script's lemma (``backoff = "script"``)
                 if not lexicon:
                     first = lemma
                     break
@@ -396,6 +401,8 @@ class StoicheiaLemmatizer(HeadPipe):
                     break
             if first is None and lexicon:
                 first, flag = backoff_lemma(form, lexicon)
+                if flag and by_script and guess:
+                    first = guess
             else:
                 first, flag = (form if first is None else first), False
             out.append(first)

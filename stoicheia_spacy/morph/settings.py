@@ -172,6 +172,11 @@ class MorphologizerSettings(_TableWeights, _MorphSettings):
         _check_table_options(self)
 
 
+#: The lemma of a word no attested script explains (``backoff``): the word itself (``"form"``) or
+#: what the best script that fits it makes of it (``"script"``); flagged either way.
+BACKOFFS = ("form", "script")
+
+
 @dataclasses.dataclass(frozen=True)
 class LemmatizerSettings(_TableWeights, _MorphSettings):
     """Every option of ``stoicheia_lemmatizer`` (see the module doc), validated once."""
@@ -185,6 +190,7 @@ class LemmatizerSettings(_TableWeights, _MorphSettings):
     top_k: int = 50
     max_drop: float = 6.0
     prefer_form: float = 1.0
+    backoff: str = "form"
     form_table: bool = False
     table_lexicon: bool = True
     table_prior: float = 2.0
@@ -205,6 +211,8 @@ class LemmatizerSettings(_TableWeights, _MorphSettings):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{self.COMPONENT} {name} must be an integer >= 1, got {value!r}")
+        if self.backoff not in BACKOFFS:
+            raise ConfigError(f"{self.COMPONENT} backoff must be one of {list(BACKOFFS)}, got {self.backoff!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,5 +242,5 @@ morphologizer_settings = registry.misc.register("stoicheia.MorphologizerSettings
 lemmatizer_settings = registry.misc.register("stoicheia.LemmatizerSettings.v1", func=LemmatizerSettings)
 parser_settings = registry.misc.register("stoicheia.ParserSettings.v1", func=ParserSettings)
 
-__all__ = ["RELEASE_DECODERS", "SCHEMES", "LemmatizerSettings", "MorphologizerSettings", "ParserSettings",
+__all__ = ["BACKOFFS", "RELEASE_DECODERS", "SCHEMES", "LemmatizerSettings", "MorphologizerSettings", "ParserSettings",
            "lemmatizer_settings", "morphologizer_settings", "parser_settings"]

@@ -8,6 +8,7 @@ import pytest
 from spacy.language import Language
 
 from stoicheia_spacy.assembly import MORPHOSYNTAX
+from stoicheia_spacy.errors import ConfigError
 from stoicheia_spacy.morph.lemmatizer import backoff_lemma
 
 DECREE = "ἔδοξεν τῆι βουλῆι καὶ τῶι δήμωι· Κεκροπὶς ἐπρυτάνευε, [.4]ιος ἐγραμμάτευε, Εὐπείθης ἐπεστάτει."
@@ -62,3 +63,23 @@ def test_backoff_is_the_attested_lower_case_form_or_the_citation_form_flagged() 
     assert backoff_lemma("πολλὰ", lexicon) == ("πολλά", True)  # grave written acute
     assert backoff_lemma("πλάγχθη", lexicon) == ("πλάγχθη", True)
     assert backoff_lemma("·", lexicon) == ("·", False)
+
+
+def test_the_script_backoff_is_opt_in_and_stays_flagged(nlp: Language) -> None:
+    """``backoff = "script"``: a word no attested script explains takes the best fitting script's
+    lemma (an unattested guess) instead of itself, flagged as before; attested words are unchanged."""
+    lemmatizer = nlp.get_pipe("stoicheia_lemmatizer")
+    assert lemmatizer.settings.backoff == "form"
+    before = _lemmas(nlp, ODYSSEY)
+    with pytest.raises(ConfigError):
+        lemmatizer.configure(backoff="guess")
+    lemmatizer.configure(backoff="script")
+    try:
+        after = _lemmas(nlp, ODYSSEY)
+    finally:
+        lemmatizer.configure(backoff="form")
+    for form, (lemma, flagged) in before.items():
+        if not flagged:
+            assert after[form] == (lemma, False)
+        else:
+            assert after[form][1]

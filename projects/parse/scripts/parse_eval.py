@@ -4,6 +4,7 @@ decoding and the lookup baseline scored from it, the lookup weights fitted on de
     python scripts/parse_eval.py cache SPLIT CACHE_DIR [--mirror M]      # one split (SPLITS), resumable
     python scripts/parse_eval.py fit CACHE_DIR OUT.json [--dev other=fold0_dev,ud_proiel_dev --dev papyrus=papygreek_dev]
     python scripts/parse_eval.py score CACHE_DIR OUT.json --fit FIT.json [--mirror M]
+    python scripts/parse_eval.py backoff CACHE_DIR OUT.json --fit FIT.json --splits fold0_dev,ud_proiel_dev
 
 ``cache`` runs the default pipeline's encoder, morphologizer, lemmatizer and parser (one torch
 thread) on the gold words and sentences of a split (:data:`SPLITS`: a DocBin in the AGDT
@@ -508,6 +509,45 @@ def score(cache_dir: Path, out: Path, fit_json: Path, project: Path, mirror: Pat
     return result
 
 
+def backoff(cache_dir: Path, out: Path, fit_json: Path, project: Path, mirror: Path,
+            table_path: Path | None, splits: Sequence[str]) -> dict[str, Any]:
+    """Step ``backoff``: the lemmatizer's ``backoff`` settings (``"form"``, ``"script"``) on each
+    cached split, every other setting as the fitted row (the split's domain weights,
+    ``table_lexicon``): lemma accuracy overall, in and out of vocabulary, and exact McNemar between
+    the two. Meant for the dev splits: the default is chosen there."""
+    from stoicheia_spacy.morph.settings import BACKOFFS
+
+    fitted = json.loads(fit_json.read_text(encoding="utf-8"))["weights"]
+    morph, lem, table, train = load_context(project, table_path)
+    result: dict[str, Any] = {"rows": {b: f"the fitted row ({fit_json.name}) with backoff = {b!r}" for b in BACKOFFS},
+                              "splits": {}, "command": command_line()}
+    settings = lem.settings
+    for split in splits:
+        path = cache_dir / f"{split}.pkl"
+        if not path.exists():
+            print(f"{split}: no cache, skipped")
+            continue
+        record = pickle.loads(path.read_bytes())
+        weights = fitted["papyrus" if SPLITS[split].get("domain") == "papyrus" else "other"]
+        gold, iv = gold_words(record, mirror), in_vocabulary(record, train)
+        correct: dict[str, np.ndarray] = {}
+        entry: dict[str, Any] = {"words": record["words"], "rows": {}}
+        for choice in BACKOFFS:
+            lem.settings = settings.replace(backoff=choice)
+            decoded, _ = decode(record, morph, lem, table, (weights["tag_weight"], weights["lemma_weight"], True),
+                                parts=("lemmas",))
+            correct[choice] = np.array([g["lemma"] in ("_", p) for gs, ps in zip(gold, decoded[2], strict=True)
+                                        for g, p in zip(gs, ps, strict=True)])
+            entry["rows"][choice] = {"lemma": pct(correct[choice]), "lemma_iv": pct(correct[choice][iv]),
+                                     "lemma_oov": pct(correct[choice][~iv])}
+        lem.settings = settings
+        entry["mcnemar_script_vs_form"] = mcnemar(correct["script"], correct["form"])
+        result["splits"][split] = entry
+        print(split, json.dumps(entry["rows"]), flush=True)
+    out.write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
+    return result
+
+
 def markdown_table(result: dict[str, Any]) -> str:
     """RESULTS.md's table of a ``score`` JSON: one line per (split, annotation, row)."""
     cols = ("UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS")
@@ -541,7 +581,7 @@ def command_line() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("stage", choices=("cache", "fit", "score"))
+    ap.add_argument("stage", choices=("cache", "fit", "score", "backoff"))
     ap.add_argument("args", nargs="+", help="cache: SPLIT CACHE_DIR; fit / score: CACHE_DIR OUT.json")
     ap.add_argument("--mirror", type=Path, default=Path(os.environ.get("STOICHEIA_ASSET_MIRROR", "")))
     ap.add_argument("--project", type=Path, default=Path("."))
@@ -565,6 +605,11 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             ap.error(f"not dev splits: {unknown}")
         fit(Path(cache_dir), Path(out), devs, a.project, a.mirror, a.table)
+    elif a.stage == "backoff":
+        cache_dir, out = a.args
+        if a.fit is None:
+            ap.error("backoff needs --fit FIT.json")
+        backoff(Path(cache_dir), Path(out), a.fit, a.project, a.mirror, a.table, a.splits.split(","))
     else:
         cache_dir, out = a.args
         if a.fit is None:
