@@ -295,7 +295,7 @@ def test_morphosyntax_settings_live_in_the_config_and_data_in_files(tmp_path: Pa
         lem.settings.top_k = 9  # type: ignore[misc]
     with pytest.raises(TypeError):
         lem.cfg["top_k"] = 9  # a read-only view
-    assert dict(lem.cfg) == {"decode": "topk_lexicon", **LEMMA, "form_table": False, "table_lexicon": True,
+    assert dict(lem.cfg) == {"decode": "topk_lexicon", **LEMMA, "backoff": "form", "form_table": False, "table_lexicon": True,
                              "table_prior": 2.0,
                              "table_prior_papyrus": 1.0, "domain": "auto"}
     assert "λόγος" in lem.data["lexicon"] and lem.data["scripts"]
@@ -307,7 +307,7 @@ def test_morphosyntax_settings_live_in_the_config_and_data_in_files(tmp_path: Pa
     assert set(data) == {"scripts", "lexicon", "n_in"}  # data only: no setting beside config.cfg
     saved = spacy.util.load_config(tmp_path / "p" / "config.cfg")
     assert saved["components"]["stoicheia_lemmatizer"]["settings"] == {
-        "@misc": "stoicheia.LemmatizerSettings.v1", **LEMMA, "decode": "topk_lexicon", "form_table": False,
+        "@misc": "stoicheia.LemmatizerSettings.v1", **LEMMA, "decode": "topk_lexicon", "backoff": "form", "form_table": False,
         "table_lexicon": True, "table_prior": 2.0, "table_prior_papyrus": 1.0, "domain": "auto"}
     assert saved["components"]["stoicheia_parser"]["settings"] == {"@misc": "stoicheia.ParserSettings.v1",
                                                                     "decode": "mst_single_root", "max_words": 160,
@@ -375,7 +375,7 @@ def test_morphosyntax_weights_folder_gives_data_not_settings(tmp_path: Path) -> 
                    "initialize": {"components": {"stoicheia_lemmatizer": {"weights": str(tmp_path / "lem")}}}})
     again: Any = other.get_pipe("stoicheia_lemmatizer")
     assert dict(again.cfg) == {"decode": "topk_lexicon", "min_count": 1, "use_lexicon": True, "top_k": 2,
-                               "max_drop": 6.0, "prefer_form": 1.0, "form_table": False, "table_lexicon": True,
+                               "max_drop": 6.0, "prefer_form": 1.0, "backoff": "form", "form_table": False, "table_lexicon": True,
                                "table_prior": 2.0,
                                "table_prior_papyrus": 1.0, "domain": "auto"}
     assert again.data["scripts"] == pipe.data["scripts"] and again.data["lexicon"] == pipe.data["lexicon"]
@@ -388,7 +388,7 @@ def test_morphosyntax_configure_validates_and_names_the_options() -> None:
     pipes = {name: nlp.add_pipe(name) for name in MORPH}
     lem = pipes["stoicheia_lemmatizer"]
     with pytest.raises(ConfigError, match=r"unknown stoicheia_lemmatizer options: \['topk'\]; choose from "
-                                          r"\['decode', 'min_count', 'use_lexicon', 'top_k', 'max_drop', 'prefer_form', 'form_table', "
+                                          r"\['decode', 'min_count', 'use_lexicon', 'top_k', 'max_drop', 'prefer_form', 'backoff', 'form_table', "
                                           r"'table_lexicon', 'table_prior', "
                                           r"'table_prior_papyrus', 'domain'\]"):
         lem.configure(topk=3)
