@@ -49,7 +49,7 @@ import pickle
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -458,12 +458,7 @@ def score(cache_dir: Path, out: Path, fit_json: Path, project: Path, mirror: Pat
         "words_per_core_second": "words / (CPU seconds of the four components' forward on one thread + the row's decoding)",
         "mcnemar": "exact (binomial on the discordant words), per split, row against lookup",
         "splits": {}, "command": command_line()}
-    for split in splits:
-        path = cache_dir / f"{split}.pkl"
-        if not path.exists():
-            print(f"{split}: no cache, skipped")
-            continue
-        record = pickle.loads(path.read_bytes())
+    for split, record in cached_records(cache_dir, splits):
         spec = SPLITS[split]  # the current table (a cache keeps the spec it was made with)
         forward = sum(record["cpu_seconds"].values())
         entry: dict[str, Any] = {"name": spec["name"], "sentences": record["sentences"], "words": record["words"],
@@ -509,6 +504,17 @@ def score(cache_dir: Path, out: Path, fit_json: Path, project: Path, mirror: Pat
     return result
 
 
+def cached_records(cache_dir: Path, splits: Sequence[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(split, cached record)`` of each of ``splits`` that has a cache in ``cache_dir`` (the others
+    are named and skipped)."""
+    for split in splits:
+        path = cache_dir / f"{split}.pkl"
+        if not path.exists():
+            print(f"{split}: no cache, skipped")
+            continue
+        yield split, pickle.loads(path.read_bytes())
+
+
 def backoff(cache_dir: Path, out: Path, fit_json: Path, project: Path, mirror: Path,
             table_path: Path | None, splits: Sequence[str]) -> dict[str, Any]:
     """Step ``backoff``: the lemmatizer's ``backoff`` settings (``"form"``, ``"script"``) on each
@@ -522,12 +528,7 @@ def backoff(cache_dir: Path, out: Path, fit_json: Path, project: Path, mirror: P
     result: dict[str, Any] = {"rows": {b: f"the fitted row ({fit_json.name}) with backoff = {b!r}" for b in BACKOFFS},
                               "splits": {}, "command": command_line()}
     settings = lem.settings
-    for split in splits:
-        path = cache_dir / f"{split}.pkl"
-        if not path.exists():
-            print(f"{split}: no cache, skipped")
-            continue
-        record = pickle.loads(path.read_bytes())
+    for split, record in cached_records(cache_dir, splits):
         weights = fitted["papyrus" if SPLITS[split].get("domain") == "papyrus" else "other"]
         gold, iv = gold_words(record, mirror), in_vocabulary(record, train)
         correct: dict[str, np.ndarray] = {}
