@@ -167,19 +167,21 @@ class StoicheiaDater(SerializedPipe, Pipe):
     def estimate_many(self, docs: Sequence[Doc]) -> list[Any]:
         """:meth:`estimate` of each of ``docs``; a text model dates them in one pass
         (:meth:`~stoicheia_spacy.date.text.TextDateModel.estimate_many`, the same estimates)."""
-        if not isinstance(self.date_model, TextDateModel):
-            return [self.estimate(doc) for doc in docs]
-        states = [self.shared_states(doc) if self.date_model.uses_states else None for doc in docs]
-        return self.date_model.estimate_many([doc.text for doc in docs], self.settings.level, states)
-
-    def estimate(self, doc: Doc) -> Any:
-        """The :class:`~stoicheia_spacy.date.dating.DateEstimate` of ``doc`` (None: no letters)."""
         if self.date_model is None:
             raise ConfigError("stoicheia_dater has no weights: load them with from_disk "
                               "(projects/date, command 'train')")
         if isinstance(self.date_model, TextDateModel):
-            states = self.shared_states(doc) if self.date_model.uses_states else None
-            return self.date_model.estimate(doc.text, self.settings.level, states)
+            states = [self.shared_states(doc) if self.date_model.uses_states else None for doc in docs]
+            return self.date_model.estimate_many([doc.text for doc in docs], self.settings.level, states)
+        return [self._vector_estimate(doc) for doc in docs]
+
+    def estimate(self, doc: Doc) -> Any:
+        """The :class:`~stoicheia_spacy.date.dating.DateEstimate` of ``doc`` (None: no letters)."""
+        return self.estimate_many([doc])[0]
+
+    def _vector_estimate(self, doc: Doc) -> Any:
+        """The estimate of a pooled-state model (not a text model) for ``doc``."""
+        assert self.date_model is not None and not isinstance(self.date_model, TextDateModel)
         vector = doc_vector(doc, "stoicheia_dater", tuple(self.settings.layers))
         if vector is None:
             return None

@@ -239,11 +239,11 @@ class TextDateModel:
             if group:
                 rows = np.concatenate([np.atleast_2d(cast(np.ndarray, given[i])) for i in group]) if with_states else None
                 points[group] = self.predict_mean([texts[i] for i in group], rows)
-        documentary = (self.register.documentary([texts[i] for i in readable])
-                       if self.register is not None and readable else np.zeros(0))
+        documentary: list[float | None] = [None] * len(readable)
+        if self.register is not None and readable:
+            documentary = self.register.documentary([texts[i] for i in readable]).tolist()
         out: list[DateEstimate | None] = [None] * len(texts)
-        for i, p in zip(readable, documentary.tolist() if self.register is not None else [None] * len(readable),
-                        strict=True):
+        for i, p in zip(readable, documentary, strict=True):
             out[i] = self._estimate(float(points[i]), level, len(keys[i]), p)
         return out
 

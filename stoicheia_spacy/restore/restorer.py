@@ -266,7 +266,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         """The pinned data package's ``file``: checked against the pin's sha256 when the pin was
         made for it (:meth:`pin_file` at initialize or load), else by version alone (a decoder
         switched at run time, e.g. ``configure(kn_weights={})``)."""
-
         pin = self.lexicon_pin
         assert pin is not None
         if self._pinned_for is not None and self._pinned_for != file:
@@ -332,7 +331,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         """The restoration plan of ``doc`` (:class:`~stoicheia_spacy.restore.select.Plan`) and
         whether its gaps came from ``doc.spans[spans_key]``. Reads the encoder's parse
         (``doc._.stoicheia``); None when the markup did not parse (``markup_error``)."""
-
         c = self.settings
         key = c.spans_key
         if key in doc.spans:
@@ -393,7 +391,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         scored: list[bool] | None = None  # per Doc: its known-width gaps scored by the index's evidence
         scored_hidden: list[bool] | None = None  # per Doc: its hidden-width gaps too (weights for "unknown")
         kn = self.kn() if decoding and c.scoring == "beam" and c.kn_weights else None
-
         needs_backbone = kn is None or settings_use_backbone(c)
         backbone = ((self.backbone() if c.scoring == "protocol" else self.beam_backbone())
                     if decoding and needs_backbone else None)
@@ -451,7 +448,6 @@ class StoicheiaRestorer(SerializedPipe, Pipe):
         """The domain's own sources for ``doc`` (``domain_sources`` with its
         ``domain_source_weights``; the Doc's duplicates in their index left out), or None where
         the domain has none or they are not installed (logged once)."""
-
         c = self.settings
         name, weights = (c.domain_sources or {}).get(domain), (c.domain_source_weights or {}).get(domain)
         if not name or not weights:

@@ -95,25 +95,38 @@ def _predecessors(meter: Meter) -> tuple[np.ndarray, np.ndarray]:
 
 #: Most (line x syllable x state) back-pointer cells one padded pass holds (~32 MB of int64).
 MAX_PASS_CELLS = 4_000_000
-#: Line lengths (syllables) up to which :func:`_scannable_lengths` tells whether a metre has a line of that length.
-MAX_KNOWN_LENGTH = 512
+#: States of a metre's automaton followed, length by length, before :func:`scannable` stops
+#: telling lengths apart (every length is then said to scan; no metre comes near it).
+MAX_REACH_STEPS = 4096
 
 
 @functools.lru_cache(maxsize=64)
-def _scannable_lengths(meter: Meter) -> np.ndarray:
-    """(MAX_KNOWN_LENGTH + 1,) bool: whether ``meter`` accepts any weight string of each length
-    (the states reachable in ``t`` steps, step by step): a longer line, prose for instance, has
-    no path and needs no Viterbi pass."""
+def _accepting_lengths(meter: Meter) -> tuple[np.ndarray, int]:
+    """Whether ``meter`` accepts some weight string of each length ``t = 0, 1, ...``, followed
+    until the set of states reachable in ``t`` steps repeats one seen before: ``(flags, start)``,
+    the lengths from ``start`` on repeating with period ``len(flags) - start`` (an acyclic
+    metre ends in the empty set: every longer line is unscannable)."""
     trans, accepting = meter.transitions, np.asarray(meter.accepting, dtype=bool)
-    out = np.zeros(MAX_KNOWN_LENGTH + 1, dtype=bool)
-    reach = np.zeros(trans.shape[0], dtype=bool)
-    reach[0] = True
-    for t in range(MAX_KNOWN_LENGTH + 1):
-        out[t] = bool((reach & accepting).any())
-        following = trans[reach].reshape(-1)
-        reach = np.zeros_like(reach)
-        reach[following[following >= 0]] = True
-    return out
+    seen: dict[frozenset[int], int] = {}
+    flags: list[bool] = []
+    reach = frozenset({0})
+    while reach not in seen and len(flags) < MAX_REACH_STEPS:
+        seen[reach] = len(flags)
+        flags.append(bool(accepting[list(reach)].any()) if reach else False)
+        following = trans[sorted(reach)].reshape(-1) if reach else np.zeros(0, dtype=np.int64)
+        reach = frozenset(following[following >= 0].tolist())
+    if reach not in seen:  # not settled: say that every further length scans
+        return np.array([*flags, True]), len(flags)
+    return np.array(flags), seen[reach]
+
+
+def scannable(meter: Meter, lengths: np.ndarray) -> np.ndarray:
+    """Bool per line length (syllables): whether ``meter`` has any path of that length. A line
+    without one (prose, a line too long or too short for the metre) needs no Viterbi pass."""
+    flags, start = _accepting_lengths(meter)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    period = len(flags) - start
+    return flags[np.where(lengths < len(flags), lengths, start + (lengths - start) % period)]
 
 
 def _passes(lengths: np.ndarray, n_states: int) -> list[np.ndarray]:
@@ -152,7 +165,6 @@ def _viterbi_padded(lines: Sequence[np.ndarray], meter: Meter) -> tuple[list[np.
     back = np.empty((n, b, n_states), dtype=np.int64)
     states = np.arange(n_states)[None, :]
     last = lengths - 1
-    steps = n
     for t in range(n):  # over syllables; lines, states and their predecessors are vectorised
         cand[:, :-1] = (alpha[:, None, :] + scores[:, t, :, None]).reshape(b, -1)  # row w*S + s
         table = cand[:, gather]  # (B, S, D)
@@ -162,17 +174,12 @@ def _viterbi_padded(lines: Sequence[np.ndarray], meter: Meter) -> tuple[list[np.
         ending = last == t
         if ending.any():
             final[ending] = alpha[ending]
-        if t + 1 < n and not np.isfinite(alpha).any():
-            # no state is reachable any more (every line still open is longer than the metre
-            # allows, as prose is): those lines have no path, the others ended already
-            steps = t + 1
-            break
     final = np.where(meter.accepting[None], final, -np.inf)
     rows = np.arange(b)
     state = np.argmax(final, axis=1)
     found = np.isfinite(final[rows, state])
     paths = np.zeros((b, n), dtype=np.int64)
-    for t in range(steps - 1, -1, -1):
+    for t in range(n - 1, -1, -1):
         weight, prev = np.divmod(back[t, rows, state], n_states)
         active = t <= last
         paths[:, t] = np.where(active, weight, 0)
@@ -198,10 +205,9 @@ def viterbi_batch(logps: Sequence[np.ndarray], meter: Meter) -> list[ViterbiResu
     lengths = np.array([x.shape[0] for x in checked])
     paths: list[np.ndarray] = [np.zeros(n, dtype=np.int64) for n in lengths.tolist()]  # no path: zeros
     found = np.zeros(len(checked), dtype=bool)
-    known = _scannable_lengths(meter)
-    scannable = np.where(lengths < len(known), known[np.minimum(lengths, len(known) - 1)], True)
-    for idx in _passes(lengths[scannable], meter.n_states):
-        idx = np.flatnonzero(scannable)[idx]
+    has_path = scannable(meter, lengths)
+    for idx in _passes(lengths[has_path], meter.n_states):
+        idx = np.flatnonzero(has_path)[idx]
         got, ok = _viterbi_padded([checked[i] for i in idx], meter)
         for j, i in enumerate(idx.tolist()):
             paths[i] = got[j]

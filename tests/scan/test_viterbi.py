@@ -8,8 +8,10 @@ import pytest
 from stoicheia_spacy.errors import DecodingError
 from stoicheia_spacy.scan.meters import Meter, load_meters, meter_from_dict
 from stoicheia_spacy.scan.viterbi import (
+    _viterbi_padded,
     detect_meter,
     gated_decode,
+    scannable,
     syllable_scores,
     viterbi,
     viterbi_batch,
@@ -195,3 +197,17 @@ def test_lines_of_any_lengths_share_a_pass_and_match_each_line_alone(meters: dic
         for x, res in zip(lines, alone, strict=True):
             if x.shape[0] <= 16:
                 assert res.cost == pytest.approx(brute_force(x, meter)) or res.cost == brute_force(x, meter)
+
+
+def test_scannable_lengths_are_the_lengths_with_a_path() -> None:
+    """A line is sent to the Viterbi only when its metre has a path of its length: the shipped
+    metres (finite) and a repeating one, every length from 1 to 59, against the recursion itself."""
+    meters = {**load_meters(), "repeating": Meter(name="repeating", pattern="(H L)+ H")}
+    rng = np.random.default_rng(0)
+    lengths = np.arange(1, 60)
+    for name, meter in meters.items():
+        lines = [np.log(rng.dirichlet([1, 1], size=n)) for n in lengths]
+        _, found = _viterbi_padded(lines, meter)
+        assert (scannable(meter, lengths) == found).all(), name
+    assert scannable(meters["dactylic_hexameter"], np.array([12, 17, 18, 400])).tolist() == [True, True, False, False]
+    assert scannable(meters["repeating"], np.array([399, 400])).tolist() == [True, False]
