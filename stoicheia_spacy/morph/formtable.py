@@ -179,10 +179,16 @@ class FormTable:
 
 
 @cache
+def _read_form_table(path: Path) -> FormTable:
+    return FormTable.from_disk(path)
+
+
 def load_form_table(path: str | None = None) -> FormTable | None:
-    """The table at ``path``, else the installed lexicon data package's, else None (read once)."""
+    """The table at ``path``, else the installed lexicon data package's, else None: looked up at
+    each call (as :func:`~stoicheia_spacy.accent.lexasset.load_lexicon` does, so a package
+    installed later is found), each file read once."""
     found = find_lexicon(path, file=FORM_TABLE_FILE)
-    return FormTable.from_disk(found) if found is not None else None
+    return _read_form_table(found) if found is not None else None
 
 
 __all__ = ["FORM_TABLE_FILE", "FormTable", "load_form_table"]
