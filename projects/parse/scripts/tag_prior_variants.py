@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.special import logsumexp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import parse_eval as pe
@@ -38,18 +39,13 @@ from stoicheia_spacy.morph.morphologizer import (
 Variant = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
 
 
-def _lse(a: np.ndarray) -> float:
-    m = float(a.max())
-    return m + float(np.log(np.exp(a - m).sum()))
-
-
 def variants() -> dict[str, Variant]:
     """Every shape scored, by name: candidate scores from (heads' score, log share, form count)."""
     out: dict[str, Variant] = {}
     for w in (0.0, 1.0, 2.0, 4.0, 12.0):
         out[f"w{w:g}"] = lambda s, ls, n, w=w: s + w * ls
     for lam in (0.1, 0.3, 0.5, 0.7):
-        out[f"mix{lam:g}"] = lambda s, ls, n, lam=lam: np.log((1 - lam) * np.exp(s - _lse(s)) + lam * np.exp(ls))
+        out[f"mix{lam:g}"] = lambda s, ls, n, lam=lam: np.log((1 - lam) * np.exp(s - logsumexp(s)) + lam * np.exp(ls))
     for w in (2.0, 4.0, 12.0):
         for least in (5, 20, 100):
             out[f"w{w:g}_n{least}"] = lambda s, ls, n, w=w, least=least: s + (w if n >= least else 0.0) * ls
