@@ -83,21 +83,19 @@ def query_words(vocab: Vocabulary, query: object, text: str,
     left, right = sides if sides is not None else gap_symbols(query)
     gap = text_to_symbols(text)
     at, n = int(query.insert_at), len(query.context)  # type: ignore[attr-defined]
-    row = np.concatenate([left, gap, right])
-    breaks = np.flatnonzero(row == SPACE)
-    before = breaks[breaks < len(left)]
-    after = breaks[breaks >= len(left) + len(gap)]
-    lo = int(before.max()) + 1 if len(before) else 0
-    hi = int(after.min()) if len(after) else len(row)
-    head_cut = not len(before) and at > CONTEXT  # the first word may start before the letters read
-    tail_cut = not len(after) and n - at > CONTEXT
-    words = [w for w in np.split(row[lo:hi], np.flatnonzero(row[lo:hi] == SPACE)) if len(w[w != SPACE])]
+    # bytes, not arrays: a gap's hundreds of candidates each split a row of a few dozen symbols
+    row = np.concatenate([left, gap, right]).astype(np.uint8).tobytes()
+    space, unk = bytes([SPACE]), UNK
+    lo = row.rfind(space, 0, len(left)) + 1
+    hi = row.find(space, len(left) + len(gap))
+    head_cut = lo == 0 and at > CONTEXT  # the first word may start before the letters read
+    tail_cut = hi < 0 and n - at > CONTEXT
+    words = [w for w in row[lo : hi if hi >= 0 else len(row)].split(space) if w]
     unattested = attested = 0
     for i, w in enumerate(words):
-        w = w[w != SPACE]
-        if np.any(w == UNK) or (i == 0 and head_cut) or (i == len(words) - 1 and tail_cut):
+        if unk in w or (i == 0 and head_cut) or (i == len(words) - 1 and tail_cut):
             continue
-        if w.astype(np.uint8).tobytes() in vocab:
+        if w in vocab:
             attested += 1
         else:
             unattested += 1
