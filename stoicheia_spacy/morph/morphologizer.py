@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import torch
@@ -95,6 +95,15 @@ def make_stoicheia_morphologizer(nlp: Language, name: str, model: Model, setting
     the ``[components.stoicheia_morphologizer.settings]`` block."""
     return StoicheiaMorphologizer(nlp.vocab, model, name, settings=settings, scorer=scorer).bind(nlp)
 
+
+
+class TableCandidates(NamedTuple):
+    """A form's analyses in the form table, scored (:meth:`StoicheiaMorphologizer.table_scores`)."""
+
+    tags: list[str]  #: valid AGDT tags, the most frequent analysis first
+    upos: list[str]  #: each tag's UPOS
+    heads: np.ndarray  #: the heads' log-probability of each tag (XPOS positions + UPOS head)
+    log_shares: np.ndarray  #: log of each tag's share of the form's analyses
 
 class StoicheiaMorphologizer(HeadPipe):
     """UPOS + factored AGDT XPOS with constrained decoding (see the module doc)."""
@@ -167,31 +176,41 @@ class StoicheiaMorphologizer(HeadPipe):
     def table_decode(self, logits: np.ndarray, forms: Sequence[str], table: FormTable | None,
                      prior: float | None = None) -> tuple[list[str], list[str]]:
         """:meth:`decode`, except that a form the ``table`` attests takes the table's tag
-        (with its UPOS) that maximises the position log-probabilities plus the UPOS head's
-        log-probability plus ``prior`` (default: the ``table_prior`` setting; the pipe passes the
-        weight of the Doc's text domain, :meth:`~.settings.MorphologizerSettings.table_weight`)
-        times the log of the tag's share of the form's analyses."""
+        (with its UPOS) that maximises its :meth:`table_scores` ``heads`` plus ``prior`` (default:
+        the ``table_prior`` setting; the pipe passes the weight of the Doc's text domain,
+        :meth:`~.settings.MorphologizerSettings.table_weight`) times its ``log_shares``."""
         if table is None or not len(logits):
             return self.decode(logits)
-        found = [(i, got) for i, got in enumerate(self._table_candidates(table, form) for form in forms)
-                 if got is not None]
+        scored = self.table_scores(logits, forms, table)
         # the joint decode only for the forms the table does not attest (each row is decoded on
         # its own, so leaving the others out changes none of these)
-        attested = {i for i, _ in found}
-        rest = [i for i in range(len(logits)) if i not in attested]
+        rest = [i for i, got in enumerate(scored) if got is None]
         upos, tags = [""] * len(logits), [""] * len(logits)
         if rest:
             got_upos, got_tags = self.decode(np.asarray(logits)[rest])
             for i, u, t in zip(rest, got_upos, got_tags, strict=True):
                 upos[i], tags[i] = u, t
-        if not found:
-            return upos, tags
         prior = self.settings.table_prior if prior is None else prior
+        for i, got in enumerate(scored):
+            if got is not None:
+                k = int(np.argmax(got.heads + prior * got.log_shares))  # the first best
+                upos[i], tags[i] = got.upos[k], got.tags[k]
+        return upos, tags
+
+    def table_scores(self, logits: np.ndarray, forms: Sequence[str], table: FormTable) -> list[TableCandidates | None]:
+        """Per word, the ``table``'s valid tags of its form (None where it has none) with the heads'
+        log-probability of each (the XPOS positions' plus the UPOS head's) and the log of each
+        tag's share of the form's analyses: what :meth:`table_decode` chooses from."""
+        out: list[TableCandidates | None] = [None] * len(forms)
+        found = [(i, got) for i, got in enumerate(self._table_candidates(table, form) for form in forms)
+                 if got is not None]
+        if not found:
+            return out
         n_upos = len(UPOS_TAGS)
         upos_lp = log_softmax(logits[:, :n_upos].astype(np.float64))
         lps = position_logprobs(logits[:, n_upos:], XPOS_GROUPS)
-        # every attested form's candidates scored at once (the same sums, in the same order,
-        # as one form at a time), each form's first best kept
+        # every attested form's candidates scored at once (the same sums, in the same order, as
+        # one form at a time)
         sizes = np.array([len(got[0]) for _, got in found])
         row = np.repeat(np.array([i for i, _ in found]), sizes)
         ids = np.concatenate([got[1] for _, got in found])
@@ -199,14 +218,10 @@ class StoicheiaMorphologizer(HeadPipe):
         for p, lp in enumerate(lps):
             score = score + lp[row, ids[:, p]]
         score = score + upos_lp[row, np.concatenate([got[3] for _, got in found]).astype(np.int64)]
-        score = score + prior * np.concatenate([got[4] for _, got in found])
-        starts = np.cumsum(sizes) - sizes
-        top = np.maximum.reduceat(score, starts)
-        first = np.flatnonzero(score == np.repeat(top, sizes))
-        best = first[np.searchsorted(first, starts)] - starts  # the first maximum of each form
-        for (i, (cands, _, cand_upos, _, _)), k in zip(found, best.tolist(), strict=True):
-            upos[i], tags[i] = cand_upos[k], cands[k]
-        return upos, tags
+        for (i, (cands, _, cand_upos, _, shares)), heads in zip(found, np.split(score, np.cumsum(sizes)[:-1]),
+                                                                   strict=True):
+            out[i] = TableCandidates(cands, cand_upos, heads, shares)
+        return out
 
     def _table_candidates(self, table: FormTable, form: str) -> tuple[list[str], np.ndarray, list[str], list[int],
                                                                       np.ndarray] | None:

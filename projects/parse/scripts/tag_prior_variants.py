@@ -8,8 +8,8 @@ against two other shapes on the same cached forward (``parse_eval.py cache``):
 
     python scripts/tag_prior_variants.py CACHE_DIR OUT.json --splits fold0_dev,ud_proiel_dev [--mirror M]
 
-Writes UPOS and XPOS accuracy (%) per split and variant, the lookup baseline beside them; lemmas
-are decoded once (tag weights change none).
+Writes UPOS and XPOS accuracy (%) per split and variant, the lookup baseline beside them (XPOS
+null on UD PROIEL, whose XPOS are PROIEL's); lemmas are decoded once (tag weights change none).
 """
 
 from __future__ import annotations
@@ -29,13 +29,6 @@ from scipy.special import logsumexp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import parse_eval as pe
 
-from stoicheia_spacy.morph.morphologizer import (
-    UPOS_TAGS,
-    XPOS_GROUPS,
-    log_softmax,
-    position_logprobs,
-)
-
 Variant = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
 
 
@@ -53,21 +46,15 @@ def variants() -> dict[str, Variant]:
 
 
 def candidates(record: dict[str, Any], morph: Any, table: Any) -> list[tuple[list[str], list[str], list[Any]]]:
-    """Per sentence: the heads' joint decode, and per table-attested word its candidates' scores."""
+    """Per sentence: the heads' joint decode, and per table-attested word its candidates' scores
+    (``StoicheiaMorphologizer.table_scores``) and the form's count in the table."""
     out = []
     for forms, logits in zip(record["forms"], record["morph"], strict=True):
         upos, tags = morph.decode(logits)
-        upos_lp = log_softmax(logits[:, :len(UPOS_TAGS)].astype(np.float64))
-        lps = position_logprobs(logits[:, len(UPOS_TAGS):], XPOS_GROUPS)
-        items: list[Any] = []
-        for i, form in enumerate(forms):
-            got = morph._table_candidates(table, form)
-            if got is None:
-                items.append(None)
-                continue
-            cands, ids, cand_upos, upos_ids, shares = got
-            score = sum(lp[i, ids[:, p]] for p, lp in enumerate(lps)) + upos_lp[i, np.asarray(upos_ids, np.int64)]
-            items.append((cands, cand_upos, score, np.asarray(shares), sum(n for _, _, n in table.analyses(form))))
+        items: list[Any] = [None if got is None else
+                            (got.tags, got.upos, got.heads, np.asarray(got.log_shares),
+                             sum(n for _, _, n in table.analyses(form)))
+                            for form, got in zip(forms, morph.table_scores(logits, forms, table), strict=True)]
         out.append((upos, tags, items))
     return out
 
@@ -101,12 +88,13 @@ def main(argv: list[str] | None = None) -> int:
         gold, iv = pe.gold_words(record, args.mirror), pe.in_vocabulary(record, train)
         lemmas = pe.decode(record, morph, lem, table, (0.0, 2.0, True), ("lemmas",))[0][2]
         acc = pe.split_accuracy(pe.hits(gold, pe.pred_words(record, pe.decode(record, morph, lem, table, "lookup")[0])), iv)
-        rows = {"lookup": {"upos": acc["upos"], "xpos": acc["xpos"]}}
+        has_xpos = pe.SPLITS[split].get("xpos", True)
+        rows = {"lookup": {"upos": acc["upos"], "xpos": acc["xpos"] if has_xpos else None}}
         cands = candidates(record, morph, table)
         for name, fn in variants().items():
             ups, xps = decode_with(cands, fn)
             acc = pe.split_accuracy(pe.hits(gold, pe.pred_words(record, (ups, xps, lemmas))), iv)
-            rows[name] = {"upos": acc["upos"], "xpos": acc["xpos"]}
+            rows[name] = {"upos": acc["upos"], "xpos": acc["xpos"] if has_xpos else None}
         result["variants"][split] = rows
         print(split, json.dumps({k: (v["upos"], v["xpos"]) for k, v in rows.items()}), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
