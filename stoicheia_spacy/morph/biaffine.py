@@ -6,7 +6,9 @@ representations (500) and label-dependent/label-head ones (150). Arc scores are
 ``s[b, i, j] = h_dep_i W h_head_j + h_head_j . u`` (``i`` the dependent, ``j`` the head,
 the ``scores[dep, head]`` layout of :func:`stoicheia_spacy.morph.mst.chu_liu_edmonds`);
 label scores of a dependent and a given head are ``[r_dep; 1] U_l [r_head; 1]``.
-Padding heads and self-loops get a large negative score.
+Padding heads and self-loops get a large negative score. The MLPs' weights and the two biaffine
+tensors may be kept in bfloat16 (:func:`stoicheia_spacy.heads.keep_weights`) and are used in the
+input's type.
 """
 
 from __future__ import annotations
@@ -14,13 +16,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..heads import UpcastLinear
+
 NEG = -1e9
 
 
 class _MLP(nn.Module):
     def __init__(self, n_in: int, n_out: int, dropout: float) -> None:
         super().__init__()
-        self.linear = nn.Linear(n_in, n_out)
+        self.linear = UpcastLinear(n_in, n_out)
         self.act = nn.LeakyReLU(0.1)
         self.drop = nn.Dropout(dropout)
 
@@ -30,6 +34,8 @@ class _MLP(nn.Module):
 
 class BiaffineScorer(nn.Module):
     """Arc and label scores of every (dependent, head) pair of padded sentences."""
+
+    kept_weights = ("arc_weight", "label_weight")
 
     def __init__(self, n_in: int, n_labels: int, arc_hidden: int = 500, label_hidden: int = 150,
                  dropout: float = 0.33) -> None:
@@ -52,7 +58,7 @@ class BiaffineScorer(nn.Module):
         x = torch.cat([self.root.expand(b, 1, -1).to(x.dtype), x], dim=1)
         x = self.input_drop(x)
         dep, head = self.arc_dep(x), self.arc_head(x)
-        scores = torch.einsum("bid,de,bje->bij", dep, self.arc_weight, head)
+        scores = torch.einsum("bid,de,bje->bij", dep, self.arc_weight.to(dep.dtype), head)
         scores = scores + (head @ self.arc_bias)[:, None, :]
         full = torch.cat([torch.ones_like(mask[:, :1]), mask], dim=1).bool()
         n1 = full.shape[1]
@@ -67,7 +73,7 @@ class BiaffineScorer(nn.Module):
         chosen = torch.gather(label_head, 1, index)
         ones = torch.ones_like(label_dep[..., :1])
         dep1, head1 = torch.cat([label_dep, ones], -1), torch.cat([chosen, ones], -1)
-        return torch.einsum("bid,lde,bie->bil", dep1, self.label_weight, head1)
+        return torch.einsum("bid,lde,bie->bil", dep1, self.label_weight.to(dep1.dtype), head1)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor, heads: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(arc scores, label scores at ``heads``); training passes the gold heads."""

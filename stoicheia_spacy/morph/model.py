@@ -21,15 +21,19 @@ from thinc.api import ArgsKwargs, Model, chain, torch2xp, with_array, xp2torch
 from thinc.types import Floats2d
 
 from ..heads import build_torch_head
+from ..heads import weight_dtype as weight_dtype_of
 
 
 @registry.architectures("stoicheia.TokenHeads.v1")
 def build_token_heads(
-    tok2vec: Model[list[Doc], list[Floats2d]], hidden_width: int = 256, dropout: float = 0.33
+    tok2vec: Model[list[Doc], list[Floats2d]], hidden_width: int = 256, dropout: float = 0.33,
+    weight_dtype: str = "float32",
 ) -> Model[list[Doc], list[Floats2d]]:
-    """Token vectors -> per-token logits; the torch head is sized at ``initialize``."""
+    """Token vectors -> per-token logits; the torch head is sized at ``initialize``.
+    ``weight_dtype``: what its matrices are kept in once loaded (:mod:`stoicheia_spacy.heads`)."""
+    weight_dtype_of(weight_dtype)
     head = build_torch_head("stoicheia_token_heads")
-    head.attrs.update({"hidden_width": int(hidden_width), "dropout": float(dropout)})
+    head.attrs.update({"hidden_width": int(hidden_width), "dropout": float(dropout), "weight_dtype": weight_dtype})
     model: Model = chain(tok2vec, with_array(head))
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("head", head)
@@ -119,11 +123,14 @@ def build_biaffine_parser(
     arc_hidden: int = 500,
     label_hidden: int = 150,
     dropout: float = 0.33,
+    weight_dtype: str = "float32",
 ) -> Model:
-    """Token vectors -> Dozat-Manning biaffine arc and label scores (see the module doc)."""
+    """Token vectors -> Dozat-Manning biaffine arc and label scores (see the module doc);
+    ``weight_dtype`` as for ``stoicheia.TokenHeads.v1``."""
+    weight_dtype_of(weight_dtype)
     head = build_torch_head("stoicheia_biaffine", _parser_inputs, _parser_outputs)
     head.attrs.update({"arc_hidden": int(arc_hidden), "label_hidden": int(label_hidden),
-                       "dropout": float(dropout)})
+                       "dropout": float(dropout), "weight_dtype": weight_dtype})
     model: Model = Model("stoicheia_biaffine_parser", _parser_forward, layers=[tok2vec, head],
                          refs={"tok2vec": tok2vec, "head": head})
     return model

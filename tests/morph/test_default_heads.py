@@ -83,3 +83,19 @@ def test_the_default_config_gives_the_heads_their_training_config() -> None:
         assert block["tok2vec"]["grad_factor"] == 0.0
         assert block["embed"] == trained["components"]["stoicheia_parser"]["model"]["tok2vec"]["embed"]["embed"]
     assert spacy.util.registry.architectures.get("stoicheia.BiLSTMEncoder.v1")
+
+
+def test_the_default_heads_keep_their_matrices_in_bfloat16(default_parts) -> None:  # type: ignore[no-untyped-def]
+    """``weight_dtype = "bfloat16"`` in the default config: the three heads' matrices are kept
+    so once loaded (projects/parse/metrics/head_precision.json: their answers against float32)."""
+    import torch
+
+    from stoicheia_spacy.heads import kept_parameters, torch_module
+
+    nlp = default_parts(*MORPHOSYNTAX)
+    for name in HEADS:
+        module = torch_module(nlp.get_pipe(name).model.get_ref("head"))
+        kept = kept_parameters(module)
+        assert kept and {p.dtype for p in kept} == {torch.bfloat16}, name
+    lemma_out = torch_module(nlp.get_pipe("stoicheia_lemmatizer").model.get_ref("head")).out.weight
+    assert lemma_out.shape[0] > 10_000 and lemma_out.dtype == torch.bfloat16
