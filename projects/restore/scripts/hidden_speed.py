@@ -15,49 +15,30 @@ medians and their ratio.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 
-from thinc.api import Config
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from infgram_eval import lost_letters
-from restore_eval import load_split, query
+from insc_eval import combined_restore, settings_block
+from restore_eval import load_split
 
 import stoicheia_spacy
 from stoicheia_spacy.parallels.index import ParallelIndex
-from stoicheia_spacy.parallels.search import leave_out
-from stoicheia_spacy.restore.combine import restore_combined
 from stoicheia_spacy.restore.domain_sources import load_domain_sources
-from stoicheia_spacy.restore.infgram import Evidence
 from stoicheia_spacy.restore.kneser_ney import load_kn
 from stoicheia_spacy.restore.settings import RestorerSettings
-from stoicheia_spacy.restore.widths import WidthPrior
 
 
 def run(a: argparse.Namespace) -> tuple[list[list[tuple[str, float]]], float]:
     """Each gap's top-20 (text, score) and the CPU seconds a gap of ``restore_combined``."""
-    block = dict(Config().from_disk(Path(a.config), interpolate=False)["components"]["stoicheia_restorer"]["settings"])
-    block.pop("@misc", None)
-    c = RestorerSettings.from_dict(block)
+    c = RestorerSettings.from_dict(settings_block(Path(a.config)))
     index, lm = ParallelIndex(a.index), load_kn(a.kn)
     src = load_domain_sources(Path(a.sources), (c.domain_source_weights or {})["inscription"])
     records = load_split(Path(a.samples), "test", None)[: a.gaps]
-    queries = [query(r, "hidden", 2) for r in records]
-    evidence = []
-    for r in records:
-        lost = lost_letters(r["text"])
-        evidence.append(Evidence(index, (c.infgram_weights or {})["inscription"], leave_out(index, lost, r["id"], min_letters=0),
-                                 domain=dataclasses.replace(src, exclude=leave_out(src.index, lost, r["id"], min_letters=0))))
     temps = {"default": float(c.temperature), **dict(c.temperatures or {})}
-    t0 = time.process_time()
-    found = restore_combined(None, queries, c, lm, prior=WidthPrior(c.rank, float(c.length_bonus), tuple(c.width_log_prior)),
-                             temperature=temps, domains=["inscription"] * len(records), evidence=evidence)
-    cpu = (time.process_time() - t0) / max(1, len(records))
+    found, _, cpu = combined_restore(records, c, src, index, lm, "hidden", temps)
     return [[(x.text, float(x.score)) for x in cs[:20]] for cs in found], cpu
 
 

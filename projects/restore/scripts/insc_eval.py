@@ -343,36 +343,53 @@ def settings_tables(weights: dict[str, dict[str, float]]) -> dict[str, dict[str,
                                       for b, w in weights.items()}}
 
 
-def restorer_check(records: list[dict], tops: list[list[str]], config: Path, sources: Path,
-                   index: ParallelIndex, lm) -> dict:
-    """The restorer's own code path (``restore_combined`` with :class:`Evidence` and
-    :class:`DomainSources`, the settings of ``config``) on ``records``: its CER / top-1 / top-20
-    and how often its top-1 agrees with this script's (``tops``)."""
-    import dataclasses
-
+def settings_block(config: Path) -> dict:
+    """The restorer's settings block of ``config`` (uninterpolated, without its ``@misc``)."""
     from thinc.api import Config
-
-    from stoicheia_spacy.restore.combine import restore_combined
-    from stoicheia_spacy.restore.domain_sources import load_domain_sources
-    from stoicheia_spacy.restore.infgram import Evidence
-    from stoicheia_spacy.restore.settings import RestorerSettings
-    from stoicheia_spacy.restore.widths import WidthPrior
 
     block = dict(Config().from_disk(config, interpolate=False)["components"]["stoicheia_restorer"]["settings"])
     block.pop("@misc", None)
-    c = RestorerSettings.from_dict(block)
-    src = load_domain_sources(sources, (c.domain_source_weights or {})["inscription"])
+    return block
+
+
+def combined_restore(records: list[dict], c, src, index: ParallelIndex, lm, mode: str,
+                     temps: dict[str, float]) -> tuple[list, float, float]:
+    """``restore_combined`` on ``records`` (``query(r, mode, 2)``, the inscription domain, each gap's
+    own document left out of ``index`` and of the domain sources ``src``): each gap's candidates, the
+    CPU seconds a gap of building the queries and evidence, and of ``restore_combined`` itself."""
+    import dataclasses
+
+    from stoicheia_spacy.restore.combine import restore_combined
+    from stoicheia_spacy.restore.infgram import Evidence
+    from stoicheia_spacy.restore.widths import WidthPrior
+
+    n = max(1, len(records))
     t0 = time.process_time()
-    queries = [query(r, "known", 2) for r in records]
+    queries = [query(r, mode, 2) for r in records]
     evidence = []
     for r in records:
         lost = lost_letters(r["text"])
         evidence.append(Evidence(index, (c.infgram_weights or {})["inscription"], leave_out(index, lost, r["id"], min_letters=0),
                                  domain=dataclasses.replace(src, exclude=leave_out(src.index, lost, r["id"], min_letters=0))))
-    temps = {"default": float(c.temperature), **dict(c.temperatures or {})}
+    t1 = time.process_time()
     found = restore_combined(None, queries, c, lm, prior=WidthPrior(c.rank, float(c.length_bonus), tuple(c.width_log_prior)),
                              temperature=temps, domains=["inscription"] * len(records), evidence=evidence)
-    cpu = (time.process_time() - t0) / max(1, len(records))
+    return found, (t1 - t0) / n, (time.process_time() - t1) / n
+
+
+def restorer_check(records: list[dict], tops: list[list[str]], config: Path, sources: Path,
+                   index: ParallelIndex, lm) -> dict:
+    """The restorer's own code path (``restore_combined`` with :class:`Evidence` and
+    :class:`DomainSources`, the settings of ``config``) on ``records``: its CER / top-1 / top-20
+    and how often its top-1 agrees with this script's (``tops``)."""
+    from stoicheia_spacy.restore.domain_sources import load_domain_sources
+    from stoicheia_spacy.restore.settings import RestorerSettings
+
+    c = RestorerSettings.from_dict(settings_block(config))
+    src = load_domain_sources(sources, (c.domain_source_weights or {})["inscription"])
+    temps = {"default": float(c.temperature), **dict(c.temperatures or {})}
+    found, prep, run = combined_restore(records, c, src, index, lm, "known", temps)
+    cpu = prep + run
     ours = [[x.text for x in cs] for cs in found]
     agree = float(np.mean([bool(a) and bool(b) and bare(a[0]) == bare(b[0]) for a, b in zip(ours, tops, strict=True)]))
     return {"gaps": len(records), "config": str(config), "restorer": score(records, ours)["overall"],
@@ -448,34 +465,17 @@ def hidden_restorer_check(records: list[dict], tops: list[list[str]], config: Pa
     ``unknown`` rows of :func:`hidden_settings_tables` and ``cal``'s temperature) on hidden-width
     ``records``: CER / top-1 / top-20, CPU seconds a gap and per document of ``doc_gaps``, and how
     often its top-1 is this script's (``tops``)."""
-    import dataclasses
-
-    from thinc.api import Config
-
-    from stoicheia_spacy.restore.combine import restore_combined
     from stoicheia_spacy.restore.domain_sources import load_domain_sources
-    from stoicheia_spacy.restore.infgram import Evidence
     from stoicheia_spacy.restore.settings import RestorerSettings
-    from stoicheia_spacy.restore.widths import WidthPrior
 
-    block = dict(Config().from_disk(config, interpolate=False)["components"]["stoicheia_restorer"]["settings"])
-    block.pop("@misc", None)
+    block = settings_block(config)
     rows = hidden_settings_tables(w)
     for table in ("kn_domain_weights", "infgram_weights", "domain_source_weights"):
         block[table] = {**dict(block[table]), "inscription": {**dict(block[table]["inscription"]), "unknown": rows[table]}}
     c = RestorerSettings.from_dict(block)
     src = load_domain_sources(sources, (c.domain_source_weights or {})["inscription"])
-    queries = [query(r, "hidden", 2) for r in records]
-    evidence = []
-    for r in records:
-        lost = lost_letters(r["text"])
-        evidence.append(Evidence(index, (c.infgram_weights or {})["inscription"], leave_out(index, lost, r["id"], min_letters=0),
-                                 domain=dataclasses.replace(src, exclude=leave_out(src.index, lost, r["id"], min_letters=0))))
     temps = {"default": float(c.temperature), **dict(c.temperatures or {}), "unknown": float(cal["temperature"])}
-    t0 = time.process_time()
-    found = restore_combined(None, queries, c, lm, prior=WidthPrior(c.rank, float(c.length_bonus), tuple(c.width_log_prior)),
-                             temperature=temps, domains=["inscription"] * len(records), evidence=evidence)
-    cpu = (time.process_time() - t0) / max(1, len(records))
+    found, _, cpu = combined_restore(records, c, src, index, lm, "hidden", temps)
     ours = [[x.text for x in cs] for cs in found]
     agree = float(np.mean([bool(a) and bool(b) and bare(a[0]) == bare(b[0]) for a, b in zip(ours, tops, strict=True)]))
     return {"gaps": len(records), "config": str(config), "unknown_rows": rows, "restorer": score(records, ours)["overall"],
