@@ -30,6 +30,7 @@ top-20, McNemar on top-1; calibration (temperatures, Platt, threshold) refitted 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import math
@@ -38,6 +39,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from thinc.api import Config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hidden_eval import reranked, with_counts
@@ -54,10 +56,14 @@ from stoicheia_spacy.restore.calibration import (
     top_confidence,
     top_probability,
 )
-from stoicheia_spacy.restore.infgram import final_sigma, infgram_features, occurrences
+from stoicheia_spacy.restore.combine import restore_combined
+from stoicheia_spacy.restore.domain_sources import load_domain_sources
+from stoicheia_spacy.restore.infgram import Evidence, final_sigma, infgram_features, occurrences
 from stoicheia_spacy.restore.kn_beam import gap_symbols, kn_restore, score_texts, text_to_symbols
 from stoicheia_spacy.restore.kneser_ney import load_kn
 from stoicheia_spacy.restore.lexicon import Vocabulary, word_features
+from stoicheia_spacy.restore.settings import RestorerSettings
+from stoicheia_spacy.restore.widths import WidthPrior
 
 FEATURES = ("fwd", "rev", "ifwd", "irev", "ctx", "ldocs", "ictx", "lidocs", "oov", "known")
 GRID = {
@@ -345,8 +351,6 @@ def settings_tables(weights: dict[str, dict[str, float]]) -> dict[str, dict[str,
 
 def settings_block(config: Path) -> dict:
     """The restorer's settings block of ``config`` (uninterpolated, without its ``@misc``)."""
-    from thinc.api import Config
-
     block = dict(Config().from_disk(config, interpolate=False)["components"]["stoicheia_restorer"]["settings"])
     block.pop("@misc", None)
     return block
@@ -357,12 +361,6 @@ def combined_restore(records: list[dict], c, src, index: ParallelIndex, lm, mode
     """``restore_combined`` on ``records`` (``query(r, mode, 2)``, the inscription domain, each gap's
     own document left out of ``index`` and of the domain sources ``src``): each gap's candidates, the
     CPU seconds a gap of building the queries and evidence, and of ``restore_combined`` itself."""
-    import dataclasses
-
-    from stoicheia_spacy.restore.combine import restore_combined
-    from stoicheia_spacy.restore.infgram import Evidence
-    from stoicheia_spacy.restore.widths import WidthPrior
-
     n = max(1, len(records))
     t0 = time.process_time()
     queries = [query(r, mode, 2) for r in records]
@@ -382,9 +380,6 @@ def restorer_check(records: list[dict], tops: list[list[str]], config: Path, sou
     """The restorer's own code path (``restore_combined`` with :class:`Evidence` and
     :class:`DomainSources`, the settings of ``config``) on ``records``: its CER / top-1 / top-20
     and how often its top-1 agrees with this script's (``tops``)."""
-    from stoicheia_spacy.restore.domain_sources import load_domain_sources
-    from stoicheia_spacy.restore.settings import RestorerSettings
-
     c = RestorerSettings.from_dict(settings_block(config))
     src = load_domain_sources(sources, (c.domain_source_weights or {})["inscription"])
     temps = {"default": float(c.temperature), **dict(c.temperatures or {})}
@@ -465,9 +460,6 @@ def hidden_restorer_check(records: list[dict], tops: list[list[str]], config: Pa
     ``unknown`` rows of :func:`hidden_settings_tables` and ``cal``'s temperature) on hidden-width
     ``records``: CER / top-1 / top-20, CPU seconds a gap and per document of ``doc_gaps``, and how
     often its top-1 is this script's (``tops``)."""
-    from stoicheia_spacy.restore.domain_sources import load_domain_sources
-    from stoicheia_spacy.restore.settings import RestorerSettings
-
     block = settings_block(config)
     rows = hidden_settings_tables(w)
     for table in ("kn_domain_weights", "infgram_weights", "domain_source_weights"):
