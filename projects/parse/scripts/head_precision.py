@@ -8,71 +8,58 @@ lemmatizer and parser then annotate the same Docs twice: with the heads' weights
 (float32) and kept as bfloat16 (``stoicheia_spacy.heads.keep_weights``, the ``weight_dtype``
 setting of the heads' architectures). Writes, per split and dtype, UPOS / XPOS / lemma accuracy
 and (AGDT gold only) UAS / LAS, how many words' UPOS, XPOS, lemma, head and relation differ
-between the two, the exact McNemar p on the discordant words, and the heads' CPU seconds
-(one torch thread).
+between the two, the exact McNemar p on the discordant words (``parse_eval.mcnemar``), and the heads' CPU seconds
+(one torch thread; the two dtypes go first on alternate batches).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import binomtest
+import torch
+from spacy.tokens import Doc
 
 sys.path.insert(0, str(Path(__file__).parent))
-from parse_eval import PIPES, SPLITS, gold_sentences, no_space_after
+from parse_eval import PIPES, SPLITS, gold_sentences, hits, mcnemar, nlp_and_pipes, no_space_after
+
+from stoicheia_spacy.heads import keep_weights, kept_parameters, torch_module
 
 FIELDS = ("upos", "xpos", "lemma", "head", "deprel")
 DTYPES = ("float32", "bfloat16")
 
 
-def annotations(docs: list[Any]) -> dict[str, list[Any]]:
-    """Every word's predicted UPOS, XPOS, lemma, head (1-based in its sentence, 0 root) and relation."""
-    out: dict[str, list[Any]] = {f: [] for f in FIELDS}
-    for doc in docs:
-        for t in doc:
-            out["upos"].append(t.pos_)
-            out["xpos"].append(t.tag_)
-            out["lemma"].append(t.lemma_)
-            out["head"].append(0 if t.head.i == t.i else t.head.i + 1)
-            out["deprel"].append(t.dep_)
-    return out
-
-
-def mcnemar(a: np.ndarray, b: np.ndarray) -> dict[str, Any]:
-    """Exact McNemar test of two rows' per-word hits."""
-    only_a, only_b = int((a & ~b).sum()), int((~a & b).sum())
-    p = binomtest(only_a, only_a + only_b).pvalue if only_a + only_b else 1.0
-    return {"float32_only": only_a, "bfloat16_only": only_b, "p": float(p)}
+def annotations(docs: list[Any]) -> list[list[dict[str, Any]]]:
+    """Every sentence's words with their predicted UPOS, XPOS, lemma, head (1-based, 0 root) and relation."""
+    return [[{"upos": t.pos_, "xpos": t.tag_, "lemma": t.lemma_, "head": 0 if t.head.i == t.i else t.head.i + 1,
+              "deprel": t.dep_} for t in doc] for doc in docs]
 
 
 def run_split(split: str, nlp: Any, modules: list[Any], originals: list[dict[str, Any]], project: Path,
               mirror: Path, batch: int) -> dict[str, Any]:
-    import torch
-    from spacy.tokens import Doc
-
-    from stoicheia_spacy.heads import keep_weights
-
+    """One split annotated in float32 and in bfloat16 on the same encoder forward; the dtypes take
+    turns at going first, batch by batch, so neither has the warm caches."""
     agdt, ud = gold_sentences(project, mirror, split)
     words = agdt if agdt is not None else ud
     assert words is not None
     pipes = [nlp.get_pipe(name) for name in PIPES[1:]]
     encoder = nlp.get_pipe(PIPES[0])
-    pred: dict[str, dict[str, list[Any]]] = {d: {f: [] for f in FIELDS} for d in DTYPES}
+    pred: dict[str, list[list[dict[str, Any]]]] = {d: [] for d in DTYPES}
     cpu = dict.fromkeys(DTYPES, 0.0)
-    for b in range(0, len(words), batch):
+    for k, b in enumerate(range(0, len(words), batch)):
         docs = [Doc(nlp.vocab, words=[w["form"] for w in s], spaces=[not no_space_after(w) for w in s],
                     sent_starts=[True, *[False] * (len(s) - 1)]) for s in words[b:b + batch]]
         for doc in docs:
             if doc.has_extension("domain"):
                 doc._.domain = SPLITS[split].get("domain")
         encoder.set_annotations(docs, encoder.predict(docs))
-        for dtype in DTYPES:
+        for dtype in DTYPES if k % 2 == 0 else DTYPES[::-1]:
             for module, original in zip(modules, originals, strict=True):
                 keep_weights(module, getattr(torch, dtype))
                 if dtype == "float32":
@@ -81,28 +68,25 @@ def run_split(split: str, nlp: Any, modules: list[Any], originals: list[dict[str
             for pipe in pipes:
                 pipe.set_annotations(docs, pipe.predict(docs))
             cpu[dtype] += time.process_time() - t0
-            for f, values in annotations(docs).items():
-                pred[dtype][f] += values
+            pred[dtype] += annotations(docs)
         print(f"{split}: {min(b + batch, len(words))}/{len(words)} sentences", flush=True)
-    gold = {f: [w[f] for s in words for w in s] for f in FIELDS}
-    gold["head"] = [int(h) for h in gold["head"]]
     scored = ["upos", "lemma"] + (["xpos", "uas", "las"] if agdt is not None else [])
     if SPLITS[split].get("xpos", True) is False and "xpos" in scored:
         scored.remove("xpos")
-    hits: dict[str, dict[str, np.ndarray]] = {}
+    gold = [w for s in words for w in s]
+    right: dict[str, dict[str, np.ndarray]] = {}
     for dtype in DTYPES:
-        p = pred[dtype]
-        h = {f: np.array(p[f]) == np.array(gold[f]) for f in ("upos", "xpos", "lemma", "head")}
-        hits[dtype] = {"upos": h["upos"], "xpos": h["xpos"], "lemma": h["lemma"], "uas": h["head"],
-                       "las": h["head"] & (np.array(p["deprel"]) == np.array(gold["deprel"]))}
-    n = len(gold["upos"])
-    differ = {f: int(sum(x != y for x, y in zip(pred["float32"][f], pred["bfloat16"][f], strict=True)))
-              for f in FIELDS}
-    return {"name": SPLITS[split]["name"], "sentences": len(words), "words": n,
+        flat = [w for s in pred[dtype] for w in s]
+        head = np.array([int(g["head"]) == p["head"] for g, p in zip(gold, flat, strict=True)])
+        label = np.array([g["deprel"] == p["deprel"] for g, p in zip(gold, flat, strict=True)])
+        right[dtype] = {**hits(words, pred[dtype]), "uas": head, "las": head & label}
+    differ = {f: sum(p[f] != q[f] for a, b in zip(pred["float32"], pred["bfloat16"], strict=True)
+                     for p, q in zip(a, b, strict=True)) for f in FIELDS}
+    return {"name": SPLITS[split]["name"], "sentences": len(words), "words": len(gold),
             "gold": "AGDT" if agdt is not None else "UD (UPOS and lemma only)",
-            "accuracy": {d: {m: round(100 * float(hits[d][m].mean()), 2) for m in scored} for d in DTYPES},
+            "accuracy": {d: {m: round(100 * float(right[d][m].mean()), 2) for m in scored} for d in DTYPES},
             "words_differing": differ,
-            "mcnemar": {m: mcnemar(hits["float32"][m], hits["bfloat16"][m]) for m in scored},
+            "mcnemar": {m: mcnemar(right["float32"][m], right["bfloat16"][m]) for m in scored},
             "heads_cpu_seconds": {d: round(v, 2) for d, v in cpu.items()}}
 
 
@@ -113,21 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mirror", type=Path, default=None)
     parser.add_argument("--batch", type=int, default=16)
     a = parser.parse_args(argv)
-    import os
-
-    import spacy
-    import torch
-
-    from stoicheia_spacy.heads import keep_weights, kept_parameters, torch_module
-
     torch.set_num_threads(1)
     mirror = a.mirror or Path(os.environ["STOICHEIA_ASSET_MIRROR"])
     project = Path(__file__).resolve().parent.parent
-    nlp = spacy.load("grc_stoicheia_doc_clean")
-    nlp.select_pipes(enable=list(PIPES))
+    # the weights as saved (float32 in the default's files), whatever weight_dtype its config sets
+    nlp = nlp_and_pipes({f"components.{name}.model.weight_dtype": "float32" for name in PIPES[1:]})[0]
     modules = [torch_module(nlp.get_pipe(name).model.get_ref("head")) for name in PIPES[1:]]
-    for module in modules:  # the weights as saved (float32 in the embedded default's files)
-        keep_weights(module, torch.float32)
     originals = [{k: v.clone() for k, v in m.state_dict().items()} for m in modules]
     result = {"command": "python scripts/head_precision.py " + " ".join(argv if argv is not None else sys.argv[1:]),
               "torch_threads": torch.get_num_threads(),

@@ -95,11 +95,12 @@ SHIPPED: dict[str, tuple[float, float]] = {"other": (0.0, 2.0), "papyrus": (12.0
 ROWS = ("heads", "shipped", "fitted", "fitted_domain_unset", "lookup")
 
 
-def nlp_and_pipes() -> tuple[Any, Any, Any, Any]:
-    """The default pipeline cut to the four morphosyntax components, and those with scores."""
+def nlp_and_pipes(overrides: dict[str, Any] | None = None) -> tuple[Any, Any, Any, Any]:
+    """The default pipeline (with config ``overrides``) cut to the four morphosyntax components,
+    and those with scores."""
     import spacy
 
-    nlp = spacy.load("grc_stoicheia_doc_clean")
+    nlp = spacy.load("grc_stoicheia_doc_clean", config=overrides or {})
     nlp.select_pipes(enable=[p for p in PIPES if p in nlp.pipe_names])
     assert tuple(nlp.pipe_names) == PIPES, nlp.pipe_names
     return nlp, nlp.get_pipe(PIPES[1]), nlp.get_pipe(PIPES[2]), nlp.get_pipe(PIPES[3])
