@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 import spacy
+import torch
 from spacy.tokens import Doc
 
 from stoicheia_spacy.assembly import MORPHOSYNTAX
 from stoicheia_spacy.assets import default_model_dir
+from stoicheia_spacy.heads import kept_parameters, torch_module
 from stoicheia_spacy.morph.agdt_to_ud import agdt_to_feats, agdt_to_upos
 
 SAMPLE = Path(__file__).with_name("agdt_sample.json")
@@ -88,10 +90,6 @@ def test_the_default_config_gives_the_heads_their_training_config() -> None:
 def test_the_default_heads_keep_their_matrices_in_bfloat16(default_parts) -> None:  # type: ignore[no-untyped-def]
     """``weight_dtype = "bfloat16"`` in the default config: the three heads' matrices are kept
     so once loaded (projects/parse/metrics/head_precision.json: their answers against float32)."""
-    import torch
-
-    from stoicheia_spacy.heads import kept_parameters, torch_module
-
     nlp = default_parts(*MORPHOSYNTAX)
     for name in HEADS:
         module = torch_module(nlp.get_pipe(name).model.get_ref("head"))
