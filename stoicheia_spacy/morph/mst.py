@@ -95,6 +95,12 @@ def chu_liu_edmonds(scores: np.ndarray, *, single_root: bool = True) -> np.ndarr
     n = arr.shape[0] - 1
     arr[0, :] = -np.inf
     np.fill_diagonal(arr, -np.inf)
+    greedy = np.argmax(arr, axis=1)
+    greedy[0] = -1
+    if (not single_root or int((greedy == 0).sum()) == 1) and np.isfinite(arr[np.arange(1, n + 1), greedy[1:]]).all() \
+            and _find_cycle(greedy) is None:
+        # every word's best head already makes a tree (with one root word): no tree scores more
+        return greedy[1:].astype(np.int64)
     if single_root and n > 1:
         finite = arr[np.isfinite(arr)]
         if finite.size:

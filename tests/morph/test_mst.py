@@ -142,3 +142,21 @@ def test_large_sentence_is_a_tree_and_batch_decoding() -> None:
     out = decode_batch(padded, np.array([120, 3]))
     assert out[0].tolist() == heads.tolist()
     assert out[1].tolist() == chu_liu_edmonds(scores[:4, :4]).tolist()
+
+
+@pytest.mark.parametrize("n", [2, 4, 6])
+def test_parser_like_scores_whose_greedy_heads_are_already_a_tree(n: int) -> None:
+    """A trained parser's best heads are mostly a tree already (the decoder then takes them as
+    they are); with one root word or two, the result is still the best single-root tree."""
+    rng = np.random.default_rng(20 + n)
+    for trial in range(40):
+        gold = all_trees(n, trial % 2 == 0)[rng.integers(len(all_trees(n, trial % 2 == 0)))]
+        scores = rng.normal(size=(n + 1, n + 1))
+        scores[np.arange(1, n + 1), gold] += 4.0  # the gold tree (sometimes two root words) stands out
+        heads = chu_liu_edmonds(scores)
+        assert is_tree(heads)
+        assert tree_score(scores, heads) == pytest.approx(brute_best(scores), abs=1e-9)
+        if (gold == 0).sum() == 1 and tree_score(scores, gold) == pytest.approx(brute_best(scores)):
+            assert heads.tolist() == gold.tolist()
+        free = chu_liu_edmonds(scores, single_root=False)
+        assert tree_score(scores, free) == pytest.approx(brute_best(scores, False), abs=1e-9)
