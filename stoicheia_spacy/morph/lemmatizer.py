@@ -17,7 +17,9 @@ attested lemma, else the form as a citation form (a final grave written acute) w
 treebank has (``πλάγχθη`` was ``πλάγχξ``); with ``backoff = "script"`` a flagged word takes
 the best fitting script's lemma instead (an unattested guess, still flagged: right more often than
 the form itself on out-of-vocabulary words, ``projects/parse/metrics/lemma_backoff_dev.json``).
-A script that cuts more than the form has is never chosen. Without ``use_lexicon`` the best fitting script wins, as before.
+A script that cuts more than the form has is never chosen, and a token with no letter
+(punctuation, a line break between verses, digits) is its own lemma (:func:`has_letter`;
+scripts had made ``ἕ`` of a line break and ``ά`` of ``|``). Without ``use_lexicon`` the best fitting script wins, as before.
 With ``form_table`` (the lexicon data package's form -> (lemma, XPOS) table,
 :mod:`stoicheia_spacy.morph.formtable`), a form the table attests takes one of the lemmas the
 table gives it, scored by the head's scripts and, with weight ``table_prior``, by the lemma's
@@ -30,6 +32,7 @@ the ``lemmas_w*`` rows in ``projects/parse/metrics/lookup_weight_fit.json``).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
@@ -67,6 +70,14 @@ if not Token.has_extension("lemma_backoff"):
     Token.set_extension("lemma_backoff", default=False)
 
 _GRAVE, _ACUTE = "\u0300", "\u0301"
+#: A letter of any script (a word character that is not a digit or ``_``).
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def has_letter(form: str) -> bool:
+    """Whether ``form`` has a letter; a token without one (punctuation, a line break, a
+    numeral in digits) is its own lemma, whatever the scripts or the form table say."""
+    return _LETTER.search(form) is not None
 
 
 class ScriptLogits:
@@ -256,9 +267,12 @@ class StoicheiaLemmatizer(HeadPipe):
 
     @staticmethod
     def table_lemma(form: str, table: FormTable) -> str | None:
-        """The lemma of ``form`` when the table alone decides it, whatever the logits: the form's
-        one attested lemma (:meth:`lemmatize_flagged` takes a table lemma for an attested form,
-        and with one candidate that is it), else None."""
+        """The lemma of ``form`` when it is decided whatever the logits: the form itself when it
+        has no letter (:func:`has_letter`), else the form's one attested lemma in the table
+        (:meth:`lemmatize_flagged` takes a table lemma for an attested form, and with one
+        candidate that is it), else None."""
+        if not has_letter(form):
+            return form
         lemmas = table.lemmas(form)
         return lemmas[0] if len(lemmas) == 1 else None
 
@@ -282,7 +296,8 @@ class StoicheiaLemmatizer(HeadPipe):
         form's analyses."""
         if table is None or not len(forms):
             return self._lemmatize(forms, logits, table)
-        found = [(i, rows) for i, rows in enumerate(table.analyses(form) for form in forms) if rows]
+        found = [(i, rows) for i, rows in enumerate(table.analyses(form) for form in forms)
+                 if rows and has_letter(forms[i])]
         if not found:
             return self._lemmatize(forms, logits, table)
         # the scripts' own decode only for the forms the table does not attest (each row is
@@ -376,6 +391,10 @@ class StoicheiaLemmatizer(HeadPipe):
         applied, cuts = self._applied_cache(), self._script_cuts()
         by_script = self.settings.backoff == "script"
         for form, cands, row in zip(forms, top, logits, strict=True):
+            if not has_letter(form):
+                out.append(form)
+                flags.append(False)
+                continue
             first, best, guess = None, None, None
             own = form.lower()
             for c in cands[cuts[cands] <= len(form)].tolist():  # a script must not cut more than the form has

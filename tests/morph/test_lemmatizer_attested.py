@@ -83,3 +83,17 @@ def test_the_script_backoff_is_opt_in_and_stays_flagged(nlp: Language) -> None:
             assert after[form] == (lemma, False)
         else:
             assert after[form][1]
+
+
+def test_a_token_without_a_letter_is_its_own_lemma(nlp: Language) -> None:
+    """Verses one a line, with the marks an edition prints: the line breaks and marks are their
+    own lemmas (scripts had made ``ἕ`` of a line break, ``ά`` of ``|`` and ``ε`` of ``…``); the
+    words still take attested lemmas and a gap still takes the gap lemma."""
+    verses = "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος\nοὐλομένην, ἣ μυρί’ Ἀχαιοῖς ἄλγε’ ἔθηκε, | …\n* [---] 12"
+    doc = nlp(verses)
+    marks = {t.text: t.lemma_ for t in doc if not any(c.isalpha() for c in t.text) and not t.text.startswith("[")}
+    assert {"\n", ",", "|", "…", "*", "12"} <= set(marks)
+    assert all(lemma == form for form, lemma in marks.items())
+    assert not any(t._.lemma_backoff for t in doc if t.text in marks)
+    lemmas = {t.text: t.lemma_ for t in doc}
+    assert lemmas["[---]"] == "_" and lemmas["μῆνιν"] == "μῆνις"
