@@ -15,13 +15,52 @@ from ..tokenizer import word_text
 RELEASE_PARSE = "stoicheia_release_parse"
 
 
-def _misc(token: Any, form: str, last: bool) -> str:
+#: UD's escapes of the characters ``SpacesAfter`` writes
+_SPACE_ESCAPES = str.maketrans({" ": "\\s", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\"})
+
+
+def _misc(token: Any, form: str, after: str | None) -> str:
     """MISC of a word: ``LeidenForm`` (the token as edited, when a supplement is marked on it)
-    and ``SpaceAfter=No``."""
+    and what follows the word before the next (``after``; None for the sentence's last word):
+    nothing for one space, ``SpaceAfter=No`` for none, else UD's ``SpacesAfter`` (a line break
+    between verses is ``SpacesAfter=\\n``)."""
     fields = [f"LeidenForm={token.text}"] if form != token.text else []
-    if not (token.whitespace_ or last):
+    if after == "":
         fields.append("SpaceAfter=No")
+    elif after is not None and after != " ":
+        fields.append("SpacesAfter=" + after.translate(_SPACE_ESCAPES))
     return "|".join(fields) or "_"
+
+
+def word_tokens(sent: Iterable[Any]) -> list[Any]:
+    """The tokens of a sentence that are CoNLL-U words: all but whitespace tokens (a line break
+    between verses is a token of its own in spaCy, and no word in CoNLL-U)."""
+    return [t for t in sent if not t.is_space]
+
+
+def _head(token: Any) -> int:
+    return int(token.head.i)
+
+
+def _greedy_head(token: Any) -> int:
+    return int(token._.greedy_head)
+
+
+def _heads(words: list[Any], head_of: Any) -> list[int]:
+    """1-based CoNLL-U heads of ``words`` (0 = root) from ``head_of(token)`` (a token index of
+    the Doc); a head that is a whitespace token passes on to that token's own head."""
+    if not words:
+        return []
+    number = {t.i: k for k, t in enumerate(words, 1)}
+    doc = words[0].doc
+    out = []
+    for tok in words:
+        head, seen = head_of(tok), 0
+        while head != tok.i and head not in number and seen < len(doc):
+            nxt = head_of(doc[head])
+            head, seen = (tok.i if nxt == head else nxt), seen + 1
+        out.append(0 if head == tok.i or head not in number else number[head])
+    return out
 
 
 def span_words(sent: Iterable[Any]) -> list[dict[str, Any]]:
@@ -29,15 +68,18 @@ def span_words(sent: Iterable[Any]) -> list[dict[str, Any]]:
     in CoNLL-U order: FORM the whole word (an editor's supplement without its brackets, the
     Leiden form as ``LeidenForm`` in MISC: :func:`~stoicheia_spacy.tokenizer.word_text`), UPOS
     from ``pos_``, XPOS from ``tag_``, feats from ``morph``, heads 1-based within the sentence
-    (0 = root), ``SpaceAfter=No`` in MISC; so predicted and gold Docs with the same words can
-    be scored, and a Doc written (:func:`to_conllu`)."""
-    words = list(sent)
-    last = len(words) - 1
+    (0 = root), ``SpaceAfter=No`` or ``SpacesAfter`` in MISC; whitespace tokens are no words
+    (:func:`word_tokens`). So predicted and gold Docs with the same words can be scored, and a
+    Doc written (:func:`to_conllu`)."""
+    words = word_tokens(sent)
     forms = [word_text(t) for t in words]
+    heads = _heads(words, _head)
+    text = words[0].doc.text if words else ""
+    afters: list[str | None] = [text[t.idx + len(t):n.idx] for t, n in zip(words[:-1], words[1:], strict=True)] + [None]
     return [{"id": k, "form": form, "lemma": t.lemma_ or "_", "upos": t.pos_ or "_", "xpos": t.tag_ or "_",
-             "feats": str(t.morph) or "_", "head": 0 if t.head.i == t.i else t.head.i - t.sent.start + 1,
-             "deprel": t.dep_ or "_", "deps": "_", "misc": _misc(t, form, k - 1 == last)}
-            for k, (t, form) in enumerate(zip(words, forms, strict=True), 1)]
+             "feats": str(t.morph) or "_", "head": head, "deprel": t.dep_ or "_", "deps": "_",
+             "misc": _misc(t, form, after)}
+            for k, (t, form, head, after) in enumerate(zip(words, forms, heads, afters, strict=True), 1)]
 
 
 def to_conllu(doc: Any, doc_id: str | None = None) -> str:
@@ -60,16 +102,17 @@ def to_conllu(doc: Any, doc_id: str | None = None) -> str:
     for k, sent in enumerate(sents, 1):
         words = span_words(sent)
         if release:
+            toks = word_tokens(sent)
             greedy = release["decode"] == "paper"
-            for word, tok in zip(words, sent, strict=True):
-                head = tok._.greedy_head if greedy else tok.head.i
-                word["head"] = 0 if head == tok.i else head - sent.start + 1
+            heads = _heads(toks, _greedy_head if greedy else _head)
+            for word, tok, head in zip(words, toks, heads, strict=True):
+                word["head"] = head
                 word["deprel"] = (tok._.greedy_dep if greedy else tok.dep_) or "_"
         if not parsed:
             for word in words:
                 word["head"] = None
         metadata = {"newdoc id": doc_id} if doc_id and k == 1 else {}
-        metadata.update({"sent_id": f"{doc_id + '-' if doc_id else ''}{k}", "text": sent.text.strip()})
+        metadata.update({"sent_id": f"{doc_id + '-' if doc_id else ''}{k}", "text": " ".join(sent.text.split("\n")).strip()})
         tokens = [conllu.models.Token(word) for word in words]
         blocks.append(conllu.models.TokenList(tokens, metadata=conllu.models.Metadata(metadata)).serialize())
     return "".join(blocks)

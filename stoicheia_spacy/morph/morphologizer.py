@@ -54,6 +54,8 @@ from .ud import MORPH_GROUPS, UPOS_TAGS, XPOS_ALPHABETS, XPOS_GROUPS
 MORPH_DECODERS = MorphologizerSettings.OWN_DECODERS
 
 DEFAULT_MORPH_MODEL = DEFAULT_TOKEN_HEADS_MODEL
+#: ``tag_`` of a whitespace token (``pos_`` SPACE), as spaCy's own taggers write it.
+SPACE_TAG = "_SP"
 
 _UPOS_ID = {u: i for i, u in enumerate(UPOS_TAGS)}
 #: Forms whose table candidates the morphologizer remembers before it starts afresh.
@@ -281,7 +283,8 @@ class StoicheiaMorphologizer(HeadPipe):
         return upos, tags
 
     def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
-        """Write ``tag_``, ``pos_`` and ``morph`` (UD FEATS of the tag)."""
+        """Write ``tag_``, ``pos_`` and ``morph`` (UD FEATS of the tag); a whitespace token
+        gets spaCy's ``_SP`` and ``SPACE`` (:data:`SPACE_TAG`) and no morphology."""
         for doc, logits in zip(docs, scores, strict=True):
             if self.decode_mode in ("research", "paper"):
                 upos, tags = self.release_decode(doc, np.asarray(logits))
@@ -290,6 +293,10 @@ class StoicheiaMorphologizer(HeadPipe):
                 upos, tags = self.table_decode(np.asarray(logits)[:, :sum(MORPH_GROUPS)], word_texts(doc), table,
                                                prior=self.settings.table_weight(doc) if table is not None else None)
             for tok, u, t in zip(doc, upos, tags, strict=True):
+                if tok.is_space:  # a line break between verses: spaCy's whitespace tag, no analysis
+                    tok.tag_, tok.pos_ = SPACE_TAG, "SPACE"
+                    cast(Any, tok).set_morph(None)
+                    continue
                 tok.tag_ = t
                 tok.pos_ = u
                 feats = agdt_to_feats(t) if len(t) == 9 else "_"

@@ -1,0 +1,47 @@
+"""Verses one a line, as a user pastes them: the line breaks are whitespace tokens in spaCy,
+analysed as spaCy's taggers analyse whitespace, and no words in CoNLL-U."""
+
+from __future__ import annotations
+
+import conllu
+import pytest
+from spacy.language import Language
+
+from stoicheia_spacy.assembly import MORPHOSYNTAX
+from stoicheia_spacy.morph.conllu import to_conllu
+from stoicheia_spacy.morph.morphologizer import SPACE_TAG
+
+#: Iliad 1.1-3, one verse a line
+ILIAD = ("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος\nοὐλομένην, ἣ μυρί’ Ἀχαιοῖς ἄλγε’ ἔθηκε,\n"
+         "πολλὰς δ’ ἰφθίμους ψυχὰς Ἄϊδι προΐαψεν")
+
+
+@pytest.fixture(scope="module")
+def nlp(default_parts) -> Language:  # type: ignore[no-untyped-def]
+    return default_parts(*MORPHOSYNTAX)
+
+
+def test_line_breaks_are_whitespace_not_words(nlp: Language) -> None:
+    doc = nlp(ILIAD)
+    assert doc.text == ILIAD
+    breaks = [t for t in doc if t.is_space]
+    assert len(breaks) == 2
+    for tok in breaks:  # was a masculine accusative plural noun, lemma ἕ
+        assert (tok.tag_, tok.pos_, str(tok.morph), tok.lemma_) == (SPACE_TAG, "SPACE", "", "\n")
+    assert not any(t.head.is_space for t in doc if not t.is_space)
+    assert {t.text: t.pos_ for t in doc}["ἔθηκε"] == "VERB"
+
+
+def test_conllu_of_verses_is_valid_and_keeps_the_line_breaks(nlp: Language) -> None:
+    written = to_conllu(nlp(ILIAD), "il")
+    sents = conllu.parse(written)
+    words = [w for s in sents for w in s]
+    assert [w["form"] for w in words] == [t for t in ILIAD.replace("’", "’ ").replace(",", " ,").split()]
+    for sent in sents:
+        assert "\n" not in sent.metadata["text"]
+        assert [w["id"] for w in sent] == list(range(1, len(sent) + 1))
+        assert all(0 <= w["head"] <= len(sent) for w in sent)
+        assert sum(w["head"] == 0 for w in sent) >= 1
+    misc = {w["form"]: w["misc"] for w in words}
+    assert misc["Ἀχιλῆος"] == {"SpacesAfter": "\\n"}
+    assert misc["οὐλομένην"] == {"SpaceAfter": "No"}
