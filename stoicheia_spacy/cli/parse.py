@@ -98,11 +98,14 @@ def pretokenized_docs(vocab: Any, text: str) -> list[Any]:
 
 
 def text_table(doc: Any) -> str:
-    """``--format text``: per sentence, an aligned table of its words (1-based heads, 0 = root)."""
+    """``--format text``: per sentence, an aligned table of its words (1-based heads, 0 = root),
+    numbered as in CoNLL-U (whitespace tokens are no words)."""
+    from ..morph.conllu import span_words, word_tokens
+
     blocks = []
     for sent in doc.sents:
-        rows = [(t.i - sent.start + 1, t.text, t.lemma_, t.pos_, t.tag_, str(t.morph) or "_",
-                 0 if t.head.i == t.i else t.head.i - sent.start + 1, t.dep_) for t in sent if not t.is_space]
+        rows = [(w["id"], t.text, t.lemma_, t.pos_, t.tag_, str(t.morph) or "_", w["head"], t.dep_)
+                for t, w in zip(word_tokens(sent), span_words(sent), strict=True)]
         blocks.append(f"# {sent.text.strip()}\n" + table(rows, header=TEXT_HEADER, divider=True, max_col=200))
     return "\n".join(blocks)
 
