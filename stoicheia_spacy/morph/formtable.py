@@ -6,7 +6,9 @@ annotates left out), it ships in the lexicon data package as :data:`FORM_TABLE_F
 ``.npz`` holds the NFC forms as one sorted UTF-8 blob with offsets (found by binary search, no
 Python dict of every form), and per form a run of analyses (lemma id, XPOS id, count), most
 frequent first. Lookups try the form, then its lower-case (sentence-initial capitals), then
-with a final grave written acute (``τὴν`` as ``τήν``).
+with a final grave written acute (``τὴν`` as ``τήν``); an elided form the table does not have as
+written is looked up in the other spellings of its elision (:func:`elision_spellings`: ``ἄλγε’``,
+``ἄλγε᾽``, the treebanks' ``ἄλγἐ``), the best attested one taken.
 
 The lemmatizer reads it (``form_table`` setting): a form the table attests takes the best of
 its top scripts whose lemma the table gives for it; an unattested form keeps the head's own
@@ -26,9 +28,44 @@ from pathlib import Path
 import numpy as np
 
 from ..accent.lexasset import FORM_TABLE_FILE, find_lexicon
+from ..codec.tables import ELISION_VARIANTS
 from ..errors import ConfigError
 
 _GRAVE, _ACUTE = "\u0300", "\u0301"
+#: The smooth breathing (and its koronis-like twin) that treebanks write over a word's last letter
+#: for its elision (``δ̓``, ``ἄλγἐ``, ``παῤ``)
+_ELISION_BREATHINGS = "\u0313\u0343"
+_VOWELS = "αεηιουω"
+
+
+def elision_spellings(form: str) -> tuple[str, ...]:
+    """The spellings of an elided ``form`` with each mark sources use for the elision: an
+    apostrophe (``’ ' ʼ ᾿ ᾽``) after the last letter, or a smooth breathing over it (``δ̓``,
+    ``ἄλγἐ``; read so on a consonant, or on a vowel after two letters or more, where no breathing
+    can stand); empty when ``form`` is not elided."""
+    nfd = unicodedata.normalize("NFD", form)
+    if nfd[-1:] and nfd[-1] in ELISION_VARIANTS:
+        nfd = nfd[:-1]
+    elif not any(c in _ELISION_BREATHINGS for c in nfd[_last_letter(nfd) + 1:]):
+        return ()
+    last = _last_letter(nfd)
+    if last < 0:
+        return ()
+    marks = "".join(c for c in nfd[last + 1:] if c not in _ELISION_BREATHINGS)
+    letter, before = nfd[last], sum(c.isalpha() for c in nfd[:last])
+    if len(marks) != len(nfd) - last - 1 and letter.lower() in _VOWELS and before < 2:
+        return ()  # a breathing on the second vowel of οὐ, εἰ: not an elision
+    base = nfd[:last + 1] + marks
+    spellings = [base + mark for mark in ELISION_VARIANTS]
+    spellings += [nfd[:last + 1] + "\u0313" + marks, base + "\u0313"]
+    return tuple(dict.fromkeys(unicodedata.normalize("NFC", x) for x in spellings))
+
+
+def _last_letter(nfd: str) -> int:
+    """Index of the last letter of a decomposed string (-1: none)."""
+    return next((i for i in range(len(nfd) - 1, -1, -1) if nfd[i].isalpha()), -1)
+
+
 #: Forms whose analyses a :class:`FormTable` remembers before it starts afresh.
 SEEN_FORMS = 100_000
 
@@ -133,7 +170,12 @@ class FormTable:
             i = self._index(cand)
             if i is not None:
                 return i
-        return None
+        found = [i for spelling in elision_spellings(lower) if (i := self._index(spelling)) is not None]
+        return max(found, key=self._total) if found else None
+
+    def _total(self, i: int) -> int:
+        """How often the form at index ``i`` is attested (its analyses' counts summed)."""
+        return int(self.counts[self.runs[i]:self.runs[i + 1]].sum())
 
     def analyses(self, form: str) -> list[tuple[str, str, int]]:
         """``(lemma, xpos, count)`` of ``form``, most frequent first (empty when unattested).
@@ -191,4 +233,4 @@ def load_form_table(path: str | None = None) -> FormTable | None:
     return _read_form_table(found) if found is not None else None
 
 
-__all__ = ["FORM_TABLE_FILE", "FormTable", "load_form_table"]
+__all__ = ["FORM_TABLE_FILE", "FormTable", "elision_spellings", "load_form_table"]

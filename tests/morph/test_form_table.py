@@ -15,7 +15,7 @@ from spacy.tokens import Doc
 
 from stoicheia_spacy.assembly import default_config
 from stoicheia_spacy.errors import ConfigError
-from stoicheia_spacy.morph.formtable import FormTable
+from stoicheia_spacy.morph.formtable import FormTable, elision_spellings, load_form_table
 from stoicheia_spacy.morph.settings import LemmatizerSettings, MorphologizerSettings
 from stoicheia_spacy.morph.ud import MORPH_GROUPS
 
@@ -49,6 +49,28 @@ def test_a_final_grave_is_found_as_acute(table: FormTable) -> None:
     # the table holds καί (acute) and καὶ (grave) apart; a grave-only form falls back to its acute
     assert table.analyses("καί") != table.analyses("καὶ")
     assert FormTable.build([("πολλά", "πολύς", "a-p---na-", 2)]).lemmas("πολλὰ") == ("πολύς",)
+
+
+def test_an_elided_form_is_found_in_any_spelling_of_its_elision() -> None:
+    """The treebanks write an elision as a breathing over the last letter (``ἄλγἐ``, ``δ̓``),
+    editions and keyboards as an apostrophe (``ἄλγε’``, ``ἄλγε᾽``): Iliad 1.2's ``μυρί’ … ἄλγε’``
+    were tagged a feminine noun and lemmatised ``ἄω``."""
+    elided = FormTable.build([("ἄλγἐ", "ἄλγος", "n-p---na-", 3), ("μυρί᾽", "μυρίος", "a-p---na-", 2),
+                              ("δ̓", "δέ", "c--------", 50), ("δ’", "δέ", "d--------", 5)])
+    assert elided.lemmas("ἄλγε’") == elided.lemmas("ἄλγε'") == elided.lemmas("ἄλγε᾽") == ("ἄλγος",)
+    assert elided.best("μυρί’") == ("μυρίος", "a-p---na-")
+    assert elided.analyses("δ᾽") == [("δέ", "c--------", 50)]  # the best attested spelling
+    assert elided.analyses("δ’") == [("δέ", "d--------", 5)]   # a spelling the table has is taken as it is
+    assert "ἄλγε’" in elision_spellings("ἄλγἐ") and "ἄλγἐ" in elision_spellings("ἄλγε’")
+    for word in ("οὐ", "εἰ", "ἄλγος", "ὁ", "ἐ", "’"):  # breathings that are breathings, no elision
+        assert elision_spellings(word) == ()
+
+
+def test_the_shipped_table_finds_iliad_elisions() -> None:
+    shipped = load_form_table()
+    if shipped is None:
+        pytest.skip("the lexicon data package is not installed")
+    assert shipped.lemmas("ἄλγε’")[:1] == ("ἄλγος",) and shipped.lemmas("μυρί’")[:1] == ("μυρίος",)
 
 
 def test_round_trip_is_compact(table: FormTable, tmp_path: Path) -> None:
