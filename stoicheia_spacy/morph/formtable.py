@@ -8,7 +8,9 @@ Python dict of every form), and per form a run of analyses (lemma id, XPOS id, c
 frequent first. Lookups try the form, then its lower-case (sentence-initial capitals), then
 with a final grave written acute (``τὴν`` as ``τήν``); an elided form the table does not have as
 written is looked up in the other spellings of its elision (:func:`elision_spellings`: ``ἄλγε’``,
-``ἄλγε᾽``, the treebanks' ``ἄλγἐ``), the best attested one taken.
+``ἄλγε᾽``, the treebanks' ``ἄλγἐ``), the best attested one taken; then without the accent an
+enclitic put on its last syllable (``σκάπτοντί``), then with its movable ν taken off or put on,
+then with a final iota adscript written subscript (``δήμωι``, ``δήμῳ``) or the other way.
 
 The lemmatizer reads it (``form_table`` setting): a form the table attests takes the best of
 its top scripts whose lemma the table gives for it; an unattested form keeps the head's own
@@ -36,6 +38,7 @@ _GRAVE, _ACUTE = "\u0300", "\u0301"
 #: for its elision (``δ̓``, ``ἄλγἐ``, ``παῤ``)
 _ELISION_BREATHINGS = "\u0313\u0343"
 _VOWELS = "αεηιουω"
+_ACCENTS = "\u0300\u0301\u0342"
 
 
 def elision_spellings(form: str) -> tuple[str, ...]:
@@ -59,6 +62,55 @@ def elision_spellings(form: str) -> tuple[str, ...]:
     spellings = [base + mark for mark in ELISION_VARIANTS]
     spellings += [nfd[:last + 1] + "\u0313" + marks, base + "\u0313"]
     return tuple(dict.fromkeys(unicodedata.normalize("NFC", x) for x in spellings))
+
+
+def enclitic_accent_dropped(form: str) -> tuple[str, ...]:
+    """``form`` without the acute an enclitic after it puts on its last syllable
+    (``σκάπτοντί``, ``εἰσήνεγκάν`` as ``σκάπτοντι``, ``εἰσήνεγκαν``): a word with two accents,
+    the last an acute, without that one; else empty."""
+    nfd = unicodedata.normalize("NFD", form)
+    accents = [i for i, c in enumerate(nfd) if c in _ACCENTS]
+    if len(accents) < 2 or nfd[accents[-1]] != _ACUTE:
+        return ()
+    return (unicodedata.normalize("NFC", nfd[:accents[-1]] + nfd[accents[-1] + 1:]),)
+
+
+def movable_nu(form: str) -> tuple[str, ...]:
+    """``form`` with its movable ν taken off or put on (``ἐκεραύνωσεν``/``ἐκεραύνωσε``,
+    ``πᾶσιν``/``πᾶσι``): after a final ε or ι that follows a consonant (not ``λέγει``/``λέγειν``);
+    else empty."""
+    nfd = unicodedata.normalize("NFD", form)
+    last = _last_letter(nfd)
+    if last < 2 or not all(unicodedata.combining(c) for c in nfd[last + 1:]):
+        return ()
+    if nfd[last] == "ν":
+        vowel = _last_letter(nfd[:last])
+        if vowel >= 1 and last == vowel + 1 + sum(unicodedata.combining(c) > 0 for c in nfd[vowel + 1:last]) \
+                and nfd[vowel] in "ει" and _consonant(nfd[_last_letter(nfd[:vowel])]):
+            return (unicodedata.normalize("NFC", nfd[:last] + nfd[last + 1:]),)
+        return ()
+    if nfd[last] in "ει" and _consonant(nfd[_last_letter(nfd[:last])]):
+        return (unicodedata.normalize("NFC", nfd + "ν"),)
+    return ()
+
+
+def iota_spellings(form: str) -> tuple[str, ...]:
+    """``form`` with a final long vowel's iota written the other way: adscript (the papyri's
+    ``τῆι``, ``δήμωι``) as subscript (``τῇ``, ``δήμῳ``), and subscript as adscript; else empty."""
+    nfd = unicodedata.normalize("NFD", form)
+    last = _last_letter(nfd)
+    if last < 1:
+        return ()
+    if "\u0345" in nfd[last + 1:] and nfd[last] in "ηωα":
+        return (unicodedata.normalize("NFC", nfd[:last + 1] + nfd[last + 1:].replace("\u0345", "") + "ι"),)
+    vowel = _last_letter(nfd[:last])
+    if nfd[last] == "ι" and last == len(nfd) - 1 and vowel >= 0 and nfd[vowel] in "ηω":
+        return (unicodedata.normalize("NFC", nfd[:last] + "\u0345"),)
+    return ()
+
+
+def _consonant(letter: str) -> bool:
+    return letter.isalpha() and letter.lower() not in _VOWELS
 
 
 def _last_letter(nfd: str) -> int:
@@ -170,8 +222,12 @@ class FormTable:
             i = self._index(cand)
             if i is not None:
                 return i
-        found = [i for spelling in elision_spellings(lower) if (i := self._index(spelling)) is not None]
-        return max(found, key=self._total) if found else None
+        for spellings in (elision_spellings(lower), enclitic_accent_dropped(lower), movable_nu(lower),
+                          iota_spellings(lower)):
+            found = [i for spelling in spellings if (i := self._index(spelling)) is not None]
+            if found:
+                return max(found, key=self._total)
+        return None
 
     def _total(self, i: int) -> int:
         """How often the form at index ``i`` is attested (its analyses' counts summed)."""
@@ -233,4 +289,5 @@ def load_form_table(path: str | None = None) -> FormTable | None:
     return _read_form_table(found) if found is not None else None
 
 
-__all__ = ["FORM_TABLE_FILE", "FormTable", "elision_spellings", "load_form_table"]
+__all__ = ["FORM_TABLE_FILE", "FormTable", "elision_spellings", "enclitic_accent_dropped", "iota_spellings", "load_form_table",
+           "movable_nu"]

@@ -15,7 +15,14 @@ from spacy.tokens import Doc
 
 from stoicheia_spacy.assembly import default_config
 from stoicheia_spacy.errors import ConfigError
-from stoicheia_spacy.morph.formtable import FormTable, elision_spellings, load_form_table
+from stoicheia_spacy.morph.formtable import (
+    FormTable,
+    elision_spellings,
+    enclitic_accent_dropped,
+    iota_spellings,
+    load_form_table,
+    movable_nu,
+)
 from stoicheia_spacy.morph.settings import LemmatizerSettings, MorphologizerSettings
 from stoicheia_spacy.morph.ud import MORPH_GROUPS
 
@@ -64,6 +71,21 @@ def test_an_elided_form_is_found_in_any_spelling_of_its_elision() -> None:
     assert "ἄλγε’" in elision_spellings("ἄλγἐ") and "ἄλγἐ" in elision_spellings("ἄλγε’")
     for word in ("οὐ", "εἰ", "ἄλγος", "ὁ", "ἐ", "’"):  # breathings that are breathings, no elision
         assert elision_spellings(word) == ()
+
+
+def test_an_enclitics_accent_and_a_movable_nu_are_looked_through() -> None:
+    """Before an enclitic a word takes a second accent (``σκάπτοντί τι``), and ν comes and goes at
+    the end of -σι, -ε: such a form unattested as written is found as the table writes it."""
+    rows = FormTable.build([("σκάπτοντι", "σκάπτω", "v-sapamd-", 2), ("ἐκεραύνωσε", "κεραυνόω", "v3saia---", 1),
+                            ("πᾶσιν", "πᾶς", "a-p---md-", 9), ("λέγει", "λέγω", "v3spia---", 4)])
+    assert rows.lemmas("σκάπτοντί") == ("σκάπτω",) and rows.lemmas("ἐκεραύνωσεν") == ("κεραυνόω",)
+    assert rows.best("πᾶσι") == ("πᾶς", "a-p---md-")
+    assert rows.find("λέγειν") is None  # an infinitive, not λέγει with a movable ν
+    assert enclitic_accent_dropped("εἰσήνεγκάν") == ("εἰσήνεγκαν",) and enclitic_accent_dropped("ἄνθρωπος") == ()
+    assert movable_nu("ἐστίν") == ("ἐστί",) and movable_nu("ἐν") == () and movable_nu("λέγει") == ()
+    papyrus = FormTable.build([("δήμῳ", "δῆμος", "n-s---md-", 3), ("τῇ", "ὁ", "l-s---fd-", 40)])
+    assert papyrus.lemmas("δήμωι") == ("δῆμος",) and papyrus.best("τῆι") == ("ὁ", "l-s---fd-")  # iota adscript
+    assert iota_spellings("λέγεσθαι") == () and iota_spellings("δήμῳ") == ("δήμωι",)
 
 
 def test_the_shipped_table_finds_iliad_elisions() -> None:
