@@ -5,7 +5,8 @@ treebanks' training folds and the auto-lemmatized DDbDP tokens (documents that P
 annotates left out), it ships in the lexicon data package as :data:`FORM_TABLE_FILE`. One
 ``.npz`` holds the NFC forms as one sorted UTF-8 blob with offsets (found by binary search, no
 Python dict of every form), and per form a run of analyses (lemma id, XPOS id, count), most
-frequent first. Lookups try the form, then its lower-case (sentence-initial capitals), then
+frequent first, and a dictionary's headwords beside them (citation forms without analyses, which
+the lemmatizer may write: :meth:`FormTable.attested_lemmas`). Lookups try the form, then its lower-case (sentence-initial capitals), then
 with a final grave written acute (``τὴν`` as ``τήν``); an elided form the table does not have as
 written is looked up in the other spellings of its elision (:func:`elision_spellings`: ``ἄλγε’``,
 ``ἄλγε᾽``, the treebanks' ``ἄλγἐ``), the best attested one taken; then without the accent an
@@ -155,12 +156,18 @@ class FormTable:
         self.runs = arrays["runs"].tolist()
         self.lemma_ids, self.tag_ids, self.counts = arrays["lemma_ids"], arrays["tag_ids"], arrays["counts"]
         self.sources = [str(s) for s in arrays["sources"]] if "sources" in arrays else []
+        # citation forms of a dictionary (no analyses): lemmas the lemmatizer may write (``table_lexicon``)
+        self.headwords = (_Strings(arrays["headwords"], arrays["headword_offsets"]) if "headwords" in arrays
+                          else _Strings(np.zeros(0, np.uint8), np.zeros(1, np.int64)))
         self._seen: dict[str, tuple[tuple[str, str, int], ...]] = {}  # analyses by form, see analyses()
         self._lemma_set: frozenset[str] | None = None
+        self._attested: frozenset[str] | None = None
 
     @classmethod
-    def build(cls, analyses: Iterable[tuple[str, str, str, int]], sources: Iterable[str] = ()) -> FormTable:
-        """The table of ``(form, lemma, xpos, count)`` rows (forms NFC-normalised, counts summed)."""
+    def build(cls, analyses: Iterable[tuple[str, str, str, int]], sources: Iterable[str] = (),
+              headwords: Iterable[str] = ()) -> FormTable:
+        """The table of ``(form, lemma, xpos, count)`` rows (forms NFC-normalised, counts summed),
+        with a dictionary's ``headwords`` (citation forms, NFC) beside them."""
         merged: dict[tuple[str, str, str], int] = {}
         for form, lemma, tag, n in analyses:
             key = (unicodedata.normalize("NFC", form), unicodedata.normalize("NFC", lemma), tag)
@@ -181,7 +188,9 @@ class FormTable:
             runs.append(len(lids))
         fblob, foff = _blob([f.decode("utf-8") for f in forms])
         lblob, loff = _blob(lemmas)
+        hblob, hoff = _blob(sorted({unicodedata.normalize("NFC", h) for h in headwords}))
         return cls({"forms": fblob, "form_offsets": foff, "lemmas": lblob, "lemma_offsets": loff,
+                    "headwords": hblob, "headword_offsets": hoff,
                     "tags": np.array(tags), "runs": np.array(runs, dtype=np.int64),
                     "lemma_ids": np.array(lids, dtype=np.int32), "tag_ids": np.array(tids, dtype=np.int16),
                     "counts": np.array(counts, dtype=np.int32), "sources": np.array(list(sources))})
@@ -193,7 +202,8 @@ class FormTable:
             lemmas=np.frombuffer(self.lemma_strings.raw, dtype=np.uint8),
             lemma_offsets=np.array(self.lemma_strings.offsets), tags=np.array(self.tags),
             runs=np.array(self.runs, dtype=np.int64), lemma_ids=self.lemma_ids, tag_ids=self.tag_ids,
-            counts=self.counts, sources=np.array(self.sources))
+            counts=self.counts, sources=np.array(self.sources),
+            headwords=np.frombuffer(self.headwords.raw, dtype=np.uint8), headword_offsets=np.array(self.headwords.offsets))
 
     @classmethod
     def from_disk(cls, path: str | Path) -> FormTable:
@@ -264,6 +274,12 @@ class FormTable:
         if self._lemma_set is None:
             self._lemma_set = frozenset(self.lemma_strings.text(i) for i in range(len(self.lemma_strings)))
         return self._lemma_set
+
+    def attested_lemmas(self) -> frozenset[str]:
+        """:meth:`lemma_set` and the headwords: every lemma the table knows (built once)."""
+        if self._attested is None:
+            self._attested = self.lemma_set() | frozenset(self.headwords.text(i) for i in range(len(self.headwords)))
+        return self._attested
 
     def best(self, form: str) -> tuple[str, str] | None:
         """The lookup baseline: the most frequent lemma and the most frequent XPOS of ``form``."""

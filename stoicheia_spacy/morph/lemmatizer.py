@@ -25,7 +25,8 @@ With ``form_table`` (the lexicon data package's form -> (lemma, XPOS) table,
 table gives it, scored by the head's scripts and, with weight ``table_prior``, by the lemma's
 share of the form's analyses (:meth:`StoicheiaLemmatizer.lemmatize_flagged`); an unattested
 form is decoded as above (the back-off), and with ``table_lexicon`` every lemma the table gives
-any form counts as attested there too (a lemma of the open lexicons, never an invented one;
+any form, and every dictionary headword it ships (LSJ's), counts as attested there too (a lemma of
+the open lexicons, never an invented one;
 out-of-vocabulary lemma accuracy on the dev splits: ``lemma_oov`` of the ``shipped`` row against
 the ``lemmas_w*`` rows in ``projects/parse/metrics/lookup_weight_fit.json``).
 """
@@ -355,13 +356,14 @@ class StoicheiaLemmatizer(HeadPipe):
 
     def attested_lemmas(self, table: FormTable | None = None) -> frozenset[str]:
         """The lemmas a script's output must be to be taken (``use_lexicon``): the component's
-        lexicon, with ``table_lexicon`` and a form ``table`` also every lemma of the table."""
+        lexicon, with ``table_lexicon`` and a form ``table`` also every lemma and headword of the
+        table (:meth:`~.formtable.FormTable.attested_lemmas`)."""
         if self._lexicon is None:
             self._lexicon = frozenset(self.data["lexicon"])
         if table is None or not self.settings.table_lexicon:
             return self._lexicon
         if self._with_table is None or self._with_table[0] is not table or self._with_table[1] is not self._lexicon:
-            self._with_table = (table, self._lexicon, self._lexicon | table.lemma_set())
+            self._with_table = (table, self._lexicon, self._lexicon | table.attested_lemmas())
         return self._with_table[2]
 
     def _lemmatize(self, forms: Sequence[str], logits: np.ndarray,

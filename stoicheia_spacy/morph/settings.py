@@ -43,7 +43,8 @@ Options (defaults in brackets):
   morphologizer's; the best of 0 … 16 on the same dev splits, fold-0 dev 91.40 -> 91.44 against 4,
   PapyGreek dev 91.44 -> 91.63; :mod:`stoicheia_spacy.morph.formtable`), ``table_lexicon`` [true]
   (with ``form_table``, a form the table does not attest may also take any lemma the table gives
-  some other form, rather than back off to the flagged form: out-of-vocabulary lemma accuracy on
+  some other form, or an LSJ headword the table ships, rather than back off to the flagged form:
+  ``projects/parse/metrics/headwords_dev.json``; out-of-vocabulary lemma accuracy on
   the dev splits in ``projects/parse/metrics/lookup_weight_fit.json``, ``shipped`` row against
   ``lemmas_w*``);
 * parser: ``max_words`` [160], the longest sentence parsed as one tree: a longer one (a page

@@ -88,6 +88,29 @@ def test_an_enclitics_accent_and_a_movable_nu_are_looked_through() -> None:
     assert iota_spellings("λέγεσθαι") == () and iota_spellings("δήμῳ") == ("δήμωι",)
 
 
+def test_headwords_are_lemmas_without_analyses(tmp_path: Path) -> None:
+    """A dictionary's headwords ride in the table: lemmas the lemmatizer may write, forms of none."""
+    heads = FormTable.build([("λόγος", "λόγος", "n-s---mn-", 5)], headwords=["διαπεριπατέω", "ζώννυμι", "λόγος"])
+    assert heads.lemma_set() == {"λόγος"}
+    assert heads.attested_lemmas() == {"λόγος", "διαπεριπατέω", "ζώννυμι"}
+    assert heads.find("διαπεριπατέω") is None  # a headword is no attested form
+    heads.to_disk(tmp_path / "t.npz")
+    assert FormTable.from_disk(tmp_path / "t.npz").attested_lemmas() == heads.attested_lemmas()
+
+
+def test_an_unattested_participle_takes_its_lsj_headword(default_morph: spacy.Language) -> None:
+    """``διαπεριπατῶν`` (UD Perseus test) is in no treebank and no papyrus: its script's lemma is
+    an LSJ headword the shipped table carries, so it is written, not the flagged form."""
+    lem: Any = default_morph.get_pipe("stoicheia_lemmatizer")
+    table = lem.form_table()
+    if table is None or not len(table.headwords):
+        pytest.skip("the lexicon data package (with its headwords) is not installed")
+    doc = default_morph("ἦν δὲ διαπεριπατῶν ἐν τῇ ἀγορᾷ.")
+    walking = doc[2]
+    assert (walking.lemma_, walking._.lemma_backoff) == ("διαπεριπατέω", False)
+    assert "διαπεριπατέω" not in table.lemma_set() and "διαπεριπατέω" in table.attested_lemmas()
+
+
 def test_the_shipped_table_finds_iliad_elisions() -> None:
     shipped = load_form_table()
     if shipped is None:

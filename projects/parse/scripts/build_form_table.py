@@ -13,6 +13,11 @@ Sources, each with its licence (recorded in the table and in the stats JSON):
   whose lemma flag is not ``ok``, whose tag is not nine characters, or that are incomplete
   (COMPLETENESS ``I``: a fragment cut by a lacuna, ``]ιος``, whose lemma is a guess) skipped.
 
+Beside the analyses, the table holds LSJ's headwords (``--headwords``, default the mirror's
+``lexica/grc_macronizer_db/lsj_word2macron.tsv.xz`` from the grc-macronizer 1.3.0 wheel: its Greek
+words, their macron markup dropped): citation forms the lemmatizer may write for a form nothing
+attests (``table_lexicon``), no analyses.
+
 The Morpheus-derived Hunspell form list in the mirror has forms only (no lemma, no tag), so it
 adds no analysis; ``glem`` / ``ancientgreek`` are registry packages not in the mirror (not used).
 """
@@ -26,6 +31,7 @@ import re
 import sys
 import tarfile
 import time
+import unicodedata
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
@@ -40,7 +46,9 @@ PAPYGREEK = "treebanks/papygreek_treebanks_xml.tar.xz"
 LICENCES = {
     "treebank training folds": "AGDT 2.1 / 1.6 CC BY-SA 3.0 US; Gorman CC BY-SA 4.0; Pedalion CC BY-SA 4.0",
     "DDbDP auto-lemmatized tokens (duke-nlp 2018)": "CC BY-SA 4.0 (text: DDbDP CC BY 3.0)",
+    "LSJ headwords (grc-macronizer 1.3.0, lsj_word2macron)": "LSJ CC BY-SA; grc-macronizer package GPL-3.0",
 }
+LSJ = "lexica/grc_macronizer_db/lsj_word2macron.tsv.xz"
 #: a word form: Greek letters, combining marks and an elision mark only
 WORD = re.compile("[\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f'\u2019\u02bc\u1fbd]+")
 
@@ -99,6 +107,18 @@ def treebank_rows(paths: list[Path], stats: Counter) -> Counter:
     return rows
 
 
+def headwords(path: Path, stats: Counter) -> set[str]:
+    """The Greek words of a ``word<TAB>markup`` list (NFC; the header and non-Greek rows left out)."""
+    out = set()
+    with lzma.open(path, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            word = unicodedata.normalize("NFC", line.split("\t", 1)[0].strip())
+            if WORD.fullmatch(word) and any("\u0370" <= c <= "\u1fff" and c.isalpha() for c in word):
+                out.add(word)
+    stats["headwords"] = len(out)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("mirror", type=Path)
@@ -106,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train", type=Path, action="append", default=[])
     ap.add_argument("--no-ddbdp", action="store_true")
     ap.add_argument("--stats", type=Path)
+    ap.add_argument("--headwords", type=Path, default=None,
+                    help=f"word<TAB>markup list of headwords (default: MIRROR/{LSJ}; 'none': no headwords)")
     a = ap.parse_args(argv)
     t0 = time.process_time()
     stats: Counter = Counter()
@@ -118,11 +140,18 @@ def main(argv: list[str] | None = None) -> int:
         rows.update(ddbdp_rows(a.mirror, tms, stats))
         name = "DDbDP auto-lemmatized tokens (duke-nlp 2018)"
         sources.append(f"{name}, PapyGreek documents (by TM) left out: {LICENCES[name]}")
-    table = FormTable.build(((f, lem, t, n) for (f, lem, t), n in rows.items()), sources=sources)
+    heads: set[str] = set()
+    if str(a.headwords) != "none":
+        heads = headwords(a.headwords or a.mirror / LSJ, stats)
+        name = "LSJ headwords (grc-macronizer 1.3.0, lsj_word2macron)"
+        sources.append(f"{name}, lemmas without analyses: {LICENCES[name]}")
+    table = FormTable.build(((f, lem, t, n) for (f, lem, t), n in rows.items()), sources=sources,
+                            headwords=heads)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_disk(a.out)
     info = {"command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])]),
             "forms": len(table), "analyses": int(len(table.counts)), "lemmas": len(table.lemma_strings),
+            "headwords": len(table.headwords),
             "sources": sources, "counts": dict(stats), "bytes": a.out.stat().st_size,
             "cpu_seconds": round(time.process_time() - t0, 1)}
     print(json.dumps(info, ensure_ascii=False, indent=1))
