@@ -135,7 +135,9 @@ def record_to_doc(record: dict[str, Any], vocab: Vocab) -> Doc:
 
 
 def record_to_conllu(record: dict[str, Any]) -> str:
-    """CoNLL-U text of a record (one block per sentence, ``# newdoc id``), serialised by ``conllu``."""
+    """CoNLL-U text of a record (one block per sentence, ``# newdoc id``), serialised by ``conllu``.
+    Whitespace tokens (a line break between verses) are no words: the word before one gets
+    UD's ``SpacesAfter`` (``\\n``) and heads are numbered over the words."""
     words, n = record["words"], len(record["words"])
     starts = record.get("sent_starts") or [True] + [False] * max(n - 1, 0)
     bounds = [i for i in range(n) if i == 0 or starts[i]] + [n]
@@ -146,22 +148,44 @@ def record_to_conllu(record: dict[str, Any]) -> str:
         if k == 1:
             meta["newdoc id"] = record["id"]
         meta["sent_id"] = f"{record['id']}-{k}"
-        meta["text"] = "".join(w + (" " if s else "") for w, s in zip(words[a:b], record["spaces"][a:b], strict=True)).strip()
-        tokens = TokenList([ConlluToken(_conllu_token(record, i, a, b, heads)) for i in range(a, b)], metadata=meta)
+        text = "".join(w + (" " if s else "") for w, s in zip(words[a:b], record["spaces"][a:b], strict=True))
+        meta["text"] = " ".join(text.split("\n")).strip()
+        kept = [i for i in range(a, b) if words[i].strip()]
+        number = {i: j for j, i in enumerate(kept, 1)}
+        tokens = TokenList([ConlluToken(_conllu_token(record, i, number, heads, nxt))
+                            for i, nxt in zip(kept, [*kept[1:], None], strict=True)], metadata=meta)
         blocks.append(tokens.serialize())
     return "".join(blocks)
 
 
-def _conllu_token(record: dict[str, Any], i: int, a: int, b: int, heads: Sequence[int] | None) -> dict[str, Any]:
+#: UD's escapes in ``SpacesAfter``
+_ESCAPES = str.maketrans({" ": "\\s", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\"})
+
+
+def _conllu_token(record: dict[str, Any], i: int, number: dict[int, int], heads: Sequence[int] | None,
+                  nxt: int | None) -> dict[str, Any]:
+    """The CoNLL-U word of token ``i``; ``number``: the sentence's words by token index, ``nxt``:
+    the next word's token index (None for the sentence's last word)."""
     def col(key: str) -> str:
         values = record.get(key)
         return values[i] if values and values[i] else "_"
 
     head: int | str = "_"
     if heads is not None:
-        head = 0 if heads[i] == i or not a <= heads[i] < b else heads[i] - a + 1
-    misc = None if record["spaces"][i] or i == b - 1 else {"SpaceAfter": "No"}
-    return {"id": i - a + 1, "form": record["words"][i], "lemma": col("lemmas"), "upos": col("pos"),
+        h, steps = heads[i], 0
+        while h != i and h not in number and 0 <= h < len(heads) and not record["words"][h].strip() \
+                and heads[h] != h and steps < len(heads):
+            h, steps = heads[h], steps + 1  # a whitespace token's dependents go to its own head
+        head = number.get(h, 0) if h != i else 0
+    misc = None
+    if nxt is not None:
+        after = "".join(record["words"][j] + (" " if record["spaces"][j] else "") for j in range(i + 1, nxt))
+        after = (" " if record["spaces"][i] else "") + after
+        if after == "":
+            misc = {"SpaceAfter": "No"}
+        elif after != " ":
+            misc = {"SpacesAfter": after.translate(_ESCAPES)}
+    return {"id": number[i], "form": record["words"][i], "lemma": col("lemmas"), "upos": col("pos"),
             "xpos": col("tags"), "feats": col("morphs"), "head": head,
             "deprel": col("deps") if heads is not None else "_", "deps": None, "misc": misc}
 

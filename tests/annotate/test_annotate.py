@@ -169,3 +169,20 @@ def test_cli_annotates_and_reports(tmp_path: Path, tiny_pipeline: Path, greek_se
     old = CliRunner().invoke(app, ["annotate", str(src), "--out", str(tmp_path / "out"), "-m", str(tiny_pipeline),
                                    "--format", "conllu", "--unit", "line", "--quiet"])
     assert old.exit_code == 0 and "--out is deprecated: use -o/--output" in old.output  # finished files skipped
+
+
+def test_conllu_of_a_record_with_verse_line_breaks_is_valid() -> None:
+    """A line break between verses is a whitespace token in a record, no word in its CoNLL-U (it
+    was written as one, with a raw line break in FORM and in ``# text``)."""
+    from stoicheia_spacy.annotate.convert import record_to_conllu
+
+    words = ["μῆνιν", "ἄειδε", "θεὰ", "\n", "οὐλομένην", ","]
+    record = {"id": "il", "words": words, "spaces": [True, True, False, False, False, False],
+              "tags": ["n-s---fa-", "v2spma---", "n-s---fn-", "_SP", "a-s---fa-", "u--------"],
+              "lemmas": ["μῆνις", "ἀείδω", "θεά", "\n", "οὐλόμενος", ","], "heads": [1, 1, 1, 4, 1, 1],
+              "deps": ["OBJ", "PRED", "SBJ", "AuxG", "ADV", "AuxX"]}
+    sent = conllu.parse(record_to_conllu(record))[0]
+    assert [w["form"] for w in sent] == ["μῆνιν", "ἄειδε", "θεὰ", "οὐλομένην", ","]
+    assert [w["head"] for w in sent] == [2, 0, 2, 2, 2] and [w["id"] for w in sent] == [1, 2, 3, 4, 5]
+    assert sent[2]["misc"] == {"SpacesAfter": "\\n"} and sent[3]["misc"] == {"SpaceAfter": "No"}
+    assert sent.metadata["text"] == "μῆνιν ἄειδε θεὰ οὐλομένην,"
