@@ -43,6 +43,9 @@ APOSTROPHES = "'\u2019\u02bc\u1fbd"
 _GREEK = "\u0370-\u03ff\u1f00-\u1fff\u0300-\u036f"
 _PUNCT = ".,;:\u00b7\u0387"
 
+#: A stop after a closing quotation mark or parenthesis (``οἶδα».`` -> ``οἶδα``, ``»``, ``.``;
+#: ``λέγεται).``: spaCy's rules split the stop only after a letter, so word, mark and stop stayed one token).
+AFTER_CLOSING_QUOTE = f"(?<=[»›”\")])[{_PUNCT}]"
 #: One Leiden gap or editorial span on one line: ``[...]``, ``[ca. 5]``, ``[αβγ]``,
 #: ``⟦αβ⟧``, ``〚αβ〛``, ``{αβ}``, ``|gap=4|`` (Ithaca).
 GAP_TOKEN = re.compile(
@@ -134,11 +137,12 @@ def mark_gap(token: Token) -> None:
 
 
 def elision_safe_suffixes(suffixes: list[str | Pattern[str]]) -> list[str | Pattern[str]]:
-    """``suffixes`` with each apostrophe rule limited to a position not after a Greek letter."""
+    """``suffixes`` with each apostrophe rule limited to a position not after a Greek letter, and
+    a stop split off after an elided word or a closing quote (:data:`AFTER_CLOSING_QUOTE`)."""
     plain = {"\\'", "'", "\u2019", "\u02bc", "\u1fbd"}
     kept = [s for s in suffixes if s not in plain]
     after_elision = f"(?<=[{_GREEK}][{APOSTROPHES}])[\\.\u00b7\u0387]"  # ἔστ’. -> ἔστ’ .
-    return [f"(?<![{_GREEK}])[{APOSTROPHES}]", after_elision, *kept]
+    return [f"(?<![{_GREEK}])[{APOSTROPHES}]", after_elision, AFTER_CLOSING_QUOTE, *kept]
 
 
 def _masked(match: re.Match[str]) -> str:

@@ -31,6 +31,17 @@ def test_elision_stays_on_the_word(nlp: spacy.Language, text: str, tokens: list[
     assert doc.text == text
 
 
+@pytest.mark.parametrize(("text", "tokens"), [
+    ("Σωκράτης· «οὐκ οἶδα».", ["Σωκράτης", "·", "«", "οὐκ", "οἶδα", "»", "."]),   # was οἶδα». (a NOUN)
+    ("(ὡς λέγεται). καὶ", ["(", "ὡς", "λέγεται", ")", ".", "καὶ"]),
+    ("“ταῦτα”· ἀλλ’ οὐ", ["“", "ταῦτα", "”", "·", "ἀλλ’", "οὐ"]),
+])
+def test_a_stop_after_a_closing_quote_or_parenthesis_is_its_own_token(nlp: spacy.Language, text: str,
+                                                                      tokens: list[str]) -> None:
+    doc = nlp(text)
+    assert [t.text for t in doc] == tokens and doc.text == text
+
+
 def test_default_grc_tokenizer_splits_what_ours_keeps(nlp: spacy.Language) -> None:
     assert [t.text for t in spacy.blank("grc")("ἔστ’,")] == ["ἔστ", "’", ","]
     assert [t.text for t in nlp("ἔστ’,")] == ["ἔστ’", ","]
