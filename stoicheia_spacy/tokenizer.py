@@ -13,7 +13,8 @@ read as letters when the text is cut into words, so spaCy's rules (punctuation, 
 apply to the restored word. Each token keeps its supplement marked: ``token._.supplied``
 is the tuple of ``(start, end)`` offsets within ``token.text`` of the supplied letters with
 their brackets, ``token._.word`` the word without the brackets (``ἐνέτυχόν``), which the
-morphosyntax components read; the token's NORM is that word's norm.
+morphosyntax components read; the token's NORM is that word's norm. An editor's addition of
+letters the scribe left out (:data:`ADDITION`: ``ἐποίησε⟨ν⟩``, ``⟨ἂν⟩``) is marked and read the same way.
 
 Other Leiden markup is one token per gap or editorial span: ``[...]``, ``[.4]``, ``[---]``,
 ``[ca. 5]``, ``[.2-5]``, an erasure ``⟦αβ⟧`` / ``〚αβ〛``, superfluous letters ``{αβ}`` and Ithaca's
@@ -45,7 +46,7 @@ _PUNCT = ".,;:\u00b7\u0387"
 
 #: A stop after a closing quotation mark or parenthesis (``οἶδα».`` -> ``οἶδα``, ``»``, ``.``;
 #: ``λέγεται).``: spaCy's rules split the stop only after a letter, so word, mark and stop stayed one token).
-AFTER_CLOSING_QUOTE = f"(?<=[»›”\")])[{_PUNCT}]"
+AFTER_CLOSING_QUOTE = f"(?<=[»›”\")⟩])[{_PUNCT}]"
 #: One Leiden gap or editorial span on one line: ``[...]``, ``[ca. 5]``, ``[αβγ]``,
 #: ``⟦αβ⟧``, ``〚αβ〛``, ``{αβ}``, ``|gap=4|`` (Ithaca).
 GAP_TOKEN = re.compile(
@@ -54,6 +55,11 @@ GAP_TOKEN = re.compile(
 _GAP_OPENERS = frozenset("[⟦〚{|")
 #: An editor's supplement of letters: ``[όν]``, ``[ἀργύριον]``, ``[ι' ἐ]`` (module doc).
 SUPPLEMENT = re.compile(f"\\[(?=[^\\]\n]*[\u0370-\u03ff\u1f00-\u1fff])[{_GREEK}{APOSTROPHES}{_PUNCT} ]+\\]")
+#: An editor's addition of letters the scribe left out (``ἐποίησε⟨ν⟩``, ``⟨ἂν⟩``): part of its word,
+#: marked on the token as a supplement is.
+ADDITION = re.compile(f"⟨[{_GREEK}{APOSTROPHES}]+⟩")
+_MARKED = re.compile(f"{SUPPLEMENT.pattern}|{ADDITION.pattern}")
+_BRACKETS = str.maketrans("", "", "[]⟨⟩")
 #: A supplement's bracket next to one of these (inside it) is read as that character, else as a letter.
 _PUNCT_NEXT = re.compile(f"\\[(?=[{_PUNCT} ])|(?<=[{_PUNCT} ])\\]")
 #: Placeholder UPOS and tag, lemma and relation of a gap token (module doc).
@@ -71,12 +77,12 @@ def is_gap_token(text: str) -> bool:
 
 def supplied_spans(doc: Doc) -> list[tuple[tuple[int, int], ...]]:
     """Per token of ``doc``: the ``(start, end)`` offsets within the token's text of the
-    supplied letters and their brackets (:data:`SUPPLEMENT`; empty for most tokens)."""
+    supplied letters and their brackets (:data:`SUPPLEMENT`, :data:`ADDITION`; empty for most tokens)."""
     cache = doc.user_data.get(_SUPPLIED_KEY)
     if cache is not None and cache[0] == len(doc):
         return cast(list[tuple[tuple[int, int], ...]], cache[1])
     out: list[list[tuple[int, int]]] = [[] for _ in range(len(doc))]
-    for match in SUPPLEMENT.finditer(doc.text):
+    for match in _MARKED.finditer(doc.text):
         span = doc.char_span(match.start(), match.end(), alignment_mode="expand")
         for tok in span if span is not None else ():
             a, b = max(match.start(), tok.idx), min(match.end(), tok.idx + len(tok.text))
@@ -88,15 +94,17 @@ def supplied_spans(doc: Doc) -> list[tuple[tuple[int, int], ...]]:
 
 
 def word_text(token: Token) -> str:
-    """A token's word without the brackets of its supplement (``ἐνέτυχ[όν]`` -> ``ἐνέτυχόν``)."""
+    """A token's word without the brackets of its supplement or addition (``ἐνέτυχ[όν]`` ->
+    ``ἐνέτυχόν``, ``ἐποίησε⟨ν⟩`` -> ``ἐποίησεν``)."""
     spans = supplied_spans(token.doc)[token.i]
     if not spans:
         return token.text
     text, parts, pos = token.text, [], 0
     for a, b in spans:
-        parts += [text[pos:a], text[a:b].replace("[", "").replace("]", "")]
+        parts += [text[pos:a], text[a:b].translate(_BRACKETS)]
         pos = b
-    return "".join([*parts, text[pos:]])
+    word = "".join([*parts, text[pos:]])
+    return word or token.text
 
 
 def word_texts(doc: Doc) -> list[str]:

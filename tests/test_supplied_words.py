@@ -33,6 +33,8 @@ def nlp() -> spacy.Language:
     ("ἔδοξ[εν τῆι] βουλῆι", ["ἔδοξ[εν", "τῆι]", "βουλῆι"], ["ἔδοξεν", "τῆι", "βουλῆι"]),  # across two words
     ("δ[ι' ἐ]μοῦ [.4]", ["δ[ι'", "ἐ]μοῦ", "[.4]"], ["δι'", "ἐμοῦ", "[.4]"]),               # elision kept
     ("ἐπιμέλει[αν·] καὶ", ["ἐπιμέλει[αν", "·]", "καὶ"], ["ἐπιμέλειαν", "·", "καὶ"]),      # a stop stays apart
+    # an editor's addition of letters the scribe left out, as literary editions print it
+    ("οὐκ ἐποίησε⟨ν⟩ ⟨ἂν⟩. ⟨τ⟩ὸ", ["οὐκ", "ἐποίησε⟨ν⟩", "⟨ἂν⟩", ".", "⟨τ⟩ὸ"], ["οὐκ", "ἐποίησεν", "ἂν", ".", "τὸ"]),
 ])
 def test_word_with_supplement_is_one_token(nlp: spacy.Language, text: str, tokens: list[str], words: list[str]) -> None:
     doc = nlp(text)
@@ -113,3 +115,10 @@ def test_default_pipeline_tags_and_parses_the_whole_word(default_morph: spacy.La
     assert row["misc"]["LeidenForm"] == "ἀργυρ[ί]ου" and row["lemma"] == "ἀργύριον"
     assert [w["form"] for w in sents[1]][:1] == ["ἀποδοῦναι"]
     assert not any("[" in w["form"] for w in words)
+
+
+def test_an_editors_addition_is_read_as_the_word(default_morph: spacy.Language) -> None:
+    """``⟨ἂν⟩`` was lemmatised ``⟨ἄν⟩`` (the brackets kept, an unattested form)."""
+    doc = default_morph("οὐκ ⟨ἂν⟩ ἐποίησε⟨ν⟩ τοῦτο.")
+    tok = {t._.word: t for t in doc}
+    assert tok["ἂν"].lemma_ == "ἄν" and tok["ἐποίησεν"].lemma_ == "ποιέω" and tok["ἐποίησεν"].pos_ == "VERB"
