@@ -56,6 +56,8 @@ MORPH_DECODERS = MorphologizerSettings.OWN_DECODERS
 DEFAULT_MORPH_MODEL = DEFAULT_TOKEN_HEADS_MODEL
 #: ``tag_`` of a whitespace token (``pos_`` SPACE), as spaCy's own taggers write it.
 SPACE_TAG = "_SP"
+#: ``tag_`` of a numeral written in digits (``pos_`` NUM): AGDT's numeral
+DIGITS_TAG = "m--------"
 
 _UPOS_ID = {u: i for i, u in enumerate(UPOS_TAGS)}
 #: Forms whose table candidates the morphologizer remembers before it starts afresh.
@@ -284,7 +286,8 @@ class StoicheiaMorphologizer(HeadPipe):
 
     def set_annotations(self, docs: Iterable[Doc], scores: Sequence[np.ndarray]) -> None:
         """Write ``tag_``, ``pos_`` and ``morph`` (UD FEATS of the tag); a whitespace token
-        gets spaCy's ``_SP`` and ``SPACE`` (:data:`SPACE_TAG`) and no morphology."""
+        gets spaCy's ``_SP`` and ``SPACE`` (:data:`SPACE_TAG`) and no morphology, a numeral in
+        digits AGDT's numeral tag and NUM (:data:`DIGITS_TAG`)."""
         for doc, logits in zip(docs, scores, strict=True):
             if self.decode_mode in ("research", "paper"):
                 upos, tags = self.release_decode(doc, np.asarray(logits))
@@ -297,6 +300,8 @@ class StoicheiaMorphologizer(HeadPipe):
                     tok.tag_, tok.pos_ = SPACE_TAG, "SPACE"
                     cast(Any, tok).set_morph(None)
                     continue
+                if tok.is_digit:  # a numeral in digits (a year, a line number): no treebank has one
+                    u, t = "NUM", DIGITS_TAG
                 tok.tag_ = t
                 tok.pos_ = u
                 feats = agdt_to_feats(t) if len(t) == 9 else "_"

@@ -9,7 +9,7 @@ from spacy.language import Language
 
 from stoicheia_spacy.assembly import MORPHOSYNTAX
 from stoicheia_spacy.morph.conllu import to_conllu
-from stoicheia_spacy.morph.morphologizer import SPACE_TAG
+from stoicheia_spacy.morph.morphologizer import DIGITS_TAG, SPACE_TAG
 
 #: Iliad 1.1-3, one verse a line
 ILIAD = ("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος\nοὐλομένην, ἣ μυρί’ Ἀχαιοῖς ἄλγε’ ἔθηκε,\n"
@@ -50,3 +50,10 @@ def test_conllu_of_verses_is_valid_and_keeps_the_line_breaks(nlp: Language) -> N
     misc = {w["form"]: w["misc"] for w in words}
     assert misc["Ἀχιλῆος"] == {"SpacesAfter": "\\n"}
     assert misc["οὐλομένην"] == {"SpaceAfter": "No"}
+
+
+def test_a_numeral_in_digits_is_a_numeral(nlp: Language) -> None:
+    """A year or a line number in digits (no treebank writes one) was tagged punctuation."""
+    doc = nlp("ὁ δὲ Κῦρος ἀπέθανε — 25 ἔτη.")
+    digits = next(t for t in doc if t.text == "25")
+    assert (digits.pos_, digits.tag_, digits.lemma_) == ("NUM", DIGITS_TAG, "25")
