@@ -22,6 +22,7 @@ from conllu.models import Token as ConlluToken
 from spacy.tokens import Doc, Token
 from spacy.vocab import Vocab
 
+from ..morph.conllu import spacing_misc
 from ..records import plain
 from ..restore.results import Restoration
 
@@ -158,10 +159,6 @@ def record_to_conllu(record: dict[str, Any]) -> str:
     return "".join(blocks)
 
 
-#: UD's escapes in ``SpacesAfter``
-_ESCAPES = str.maketrans({" ": "\\s", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\"})
-
-
 def _conllu_token(record: dict[str, Any], i: int, number: dict[int, int], heads: Sequence[int] | None,
                   nxt: int | None) -> dict[str, Any]:
     """The CoNLL-U word of token ``i``; ``number``: the sentence's words by token index, ``nxt``:
@@ -177,14 +174,9 @@ def _conllu_token(record: dict[str, Any], i: int, number: dict[int, int], heads:
                 and heads[h] != h and steps < len(heads):
             h, steps = heads[h], steps + 1  # a whitespace token's dependents go to its own head
         head = number.get(h, 0) if h != i else 0
-    misc = None
-    if nxt is not None:
-        after = "".join(record["words"][j] + (" " if record["spaces"][j] else "") for j in range(i + 1, nxt))
-        after = (" " if record["spaces"][i] else "") + after
-        if after == "":
-            misc = {"SpaceAfter": "No"}
-        elif after != " ":
-            misc = {"SpacesAfter": after.translate(_ESCAPES)}
+    after = None if nxt is None else "".join(
+        record["words"][j] + (" " if record["spaces"][j] else "") for j in range(i + 1, nxt))
+    misc = spacing_misc(None if after is None else (" " if record["spaces"][i] else "") + after) or None
     return {"id": number[i], "form": record["words"][i], "lemma": col("lemmas"), "upos": col("pos"),
             "xpos": col("tags"), "feats": col("morphs"), "head": head,
             "deprel": col("deps") if heads is not None else "_", "deps": None, "misc": misc}

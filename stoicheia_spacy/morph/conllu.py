@@ -19,16 +19,22 @@ RELEASE_PARSE = "stoicheia_release_parse"
 _SPACE_ESCAPES = str.maketrans({" ": "\\s", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\"})
 
 
+def spacing_misc(after: str | None) -> dict[str, str]:
+    """The MISC fields of what follows a word before the next (``after``; None for the
+    sentence's last word): none for one space, ``SpaceAfter=No`` for none, else UD's
+    ``SpacesAfter`` (a line break between verses is ``SpacesAfter=\\n``)."""
+    if after == "":
+        return {"SpaceAfter": "No"}
+    if after is None or after == " ":
+        return {}
+    return {"SpacesAfter": after.translate(_SPACE_ESCAPES)}
+
+
 def _misc(token: Any, form: str, after: str | None) -> str:
     """MISC of a word: ``LeidenForm`` (the token as edited, when a supplement is marked on it)
-    and what follows the word before the next (``after``; None for the sentence's last word):
-    nothing for one space, ``SpaceAfter=No`` for none, else UD's ``SpacesAfter`` (a line break
-    between verses is ``SpacesAfter=\\n``)."""
+    and its :func:`spacing_misc`."""
     fields = [f"LeidenForm={token.text}"] if form != token.text else []
-    if after == "":
-        fields.append("SpaceAfter=No")
-    elif after is not None and after != " ":
-        fields.append("SpacesAfter=" + after.translate(_SPACE_ESCAPES))
+    fields += [f"{key}={value}" for key, value in spacing_misc(after).items()]
     return "|".join(fields) or "_"
 
 
