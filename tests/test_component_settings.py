@@ -311,7 +311,9 @@ def test_morphosyntax_settings_live_in_the_config_and_data_in_files(tmp_path: Pa
         "table_lexicon": True, "table_prior": 2.0, "table_prior_papyrus": 1.0, "domain": "auto"}
     assert saved["components"]["stoicheia_parser"]["settings"] == {"@misc": "stoicheia.ParserSettings.v1",
                                                                     "decode": "mst_single_root", "max_words": 160,
-                                                                    "scheme": "agdt"}
+                                                                    "scheme": "agdt", "tree_prior": 0.0, "tree_prior_labels": 0.0,
+                                                                    "tree_prior_papyrus": 0.0,
+                                                                    "tree_prior_labels_papyrus": 0.0, "domain": "auto"}
     script = textwrap.dedent(f"""
         import dataclasses, json, spacy
         from stoicheia_spacy.registrations import register_all
@@ -392,7 +394,7 @@ def test_morphosyntax_configure_validates_and_names_the_options() -> None:
                                           r"'table_lexicon', 'table_prior', "
                                           r"'table_prior_papyrus', 'domain'\]"):
         lem.configure(topk=3)
-    with pytest.raises(ConfigError, match=r"unknown stoicheia_parser options: \['top_k'\]; choose from \['decode', 'max_words', 'scheme'\]"):
+    with pytest.raises(ConfigError, match=r"unknown stoicheia_parser options: \['top_k'\]; choose from \['decode', 'max_words', 'scheme', 'tree_prior', "):
         pipes["stoicheia_parser"].configure(top_k=3)
     with pytest.raises(ConfigError, match="top_k must be an integer >= 1"):
         lem.configure(top_k=-1)

@@ -37,9 +37,11 @@ of its sentence (the next one at its start), so no word has a gap as its head.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
+import srsly
 import torch
 from spacy.attrs import DEP, HEAD
 from spacy.language import Language
@@ -52,6 +54,7 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..component import HeadPipe
 from ..encoder.token_planes import sentence_lengths
+from ..errors import CheckpointError
 from ..heads import torch_module
 from ..tokenizer import _GAP_OPENERS, GAP_DEP, gap_flags, placeholder_head, word_text
 from .agdt_ud_tree import convert_tree
@@ -63,6 +66,8 @@ from .mst import chu_liu_edmonds
 from .research_decode import encodable_tokens, greedy_heads
 from .settings import ParserSettings
 from .training import gold_sentence_lengths, softmax_xent_rows
+from .tree_prior import FILE as TREE_PRIOR_FILE
+from .tree_prior import TreePrior
 
 #: The parser's own decoder (``decode`` setting); see the module doc for the others.
 PARSER_DECODERS = ParserSettings.OWN_DECODERS
@@ -109,8 +114,8 @@ def score_parse(examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
 @Language.factory(
     "stoicheia_parser",
     assigns=["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
-    # the UPOS, FEATS and lemmas are read by the ud scheme's conversion only
-    requires=["doc._.stoicheia", "token.pos", "token.morph", "token.lemma"],
+    # the tags are read by the tree prior (its settings), UPOS, FEATS and lemmas by the ud scheme's conversion
+    requires=["doc._.stoicheia", "token.tag", "token.pos", "token.morph", "token.lemma"],
     default_config={"model": Config().from_str(DEFAULT_PARSER_MODEL)["model"], "settings": {"@misc": "stoicheia.ParserSettings.v1"},
                     "scorer": {"@scorers": "stoicheia.parser_scorer.v1"}},
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None, "sents_p": None,
@@ -133,6 +138,8 @@ class StoicheiaParser(HeadPipe):
         base = settings if settings is not None else ParserSettings()
         super().__init__(vocab, model, name, settings=base.replace(**options) if options else base, labels=[])
         self.scorer = scorer
+        #: the tree prior (``tree_prior.npz`` of the parser's folder; None: none)
+        self.tree_prior: TreePrior | None = None
 
     @property
     def decode_mode(self) -> str:
@@ -151,6 +158,45 @@ class StoicheiaParser(HeadPipe):
 
     def init_labels(self, examples: list[Example]) -> None:
         self.data["labels"] = sorted({tok.dep_ for eg in examples for tok in eg.reference if tok.dep_})
+
+    # ------------------------------------------------------------ the tree prior
+    def set_tree_prior(self, prior: TreePrior | None) -> None:
+        """Use ``prior`` (counted over this parser's relations) with the settings' weights."""
+        if prior is not None and self.labels and list(prior.labels) != list(self.labels):
+            raise CheckpointError(f"{self.name}: the tree prior was counted over other relations "
+                                  f"({len(prior.labels)}) than the parser's ({len(self.labels)})")
+        self.tree_prior = prior
+
+    def model_to_disk(self, folder: Path) -> None:
+        super().model_to_disk(folder)
+        if self.tree_prior is not None:
+            self.tree_prior.to_disk(folder / TREE_PRIOR_FILE)
+
+    def model_from_disk(self, folder: Path) -> None:
+        super().model_from_disk(folder)
+        path = folder / TREE_PRIOR_FILE
+        self.set_tree_prior(TreePrior.from_disk(path) if path.is_file() else None)
+
+    def model_to_bytes(self) -> bytes:
+        msg = srsly.msgpack_loads(super().model_to_bytes())
+        if self.tree_prior is not None:
+            msg["tree_prior"] = self.tree_prior.to_bytes()
+        return bytes(srsly.msgpack_dumps(msg))
+
+    def model_from_bytes(self, data: bytes) -> None:
+        super().model_from_bytes(data)
+        msg = srsly.msgpack_loads(data) if data else {}
+        self.set_tree_prior(TreePrior.from_bytes(msg["tree_prior"]) if msg.get("tree_prior") else None)
+
+    def _prior_weights(self, doc: Doc) -> tuple[float, float]:
+        """The (arc, relation) weights of the tree prior for ``doc``; (0, 0) without a prior or
+        without a tag in the Doc."""
+        if self.tree_prior is None:
+            return 0.0, 0.0
+        alpha, beta = self.settings.tree_prior_weights(doc)
+        if (alpha or beta) and not doc.has_annotation("TAG"):
+            return 0.0, 0.0
+        return alpha, beta
 
     # ------------------------------------------------------------ inference
     def sentences(self, doc: Doc) -> list[int]:
@@ -171,6 +217,9 @@ class StoicheiaParser(HeadPipe):
         vectors = [self.model.ops.to_numpy(v) for v in self.model.get_ref("tok2vec").predict(docs)]
         module: Any = torch_module(self._head_node())
         module.eval()
+        weights = [self._prior_weights(d) for d in docs]
+        tags = [[t.tag_ for t in d] if any(w) else [] for d, w in zip(docs, weights, strict=True)]
+        prior = self.tree_prior
         out = [(np.zeros(len(d), np.int64), np.zeros(len(d), np.int64)) for d in docs]
         for block in length_blocks(sentence_index(sents)):
             padded, mask = pad_index(vectors, block, max(n for _, _, n in block))
@@ -179,13 +228,25 @@ class StoicheiaParser(HeadPipe):
                 logp = log_softmax(arcs.numpy().astype(np.float64))
                 heads = np.zeros(arcs.shape[:2], dtype=np.int64)
                 for s, (i, start, n) in enumerate(block):
-                    heads[s, 1 : n + 1] = _tree_without_gaps(logp[s, : n + 1, : n + 1], gaps[i][start : start + n])
+                    scores = logp[s, : n + 1, : n + 1]
+                    if weights[i][0] and prior is not None:
+                        scores = scores + weights[i][0] * prior.arc_scores(tags[i][start : start + n])
+                    heads[s, 1 : n + 1] = _tree_without_gaps(scores, gaps[i][start : start + n])
                 # labels of the real words only, as one row (not of every padded position)
                 rows = np.concatenate([np.arange(1, n + 1) + s * arcs.shape[1] for s, (_, _, n) in enumerate(block)])
                 flat_heads = (heads + np.arange(len(heads))[:, None] * arcs.shape[1]).reshape(-1)[rows]
-                labels = module.labels(label_dep.flatten(0, 1)[torch.from_numpy(rows)][None],
-                                       label_head.flatten(0, 1)[None], torch.from_numpy(flat_heads)[None]
-                                       ).argmax(-1).numpy()[0]
+                label_scores = module.labels(label_dep.flatten(0, 1)[torch.from_numpy(rows)][None],
+                                             label_head.flatten(0, 1)[None], torch.from_numpy(flat_heads)[None]
+                                             ).numpy()[0]
+            if prior is not None and any(weights[i][1] for i, _, _ in block):
+                label_scores = log_softmax(label_scores.astype(np.float64))
+                first = 0
+                for s, (i, start, n) in enumerate(block):
+                    if weights[i][1]:
+                        label_scores[first : first + n] += weights[i][1] * prior.label_scores(
+                            tags[i][start : start + n], heads[s, 1 : n + 1])
+                    first += n
+            labels = label_scores.argmax(-1)
             first = 0
             for s, (i, start, n) in enumerate(block):
                 rel = heads[s, 1 : n + 1]

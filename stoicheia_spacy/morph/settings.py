@@ -47,7 +47,11 @@ Options (defaults in brackets):
   ``projects/parse/metrics/headwords_dev.json``; out-of-vocabulary lemma accuracy on
   the dev splits in ``projects/parse/metrics/lookup_weight_fit.json``, ``shipped`` row against
   ``lemmas_w*``);
-* parser: ``max_words`` [160], the longest sentence parsed as one tree: a longer one (a page
+* parser: ``tree_prior`` / ``tree_prior_labels`` [0 / 0] and for a papyrus ``tree_prior_papyrus`` /
+  ``tree_prior_labels_papyrus`` [0 / 0], ``domain`` as the morphologizer's: the weights of the
+  parser's tree prior (:mod:`stoicheia_spacy.morph.tree_prior`, ``tree_prior.npz`` in its folder)
+  on the arc and relation scores, from the tags the morphologizer wrote; 0 or no prior file: the
+  parser's scores alone; ``max_words`` [160], the longest sentence parsed as one tree: a longer one (a page
   without punctuation, a papyrus line run on) is cut into near-equal pieces of at most that
   many tokens, each its own tree, so that arc scoring and the maximum spanning tree (cubic in
   the sentence's length) stay linear in the document's length (the longest sentence of UD
@@ -226,9 +230,22 @@ class ParserSettings(_MorphSettings):
     decode: str = "mst_single_root"
     max_words: int = 160
     scheme: str = "agdt"
+    tree_prior: float = 0.0
+    tree_prior_labels: float = 0.0
+    tree_prior_papyrus: float = 0.0
+    tree_prior_labels_papyrus: float = 0.0
+    domain: str = AUTO
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        for name in ("tree_prior", "tree_prior_labels", "tree_prior_papyrus", "tree_prior_labels_papyrus"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise ConfigError(f"{self.COMPONENT} {name} must be a number >= 0, got {value!r}")
+        try:
+            check_domain(str(self.domain))
+        except ConfigError as err:
+            raise ConfigError(f"{self.COMPONENT} {err}") from err
         if self.scheme not in SCHEMES:
             raise ConfigError(f"{self.COMPONENT} scheme must be one of {list(SCHEMES)}, got {self.scheme!r}")
         if self.scheme == "ud" and self.decode in RELEASE_DECODERS:
@@ -236,6 +253,14 @@ class ParserSettings(_MorphSettings):
                               f"not {self.decode!r}")
         if isinstance(self.max_words, bool) or not isinstance(self.max_words, int) or self.max_words < 2:
             raise ConfigError(f"{self.COMPONENT} max_words must be an integer >= 2, got {self.max_words!r}")
+
+    def tree_prior_weights(self, doc: Doc | None = None) -> tuple[float, float]:
+        """The tree prior's (arc, relation) weights for ``doc``: the papyrus pair for a Doc of the
+        ``domain`` setting's domain, or with ``auto`` of ``doc._.domain``, ``papyrus``; else the other."""
+        domain = self.domain if self.domain != AUTO else (doc._.domain if doc is not None else None)
+        if domain == "papyrus":
+            return float(self.tree_prior_papyrus), float(self.tree_prior_labels_papyrus)
+        return float(self.tree_prior), float(self.tree_prior_labels)
 
 
 #: The config blocks ``[components.NAME.settings]`` of the three components.
