@@ -128,9 +128,9 @@ class _MorphSettings:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
-def _check_table_options(settings: Any) -> None:
-    """``table_prior`` and ``table_prior_papyrus`` numbers >= 0, ``domain`` auto or a domain."""
-    for name in ("table_prior", "table_prior_papyrus"):
+def _check_table_options(settings: Any, names: tuple[str, ...] = ("table_prior", "table_prior_papyrus")) -> None:
+    """The weights ``names`` numbers >= 0, ``domain`` auto or a domain."""
+    for name in names:
         value = getattr(settings, name)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
             raise ConfigError(f"{settings.COMPONENT} {name} must be a number >= 0, got {value!r}")
@@ -238,14 +238,7 @@ class ParserSettings(_MorphSettings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("tree_prior", "tree_prior_labels", "tree_prior_papyrus", "tree_prior_labels_papyrus"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-                raise ConfigError(f"{self.COMPONENT} {name} must be a number >= 0, got {value!r}")
-        try:
-            check_domain(str(self.domain))
-        except ConfigError as err:
-            raise ConfigError(f"{self.COMPONENT} {err}") from err
+        _check_table_options(self, ("tree_prior", "tree_prior_labels", "tree_prior_papyrus", "tree_prior_labels_papyrus"))
         if self.scheme not in SCHEMES:
             raise ConfigError(f"{self.COMPONENT} scheme must be one of {list(SCHEMES)}, got {self.scheme!r}")
         if self.scheme == "ud" and self.decode in RELEASE_DECODERS:

@@ -135,6 +135,29 @@ def gold_sentences(project: Path, mirror: Path, split: str) -> tuple[list[list[d
     return agdt, ud
 
 
+def split_words(project: Path, mirror: Path, split: str) -> tuple[list[list[dict[str, Any]]] | None,
+                                                                  list[list[dict[str, Any]]]]:
+    """(AGDT gold words or None, the words a split is parsed on: its AGDT gold, else its UD gold)."""
+    agdt, ud = gold_sentences(project, mirror, split)
+    words = agdt if agdt is not None else ud
+    assert words is not None
+    return agdt, words
+
+
+def gold_docs(vocab: Any, sentences: Sequence[Sequence[dict[str, Any]]], domain: str | None = None) -> list[Any]:
+    """One Doc per gold sentence (its forms and spacing, one sentence start; ``doc._.domain``)."""
+    from spacy.tokens import Doc
+
+    docs = []
+    for s in sentences:
+        doc = Doc(vocab, words=[w["form"] for w in s], spaces=[not no_space_after(w) for w in s],
+                  sent_starts=[True, *[False] * (len(s) - 1)])
+        if domain:
+            doc._.domain = domain
+        docs.append(doc)
+    return docs
+
+
 def no_space_after(word: dict[str, Any]) -> bool:
     """Whether a CoNLL-U word's MISC says ``SpaceAfter=No`` (a dict from ``conllu``, or text)."""
     misc = word.get("misc")
@@ -161,7 +184,6 @@ def dense_scripts(top: tuple[np.ndarray, np.ndarray], n: int) -> np.ndarray:
 def cache(split: str, cache_dir: Path, project: Path, mirror: Path, batch: int = 16) -> Path:
     """Step ``cache`` of one split (module doc); an existing cache file is kept."""
     import torch
-    from spacy.tokens import Doc
 
     from stoicheia_spacy.morph.ud import MORPH_GROUPS
 
@@ -170,17 +192,13 @@ def cache(split: str, cache_dir: Path, project: Path, mirror: Path, batch: int =
         print(f"{split}: cached in {out}")
         return out
     torch.set_num_threads(1)
-    agdt, ud = gold_sentences(project, mirror, split)
-    words = agdt if agdt is not None else ud
-    assert words is not None
+    agdt, words = split_words(project, mirror, split)
     nlp, morph, lem, parser = nlp_and_pipes()
     encoder = nlp.get_pipe(PIPES[0])
     cpu = dict.fromkeys(PIPES, 0.0)
     m_scores, l_scores, heads, deprels = [], [], [], []
     for b in range(0, len(words), batch):
-        docs = [Doc(nlp.vocab, words=[w["form"] for w in s],
-                    spaces=[not no_space_after(w) for w in s],
-                    sent_starts=[True, *[False] * (len(s) - 1)]) for s in words[b:b + batch]]
+        docs = gold_docs(nlp.vocab, words[b:b + batch])
         t0 = time.process_time()
         encoder.set_annotations(docs, encoder.predict(docs))
         t1 = time.process_time()

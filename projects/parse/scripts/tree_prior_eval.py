@@ -53,12 +53,13 @@ from parse_eval import (
     TRAIN,
     command_line,
     decode,
+    gold_docs,
     gold_sentences,
     gold_words,
     load_context,
     mcnemar,
-    no_space_after,
     pred_words,
+    split_words,
     write_conllu,
 )
 
@@ -95,7 +96,6 @@ def cache(split: str, cache_dir: Path, project: Path, mirror: Path, batch: int =
     """Arc and label log-probabilities of every cached sentence (module doc)."""
     import torch
     from parse_eval import nlp_and_pipes
-    from spacy.tokens import Doc
 
     from stoicheia_spacy.heads import torch_module
     from stoicheia_spacy.morph.constrained import log_softmax
@@ -105,9 +105,7 @@ def cache(split: str, cache_dir: Path, project: Path, mirror: Path, batch: int =
         print(f"{split}: cached in {out}")
         return out
     torch.set_num_threads(1)
-    agdt, ud = gold_sentences(project, mirror, split)
-    words = agdt if agdt is not None else ud
-    assert words is not None
+    _agdt, words = split_words(project, mirror, split)
     nlp, _morph, _lem, parser = nlp_and_pipes()
     encoder = nlp.get_pipe("stoicheia_encoder")
     module: Any = torch_module(parser._head_node())
@@ -115,8 +113,7 @@ def cache(split: str, cache_dir: Path, project: Path, mirror: Path, batch: int =
     arcs_out, labels_out = [], []
     t0 = time.process_time()
     for b in range(0, len(words), batch):
-        docs = [Doc(nlp.vocab, words=[w["form"] for w in s], spaces=[not no_space_after(w) for w in s],
-                    sent_starts=[True, *[False] * (len(s) - 1)]) for s in words[b:b + batch]]
+        docs = gold_docs(nlp.vocab, words[b:b + batch])
         encoder.set_annotations(docs, encoder.predict(docs))
         vectors = [parser.model.ops.to_numpy(v) for v in parser.model.get_ref("tok2vec").predict(docs)]
         for v in vectors:
@@ -275,7 +272,6 @@ def pipeline_check(out: Path, project: Path, mirror: Path, splits: Sequence[str]
     weights set to 0: UAS / LAS on the AGDT gold, CPU seconds of the whole pipe."""
     import torch
     from parse_eval import nlp_and_pipes
-    from spacy.tokens import Doc
 
     torch.set_num_threads(1)
     nlp, _m, _l, parser = nlp_and_pipes()
@@ -292,13 +288,7 @@ def pipeline_check(out: Path, project: Path, mirror: Path, splits: Sequence[str]
         for row, changes in (("with_tree_prior", {}), ("without", off)):
             saved = parser.settings
             parser.configure(**changes)
-            docs = []
-            for sent in agdt:
-                doc = Doc(nlp.vocab, words=[w["form"] for w in sent], spaces=[not no_space_after(w) for w in sent],
-                          sent_starts=[True, *[False] * (len(sent) - 1)])
-                if domain:
-                    doc._.domain = domain
-                docs.append(doc)
+            docs = gold_docs(nlp.vocab, agdt, domain)
             t0 = time.process_time()
             docs = list(nlp.pipe(docs, batch_size=16))
             cpu = time.process_time() - t0
