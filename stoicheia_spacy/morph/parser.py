@@ -219,6 +219,7 @@ class StoicheiaParser(HeadPipe):
         module.eval()
         weights = [self._prior_weights(d) for d in docs]
         tags = [[t.tag_ for t in d] if any(w) else [] for d, w in zip(docs, weights, strict=True)]
+        lemmas = [[t.lemma_ for t in d] if any(w) else [] for d, w in zip(docs, weights, strict=True)]
         prior = self.tree_prior
         out = [(np.zeros(len(d), np.int64), np.zeros(len(d), np.int64)) for d in docs]
         for block in length_blocks(sentence_index(sents)):
@@ -230,7 +231,8 @@ class StoicheiaParser(HeadPipe):
                 for s, (i, start, n) in enumerate(block):
                     scores = logp[s, : n + 1, : n + 1]
                     if weights[i][0] and prior is not None:
-                        scores = scores + weights[i][0] * prior.arc_scores(tags[i][start : start + n])
+                        scores = scores + weights[i][0] * prior.arc_scores(tags[i][start : start + n],
+                                                                           lemmas[i][start : start + n])
                     heads[s, 1 : n + 1] = _tree_without_gaps(scores, gaps[i][start : start + n])
                 # labels of the real words only, as one row (not of every padded position)
                 rows = np.concatenate([np.arange(1, n + 1) + s * arcs.shape[1] for s, (_, _, n) in enumerate(block)])
@@ -244,7 +246,7 @@ class StoicheiaParser(HeadPipe):
                 for s, (i, start, n) in enumerate(block):
                     if weights[i][1]:
                         label_scores[first : first + n] += weights[i][1] * prior.label_scores(
-                            tags[i][start : start + n], heads[s, 1 : n + 1])
+                            tags[i][start : start + n], heads[s, 1 : n + 1], lemmas[i][start : start + n])
                     first += n
             labels = label_scores.argmax(-1)
             first = 0

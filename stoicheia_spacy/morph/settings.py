@@ -50,7 +50,7 @@ Options (defaults in brackets):
 * parser: ``tree_prior`` / ``tree_prior_labels`` [0 / 0] and for a papyrus ``tree_prior_papyrus`` /
   ``tree_prior_labels_papyrus`` [0 / 0], ``domain`` as the morphologizer's: the weights of the
   parser's tree prior (:mod:`stoicheia_spacy.morph.tree_prior`, ``tree_prior.npz`` in its folder)
-  on the arc and relation scores, from the tags the morphologizer wrote; 0 or no prior file: the
+  on the arc and relation scores, from the tags and lemmas the morphologizer and lemmatizer wrote; 0 or no prior file: the
   parser's scores alone; ``max_words`` [160], the longest sentence parsed as one tree: a longer one (a page
   without punctuation, a papyrus line run on) is cut into near-equal pieces of at most that
   many tokens, each its own tree, so that arc scoring and the maximum spanning tree (cubic in

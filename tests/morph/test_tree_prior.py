@@ -10,7 +10,7 @@ from stoicheia_spacy.assembly import MORPHOSYNTAX
 from stoicheia_spacy.errors import CheckpointError, ConfigError
 from stoicheia_spacy.morph.mst import chu_liu_edmonds
 from stoicheia_spacy.morph.settings import ParserSettings
-from stoicheia_spacy.morph.tree_prior import TreePrior, tag_class
+from stoicheia_spacy.morph.tree_prior import TreePrior, tag_class, word_class
 
 # AGDT tags: pos, person, number, tense, mood, voice, gender, case, degree
 NOUN_NOM = "n-s---mn-"
@@ -22,9 +22,13 @@ LABELS = ["ATR", "OBJ", "PRED", "SBJ"]
 
 #: ``ὁ ἀνὴρ ὁρᾷ τὸν ἵππον καλόν``-like trees (article left out): a nominative subject, a verb,
 #: an accusative object and an accusative adjective on the object
-TREES = [([NOUN_NOM, VERB, NOUN_ACC, ADJ_ACC], [2, 0, 2, 3], ["SBJ", "PRED", "OBJ", "ATR"]),
-         ([VERB, NOUN_ACC, ADJ_ACC, NOUN_NOM], [0, 1, 2, 1], ["PRED", "OBJ", "ATR", "SBJ"]),
-         ([NOUN_ACC, ADJ_ACC, VERB, NOUN_NOM], [3, 1, 0, 3], ["OBJ", "ATR", "PRED", "SBJ"])] * 5
+TREES = [([NOUN_NOM, VERB, NOUN_ACC, ADJ_ACC], ["ἀνήρ", "ὁράω", "ἵππος", "καλός"], [2, 0, 2, 3], ["SBJ", "PRED", "OBJ", "ATR"]),
+         ([VERB, NOUN_ACC, ADJ_ACC, NOUN_NOM], ["ὁράω", "ἵππος", "καλός", "ἀνήρ"], [0, 1, 2, 1], ["PRED", "OBJ", "ATR", "SBJ"]),
+         ([NOUN_ACC, ADJ_ACC, VERB, NOUN_NOM], ["ἵππος", "καλός", "ὁράω", "ἀνήρ"], [3, 1, 0, 3], ["OBJ", "ATR", "PRED", "SBJ"])] * 5
+PARTICLE = "g--------"
+#: ``δέ`` hangs on the verb as AuxY, another particle (``γε``) on the noun before it as AuxZ
+PARTICLES = [([NOUN_NOM, PARTICLE, VERB], ["ἀνήρ", "δέ", "ὁράω"], [3, 3, 0], ["SBJ", "AuxY", "PRED"]),
+             ([NOUN_NOM, PARTICLE, VERB], ["ἀνήρ", "γε", "ὁράω"], [3, 1, 0], ["SBJ", "AuxZ", "PRED"])]
 
 
 def test_tag_class_keeps_case_for_nominals_and_mood_for_verbs() -> None:
@@ -34,6 +38,18 @@ def test_tag_class_keeps_case_for_nominals_and_mood_for_verbs() -> None:
     assert tag_class("v-sapamn-") == "vpn"  # a participle: its case too
     assert tag_class("d--------") == "d"
     assert tag_class("") == "-" and tag_class("_SP") == "-"
+    assert word_class(PARTICLE, "δέ", {"g:δέ": 0}) == "g:δέ"  # a frequent function word: its own class
+    assert word_class(PARTICLE, "γε", {"g:δέ": 0}) == "g"
+    assert word_class(NOUN_NOM, "δέ", {"g:δέ": 0}) == "nn"  # only function words
+
+
+def test_frequent_function_words_have_their_own_attachments() -> None:
+    prior = TreePrior.count(PARTICLES * 3 + [PARTICLES[0]], ["AuxY", "AuxZ", "PRED", "SBJ"], function_lemmas=1)
+    assert "g:δέ" in prior.classes and "g:γε" not in prior.classes  # δέ is the more frequent
+    de = prior.arc_scores([NOUN_NOM, PARTICLE, VERB], ["ἀνήρ", "δέ", "ὁράω"])
+    assert de[2].argmax() == 3  # δέ on the verb
+    labels = prior.label_scores([NOUN_NOM, PARTICLE, VERB], np.array([3, 3, 0]), ["ἀνήρ", "δέ", "ὁράω"])
+    assert prior.labels[int(labels[1].argmax())] == "AuxY"
 
 
 def test_arc_scores_are_distributions_over_heads_that_prefer_attested_pairs() -> None:
@@ -64,13 +80,15 @@ def test_bytes_and_files_round_trip_and_bad_ones_are_checkpoint_errors(tmp_path)
     back = TreePrior.from_bytes(prior.to_bytes())
     assert back.classes == prior.classes and back.labels == prior.labels
     assert np.array_equal(back.label_counts, prior.label_counts) and np.array_equal(back.arc, prior.arc)
+    assert np.array_equal(back.label_keys, prior.label_keys)
     prior.to_disk(tmp_path / "p.npz")
     assert np.array_equal(TreePrior.from_disk(tmp_path / "p.npz").arc_gold, prior.arc_gold)
     (tmp_path / "bad.npz").write_bytes(b"not an npz")
     with pytest.raises(CheckpointError, match="tree prior"):
         TreePrior.from_disk(tmp_path / "bad.npz")
     with pytest.raises(CheckpointError, match="do not fit"):
-        TreePrior(prior.classes, prior.labels[:2], prior.arc_candidates, prior.arc_gold, prior.label_counts)
+        TreePrior(prior.classes, prior.labels[:2], prior.arc_candidates, prior.arc_gold, prior.label_keys,
+                  prior.label_counts)
 
 
 def test_settings_weigh_by_domain_and_refuse_negative_weights() -> None:
@@ -109,7 +127,7 @@ def test_prior_weight_moves_the_tree_and_zero_gives_the_parser_alone(nlp: Langua
         parser.tree_prior = prior
         parser.configure(tree_prior=1000.0, tree_prior_labels=0.0)
         doc = nlp(SENTENCE)
-        expected = chu_liu_edmonds(prior.arc_scores([t.tag_ for t in doc]) * 1000.0)
+        expected = chu_liu_edmonds(prior.arc_scores([t.tag_ for t in doc], [t.lemma_ for t in doc]) * 1000.0)
         heads = [0 if t.head.i == t.i else t.head.i + 1 for t in doc]
         assert heads == [int(h) for h in expected]  # the prior alone decides at a huge weight
     finally:
