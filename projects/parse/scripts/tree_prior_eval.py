@@ -83,8 +83,8 @@ def prior(project: Path, out: Path, labels: Sequence[str]) -> None:
     for doc in DocBin().from_disk(project / TRAIN).get_docs(vocab):
         for sent in doc.sents:
             toks = list(sent)
-            sentences.append(([t.tag_ for t in toks], [0 if t.head.i == t.i else t.head.i - sent.start + 1 for t in toks],
-                              [t.dep_ for t in toks]))
+            sentences.append(([t.tag_ for t in toks], [t.lemma_ for t in toks],
+                              [0 if t.head.i == t.i else t.head.i - sent.start + 1 for t in toks], [t.dep_ for t in toks]))
     pri = TreePrior.count(sentences, labels)
     out.parent.mkdir(parents=True, exist_ok=True)
     pri.to_disk(out)
@@ -138,8 +138,8 @@ def cache(split: str, cache_dir: Path, project: Path, mirror: Path, batch: int =
 
 
 # -------------------------------------------------------------------------------------------- decoding
-def trees(record: dict[str, Any], tags: Sequence[Sequence[str]], pri: Any, alpha: float,
-          beta: float) -> tuple[list[list[int]], list[list[str]]]:
+def trees(record: dict[str, Any], tags: Sequence[Sequence[str]], lemmas: Sequence[Sequence[str]], pri: Any,
+          alpha: float, beta: float) -> tuple[list[list[int]], list[list[str]]]:
     """Heads (1-based, 0 = root) and labels of every sentence with the prior at ``alpha``/``beta``."""
     from stoicheia_spacy.morph.mst import chu_liu_edmonds
 
@@ -147,15 +147,15 @@ def trees(record: dict[str, Any], tags: Sequence[Sequence[str]], pri: Any, alpha
     if pri is not None:
         assert pri.labels == names, "the prior was counted over other labels"
     heads_out, labels_out = [], []
-    for arcs, labs, tg in zip(record["arcs"], record["labels"], tags, strict=True):
+    for arcs, labs, tg, lm in zip(record["arcs"], record["labels"], tags, lemmas, strict=True):
         n = arcs.shape[0] - 1
         scores = arcs.astype(np.float64)
         if pri is not None and alpha:
-            scores = scores + alpha * pri.arc_scores(tg)
+            scores = scores + alpha * pri.arc_scores(tg, lm)
         heads = chu_liu_edmonds(scores.copy())
         lab = labs[np.arange(n), heads].astype(np.float64)  # (n, L)
         if pri is not None and beta:
-            lab = lab + beta * pri.label_scores(tg, heads)
+            lab = lab + beta * pri.label_scores(tg, heads, lm)
         heads_out.append([int(h) for h in heads])
         labels_out.append([names[int(i)] for i in lab.argmax(-1)])
     return heads_out, labels_out
@@ -198,7 +198,7 @@ def fit(cache_dir: Path, prior_path: Path, out: Path, tags_cache: Path, fit_json
             gold = gold_words(pe, mirror)
             for a in ALPHAS:
                 for b in BETAS:
-                    h, lab = trees(rec, decoded[1], pri, a, b)
+                    h, lab = trees(rec, decoded[1], decoded[2], pri, a, b)
                     u, l_ = las_hits(gold, h, lab)
                     grid.setdefault(f"{a:g},{b:g}", {})[split] = round(100 * float(l_.mean()), 3)
                     print(domain, split, a, b, round(100 * float(u.mean()), 2), round(100 * float(l_.mean()), 2), flush=True)
@@ -237,7 +237,7 @@ def score(cache_dir: Path, prior_path: Path, out: Path, tags_cache: Path, fit_js
         ud_hits: dict[str, np.ndarray] = {}
         for row, (a, b) in {"parser": (0.0, 0.0), "with_tree_prior": (w["alpha"], w["beta"])}.items():
             t0 = time.process_time()
-            h, lab = trees(rec, decoded[1], pri, a, b)
+            h, lab = trees(rec, decoded[1], decoded[2], pri, a, b)
             seconds = time.process_time() - t0
             pe_row = {**pe, "heads": h, "deprels": lab}
             pred = pred_words(pe_row, decoded)
