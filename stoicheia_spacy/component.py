@@ -307,10 +307,17 @@ class HeadPipe(StoicheiaPipe):
             self._load_model((folder / "model").read_bytes())
 
     def model_to_bytes(self) -> bytes:
-        return bytes(srsly.msgpack_dumps({"data": self.data, "model": bytes(self.model.to_bytes())}))
+        return bytes(srsly.msgpack_dumps(self.parts_to_bytes()))
 
     def model_from_bytes(self, data: bytes) -> None:
-        msg = srsly.msgpack_loads(data) if data else {}
+        self.parts_from_bytes(srsly.msgpack_loads(data) if data else {})
+
+    def parts_to_bytes(self) -> dict[str, Any]:
+        """What :meth:`model_to_bytes` packs: the data and the weights (a subclass adds its files)."""
+        return {"data": self.data, "model": bytes(self.model.to_bytes())}
+
+    def parts_from_bytes(self, msg: Mapping[str, Any]) -> None:
+        """Read what :meth:`parts_to_bytes` gave."""
         if "data" in msg:
             self.set_data(dict(msg["data"]))
         self._load_model(msg.get("model", b""))

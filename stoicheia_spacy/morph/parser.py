@@ -36,12 +36,11 @@ of its sentence (the next one at its start), so no word has a gap as its head.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
-import srsly
 import torch
 from spacy.attrs import DEP, HEAD
 from spacy.language import Language
@@ -177,15 +176,14 @@ class StoicheiaParser(HeadPipe):
         path = folder / TREE_PRIOR_FILE
         self.set_tree_prior(TreePrior.from_disk(path) if path.is_file() else None)
 
-    def model_to_bytes(self) -> bytes:
-        msg = srsly.msgpack_loads(super().model_to_bytes())
+    def parts_to_bytes(self) -> dict[str, Any]:
+        parts = super().parts_to_bytes()
         if self.tree_prior is not None:
-            msg["tree_prior"] = self.tree_prior.to_bytes()
-        return bytes(srsly.msgpack_dumps(msg))
+            parts["tree_prior"] = self.tree_prior.to_bytes()
+        return parts
 
-    def model_from_bytes(self, data: bytes) -> None:
-        super().model_from_bytes(data)
-        msg = srsly.msgpack_loads(data) if data else {}
+    def parts_from_bytes(self, msg: Mapping[str, Any]) -> None:
+        super().parts_from_bytes(msg)
         self.set_tree_prior(TreePrior.from_bytes(msg["tree_prior"]) if msg.get("tree_prior") else None)
 
     def _prior_weights(self, doc: Doc) -> tuple[float, float]:

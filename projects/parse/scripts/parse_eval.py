@@ -144,6 +144,14 @@ def split_words(project: Path, mirror: Path, split: str) -> tuple[list[list[dict
     return agdt, words
 
 
+def cached_already(out: Path, split: str) -> bool:
+    """Whether a split's cache file exists (said aloud: it is kept, not redone)."""
+    if out.exists():
+        print(f"{split}: cached in {out}")
+        return True
+    return False
+
+
 def gold_docs(vocab: Any, sentences: Sequence[Sequence[dict[str, Any]]], domain: str | None = None) -> list[Any]:
     """One Doc per gold sentence (its forms and spacing, one sentence start; ``doc._.domain``)."""
     from spacy.tokens import Doc
@@ -188,8 +196,7 @@ def cache(split: str, cache_dir: Path, project: Path, mirror: Path, batch: int =
     from stoicheia_spacy.morph.ud import MORPH_GROUPS
 
     out = cache_dir / f"{split}.pkl"
-    if out.exists():
-        print(f"{split}: cached in {out}")
+    if cached_already(out, split):
         return out
     torch.set_num_threads(1)
     agdt, words = split_words(project, mirror, split)

@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from parse_eval import (
     SPLITS,
     TRAIN,
+    cached_already,
     command_line,
     decode,
     gold_docs,
@@ -101,8 +102,7 @@ def cache(split: str, cache_dir: Path, project: Path, mirror: Path, batch: int =
     from stoicheia_spacy.morph.constrained import log_softmax
 
     out = cache_dir / f"{split}.pkl"
-    if out.exists():
-        print(f"{split}: cached in {out}")
+    if cached_already(out, split):
         return out
     torch.set_num_threads(1)
     _agdt, words = split_words(project, mirror, split)
